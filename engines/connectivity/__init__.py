@@ -1,0 +1,1 @@
+"""Connectivity engines (notes/connectivity.md): ``rwc``, ``bic``, ``dtree``."""

@@ -1,0 +1,1 @@
+"""Oracles: one module per problem, brute force straight from the definition."""

@@ -1,0 +1,359 @@
+"""Sliding-window connectivity over a streaming graph: the contract.
+
+Normative semantics: ``notes/connectivity.md``; paper: Zhang, Bonifati, Oezsu,
+"Incremental Sliding Window Connectivity over Streaming Graphs" (BIC, PVLDB
+17(10), 2024; technical report Sections 3-4).
+
+- A streaming edge ``Edge(u, v, t)`` is undirected; ``t`` is an int and
+  non-decreasing; self-loops and duplicate edges are allowed.  Vertex ids are
+  all ints or all strs: the workload fixes the type (the first edge does when
+  the workload is empty); an id of the other type is an ``InvalidRecord``.
+- Window ``n`` is ``[t0 + n*s, t0 + n*s + r)`` (``spec.windows``); ``t0``
+  defaults to the first edge's time and may not be after it.
+- Window ``n`` is evaluated when an edge with ``t >= end(n)`` arrives, before
+  that edge is applied; ``flush`` evaluates every window whose start is
+  ``<=`` the last edge's time.  Every window is evaluated, also across gaps
+  (all answers false), so there is exactly one ``WindowResult`` per window.
+- A vertex is present in a window iff it is an endpoint of an edge of that
+  window.  ``Q(a, b)`` is true iff both are present and connected;
+  ``Q(x, x)`` is true iff ``x`` is present.
+
+Decisions where the note is silent (a user's expectations):
+
+- ``advance_to(t)`` is a watermark: no edge earlier than ``t`` will come, so
+  every window with ``end <= t`` is evaluated now.  Spark's partitioned replay
+  and streaming use it to close windows that no later edge triggers.
+- ``connected(a, b)`` answers for the most recently evaluated window.  To make
+  that exact for every engine, the driver holds back the edges that arrived
+  after the last due window (at most one slide of them) until the next
+  window falls due; they are never lost and ``flush`` applies them.
+- ``flush`` ends the stream: ``process`` after ``flush`` is an error.
+- Lateness policy ``error`` (default): an edge earlier than one already seen
+  is an ``OutOfOrder`` error.  ``drop``: such edges are dropped and counted in
+  ``engine.dropped_late``.
+- Validation is all-or-nothing per call for sized inputs (a list, a tuple,
+  an ``EdgeBatch``): a bad record anywhere leaves the engine unchanged.  A
+  lazy iterable is validated in batches of ``BATCH`` records, each atomically.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import ClassVar, Iterable, Iterator
+
+import attrs
+import numpy as np
+
+from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
+                         NoWindowYet, OutOfOrder, StreamspecError)
+from spec.vertices import IdIndex
+from spec.windows import SlidingWindows
+
+PROBLEM = "connectivity"
+BATCH = 4096
+LATENESS = ("error", "drop")
+
+
+@attrs.frozen
+class Edge:
+    """An undirected streaming edge ``(u, v)`` at time ``t``."""
+
+    u: int | str
+    v: int | str
+    t: int
+
+
+@attrs.frozen(eq=False)
+class EdgeBatch:
+    """Edges as columns (the fast path for large inputs): ``u``, ``v`` int64 or
+    object arrays, ``t`` int64."""
+
+    u: np.ndarray
+    v: np.ndarray
+    t: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @classmethod
+    def of(cls, edges: Iterable, first_index: int = 0) -> "EdgeBatch":
+        """Columns from ``Edge`` objects or ``(u, v, t)`` tuples (``MalformedRecord`` otherwise)."""
+        us, vs, ts = [], [], []
+        for i, e in enumerate(edges, first_index):
+            if isinstance(e, Edge):
+                u, v, t = e.u, e.v, e.t
+            else:
+                try:
+                    u, v, t = e
+                except (TypeError, ValueError):
+                    raise MalformedRecord(f"expected an edge (u, v, t), got {e!r}", index=i) from None
+            us.append(u), vs.append(v), ts.append(t)
+        for i, t in enumerate(ts, first_index):
+            if isinstance(t, bool) or not isinstance(t, (int, np.integer)):
+                raise MalformedRecord(f"edge time must be an integer, got {t!r}", index=i)
+        return cls(_column(us), _column(vs), np.asarray(ts, dtype=np.int64))
+
+
+def _column(values: list) -> np.ndarray:
+    if values and all(type(x) is int or isinstance(x, np.integer) for x in values):
+        try:
+            return np.asarray(values, dtype=np.int64)
+        except OverflowError:
+            pass
+    arr = np.empty(len(values), dtype=object)
+    arr[:] = values
+    return arr
+
+
+def _vertex_type(x) -> type | None:
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, (int, np.integer)):
+        return int
+    if isinstance(x, str):
+        return str
+    return None
+
+
+@attrs.frozen
+class Params:
+    """Window size ``r``, slide ``s``, origin ``t0`` (None: first edge's time),
+    the workload (ordered query pairs) and the lateness policy."""
+
+    r: int
+    s: int
+    workload: tuple = attrs.field(converter=lambda w: tuple(tuple(q) for q in w), factory=tuple)
+    t0: int | None = None
+    lateness: str = "error"
+
+    def __attrs_post_init__(self):
+        SlidingWindows(self.r, self.s)  # validates r and s
+        if self.t0 is not None and (isinstance(self.t0, bool) or not isinstance(self.t0, int)):
+            raise InvalidParameter(f"origin t0 must be an integer, got {self.t0!r}")
+        if self.lateness not in LATENESS:
+            raise InvalidParameter(f"lateness must be one of {LATENESS}, got {self.lateness!r}")
+        types = set()
+        for i, q in enumerate(self.workload):
+            if len(q) != 2:
+                raise InvalidParameter(f"query {i} must be a pair (a, b), got {q!r}")
+            for x in q:
+                kind = _vertex_type(x)
+                if kind is None:
+                    raise InvalidParameter(f"query {i}: vertex {x!r} is neither int nor str")
+                types.add(kind)
+        if len(types) > 1:
+            raise InvalidParameter("workload mixes int and str vertices")
+
+    @property
+    def vertex_type(self) -> type | None:
+        return _vertex_type(self.workload[0][0]) if self.workload else None
+
+
+@attrs.frozen
+class WindowResult:
+    """Answers of window ``index`` (``[start, end)``), in workload order."""
+
+    index: int
+    start: int
+    end: int
+    answers: tuple = attrs.field(converter=lambda a: tuple(bool(x) for x in a))
+
+
+def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
+             first_index: int = 0) -> np.ndarray:
+    """Check a batch against the spec without changing anything.
+
+    Returns the mask of edges to keep (all of them unless ``lateness='drop'``).
+    Raises ``InvalidRecord`` / ``OutOfOrder`` naming the first bad record.
+    """
+    n = len(batch)
+    if batch.t.dtype.kind not in "iu":
+        raise MalformedRecord("edge times must be integers", index=first_index)
+    for col in (batch.u, batch.v):
+        if col.dtype.kind in "iu":
+            if kind is not int:
+                bad = 0
+                raise InvalidRecord(f"vertex {col[bad]!r} is an int, the stream's vertices are str",
+                                    index=first_index + bad)
+        else:
+            for i, x in enumerate(col):
+                if _vertex_type(x) is not kind:
+                    raise InvalidRecord(f"vertex {x!r} is not of the stream's vertex type "
+                                        f"{kind.__name__}", index=first_index + i)
+    keep = np.ones(n, dtype=bool)
+    if n == 0:
+        return keep
+    t = batch.t
+    prev = np.empty(n, dtype=np.int64)
+    prev[0] = t[0] if last_t is None else last_t
+    if lateness == "error":
+        prev[1:] = t[:-1]
+        bad = np.flatnonzero(t < prev)
+        if bad.size:
+            i = int(bad[0])
+            before = int(prev[i])
+            raise OutOfOrder(f"edge time {int(t[i])} is earlier than {before} already seen",
+                             index=first_index + i)
+    else:
+        running = np.maximum.accumulate(np.concatenate([prev[:1], t]))[:-1]
+        keep = t >= running
+    return keep
+
+
+class ConnectivityEngine:
+    """Base class of connectivity engines and the oracle: the spec boundary.
+
+    It validates, remaps vertex ids to dense ids (workload vertices first),
+    decides which windows are due and holds back edges past the last due
+    window.  Subclasses implement three hooks over dense ids:
+
+    - ``_run(u, v, t, upto) -> bool array (upto - next_window, Q)``: apply the
+      edges in order, evaluating window ``w`` before the first edge with
+      ``t >= end(w)``; after the last edge, evaluate the remaining windows up to
+      ``upto`` (exclusive).  ``self.next_window`` is the first one to evaluate.
+    - ``_connected(a, b) -> bool``: ad-hoc query on window ``next_window - 1``
+      (``-1`` is a vertex never seen).
+    - ``_start()``: called once ``self.windows`` (with ``t0``) is known.
+    """
+
+    problem: ClassVar[str] = PROBLEM
+    name: ClassVar[str]
+    exact: ClassVar[bool] = True
+    description: ClassVar[str]
+
+    def __init__(self, params: Params):
+        if not isinstance(params, Params):
+            raise InvalidParameter(f"expected spec.connectivity.Params, got {type(params).__name__}")
+        self.params = params
+        self.windows: SlidingWindows | None = None
+        self.vertices: IdIndex | None = None
+        self.queries = np.empty((0, 2), dtype=np.int64)
+        self.next_window = 0
+        self.last_t: int | None = None
+        self.dropped_late = 0
+        self.closed = False
+        self._seen = 0
+        self._pending = (np.empty(0, np.int64),) * 3
+        if params.vertex_type is not None:
+            self._init_vertices(params.vertex_type)
+
+    # -- the public contract -------------------------------------------------
+    def process(self, events) -> Iterator[WindowResult]:
+        """Consume edges in order; yield the windows they make due (a generator)."""
+        if self.closed:
+            raise StreamspecError("the stream was flushed; create a new engine")
+        for chunk in _batches(events):
+            batch = chunk if isinstance(chunk, EdgeBatch) else EdgeBatch.of(chunk, self._seen)
+            yield from self._feed(batch)
+
+    def advance_to(self, t: int) -> list[WindowResult]:
+        """Watermark: no edge earlier than ``t`` will come; evaluate windows ending by ``t``."""
+        if self.windows is None:
+            if self.params.t0 is None:
+                return []
+            self._set_origin(self.params.t0)
+        if self.last_t is None or t > self.last_t:
+            self.last_t = int(t)
+        return self._evaluate(self.windows.due_before(self.last_t), final=False)
+
+    def flush(self) -> list[WindowResult]:
+        """End of stream: evaluate every window whose start is at or before the last edge."""
+        self.closed = True
+        if self.windows is None or self.last_t is None:
+            return []
+        return self._evaluate(self.windows.started_by(self.last_t), final=True)
+
+    def connected(self, a, b) -> bool:
+        """``Q(a, b)`` on the most recently evaluated window."""
+        if self.next_window == 0:
+            raise NoWindowYet("no window has been evaluated yet")
+        ga, gb = (self.vertices.lookup([a, b]).tolist() if self.vertices else (-1, -1))
+        if ga < 0 or gb < 0:
+            return False
+        return bool(self._connected(ga, gb))
+
+    @property
+    def n_vertices(self) -> int:
+        return self.vertices.size if self.vertices else 0
+
+    # -- the driver ------------------------------------------------------------
+    def _init_vertices(self, kind: type) -> None:
+        self.vertices = IdIndex(kind)
+        flat = [x for q in self.params.workload for x in q]
+        self.queries = self.vertices.add(flat).reshape(-1, 2) if flat else np.empty((0, 2), np.int64)
+
+    def _set_origin(self, t0: int) -> None:
+        self.windows = SlidingWindows(self.params.r, self.params.s, int(t0))
+        self._start()
+
+    def _feed(self, batch: EdgeBatch) -> list[WindowResult]:
+        n = len(batch)
+        if n == 0:
+            return []
+        first = self._seen
+        kind = self.vertices.kind if self.vertices else _vertex_type(batch.u[0])
+        if kind is None:
+            raise InvalidRecord(f"vertex {batch.u[0]!r} is neither int nor str", index=first)
+        keep = validate(batch, kind, self.last_t, self.params.lateness, first)
+        if self.windows is None and self.params.t0 is not None and self.params.t0 > batch.t[0]:
+            raise OutOfOrder(f"edge time {int(batch.t[0])} is before the origin t0={self.params.t0}",
+                             index=first)
+        # validated: from here on nothing can fail on the input
+        self._seen += n
+        if not keep.all():
+            self.dropped_late += int(n - keep.sum())
+            batch = EdgeBatch(batch.u[keep], batch.v[keep], batch.t[keep])
+            if len(batch) == 0:
+                return []
+        if self.vertices is None:
+            self._init_vertices(kind)
+        if self.windows is None:
+            self._set_origin(self.params.t0 if self.params.t0 is not None else int(batch.t[0]))
+        ends = np.concatenate([batch.u, batch.v]) if batch.u.dtype == batch.v.dtype else \
+            np.concatenate([batch.u.astype(object), batch.v.astype(object)])
+        gid = self.vertices.add(ends)
+        pu, pv, pt = self._pending
+        self._pending = (np.concatenate([pu, gid[:n]]), np.concatenate([pv, gid[n:]]),
+                         np.concatenate([pt, batch.t.astype(np.int64)]))
+        self.last_t = int(batch.t[-1])
+        return self._evaluate(self.windows.due_before(self.last_t), final=False)
+
+    def _evaluate(self, upto: int, final: bool) -> list[WindowResult]:
+        if upto <= self.next_window and not final:
+            return []
+        upto = max(upto, self.next_window)
+        pu, pv, pt = self._pending
+        if final:
+            cut = len(pt)
+        else:
+            cut = int(np.searchsorted(pt, self.windows.end(upto - 1), side="left"))
+        answers = self._run(pu[:cut], pv[:cut], pt[:cut], upto)
+        self._pending = (pu[cut:], pv[cut:], pt[cut:])
+        lo, self.next_window = self.next_window, upto
+        w = self.windows
+        return [WindowResult(n, w.start(n), w.end(n), row)
+                for n, row in zip(range(lo, upto), answers.tolist())]
+
+    # -- engine hooks ------------------------------------------------------------
+    def _start(self) -> None:
+        pass
+
+    def _run(self, u: np.ndarray, v: np.ndarray, t: np.ndarray, upto: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def _connected(self, a: int, b: int) -> bool:
+        raise NotImplementedError
+
+
+def _batches(events) -> Iterator:
+    """Validation units: the whole input when it is sized, else ``BATCH`` records."""
+    if isinstance(events, EdgeBatch) or (
+            isinstance(events, Sequence) and not isinstance(events, (str, bytes))):
+        yield events
+        return
+    it = iter(events)
+    while True:
+        chunk = list(itertools.islice(it, BATCH))
+        if not chunk:
+            return
+        yield chunk

@@ -1,0 +1,141 @@
+"""BIC: bidirectional incremental computation for sliding-window connectivity.
+
+Zhang, Bonifati, Oezsu, "Incremental Sliding Window Connectivity over
+Streaming Graphs", PVLDB 17(10), 2024 (TR Sections 4-6); implementation terms
+and fixes from notes/connectivity-analysis.md Section 8 (time-driven gcd slots,
+edge-label registration, register-once).  The kernels are in
+``engines.connectivity._bic_kernels`` (``run``, ``answer_pair``); this class
+owns their arrays, grows them, and holds back edges that no evaluated window
+may see yet.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engines.connectivity import _bic_kernels as kern
+from spec.connectivity import ConnectivityEngine
+
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+class BicEngine(ConnectivityEngine):
+    """Forward/backward buffers per chunk of ``K = r/g`` slots, bridged by the BFBG."""
+
+    name = "bic"
+    exact = True
+    description = "BIC: forward/backward union-find buffers per chunk bridged by the BFBG (numba)"
+
+    def _start(self) -> None:
+        w = self.windows
+        self._K = w.slots_per_window
+        self._m = w.slots_per_slide
+        words = (self._K + 63) // 64
+        self._st = np.zeros(kern.N_ST, dtype=np.int64)
+        for ep in (kern.F_EP, kern.B_EP, kern.BF_EP):
+            self._st[ep] = 1            # stamps start at 0 = absent
+        self._V = np.zeros((kern.N_V, 0), dtype=np.int32)
+        self._U = np.zeros((2, 0), dtype=np.int32)
+        self._C = np.zeros((3, 1024), dtype=np.int32)
+        self._E = np.zeros((4, 1024), dtype=np.int32)
+        self._M = np.zeros((1024, words), dtype=np.uint64)
+        self._HK = np.full(4096, -1, dtype=np.int64)
+        self._HV = np.zeros(4096, dtype=np.int32)
+        self._late = (_EMPTY, _EMPTY, _EMPTY)
+        self._grow_vertices(self.n_vertices)
+
+    # -- array growth (doubling) -------------------------------------------------
+    def _grow_vertices(self, n: int) -> None:
+        cap = self._V.shape[1]
+        if n <= cap:
+            return
+        cap = max(n, 2 * cap, 1024)
+        V = np.zeros((kern.N_V, cap), dtype=np.int32)
+        V[:, :self._V.shape[1]] = self._V
+        self._V = V
+        self._U = np.zeros((2, 2 * cap), dtype=np.int32)   # per-window scratch
+        self._st[kern.U_EP] = 0
+
+    def _grow(self, status: int) -> None:
+        st = self._st
+        if status == 1:
+            C = np.zeros((3, 2 * self._C.shape[1]), dtype=np.int32)
+            C[:, :self._C.shape[1]] = self._C
+            self._C = C
+            return
+        need = int(st[kern.E_CNT]) + kern.EDGE_HEADROOM
+        if need > self._E.shape[1]:
+            cap = max(2 * self._E.shape[1], need)
+            E = np.zeros((4, cap), dtype=np.int32)
+            E[:, :self._E.shape[1]] = self._E
+            M = np.zeros((cap, self._M.shape[1]), dtype=np.uint64)
+            M[:self._M.shape[0]] = self._M
+            self._E, self._M = E, M
+        live = int(self._E[kern.EALIVE, :st[kern.E_CNT]].sum())
+        cap = self._HK.shape[0]
+        while cap < 4 * (live + int(st[kern.E_CNT]) + kern.EDGE_HEADROOM):
+            cap *= 2
+        # rehash even at the same size: drops the stale keys of absorbed F-roots
+        self._HK = np.full(cap, -1, dtype=np.int64)
+        self._HV = np.zeros(cap, dtype=np.int32)
+        st[kern.H_USED] = kern.rehash(self._E, st[kern.E_CNT], self._HK, self._HV)
+
+    # -- hooks -------------------------------------------------------------------
+    def _run(self, u, v, t, upto):
+        w = self.windows
+        lu, lv, lt = self._late
+        if lt.size:
+            u, v, t = np.concatenate([lu, u]), np.concatenate([lv, v]), np.concatenate([lt, t])
+        nw0 = self.next_window
+        # edges at or after the end of the last window to evaluate must not touch
+        # the state (flush with r < s hands them over): keep them for later
+        cut = int(np.searchsorted(t, w.end(upto - 1), side="left"))
+        self._late = (u[cut:], v[cut:], t[cut:])
+        u, v, t = u[:cut], v[:cut], t[:cut]
+        self._grow_vertices(self.n_vertices)
+        sigma = (t - w.t0) // w.g
+        target = (upto - 1) * self._m + self._K if upto > nw0 else -1
+        q = self.queries
+        qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
+        qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
+        out = np.zeros((max(upto - nw0, 0), len(q)), dtype=bool)
+        u = np.ascontiguousarray(u, dtype=np.int64)
+        v = np.ascontiguousarray(v, dtype=np.int64)
+        i0 = 0
+        while True:
+            status = kern.run(self._st, self._V, self._U, self._C, self._E, self._M,
+                              self._HK, self._HV, qa, qb, sigma, u, v, i0, target,
+                              self._K, self._m, nw0, out)
+            if status == 0:
+                break
+            i0 = int(self._st[kern.RESUME])
+            self._grow(status)
+        assert upto <= nw0 or int(self._st[kern.NW]) == upto
+        return out
+
+    def _connected(self, a, b):
+        cap = self._V.shape[1]
+        if a >= cap or b >= cap:
+            return False            # never applied: absent from every window so far
+        j = ((self.next_window - 1) * self._m) % self._K
+        return bool(kern.answer_pair(self._st, self._V, self._U, self._E, self._M, a, b, j))
+
+    # -- inspection (tests of the worked example, analysis note Section 9) -------
+    def backward_buffer(self) -> dict:
+        """The live B: dense id -> (parent or -1, edge label or None, vertex label)."""
+        V, ep = self._V, self._st[kern.B_EP]
+        out = {}
+        for x in np.flatnonzero(V[kern.B_STAMP] == ep).tolist():
+            par = int(V[kern.B_PARENT, x])
+            out[x] = (par, None if par == -1 else int(V[kern.B_ELABEL, x]), int(V[kern.B_VLABEL, x]))
+        return out
+
+    def bridging_graph(self) -> dict:
+        """The live BFBG: (B-side dense id, F-side dense id) -> sorted index set."""
+        E, M = self._E, self._M
+        out = {}
+        for e in range(int(self._st[kern.E_CNT])):
+            if E[kern.EALIVE, e]:
+                bits = [k * 64 + b for k in range(M.shape[1]) for b in range(64)
+                        if (int(M[e, k]) >> b) & 1]
+                out[(int(E[kern.EB, e]), int(E[kern.EF, e]))] = bits
+        return out

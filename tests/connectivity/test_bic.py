@@ -1,0 +1,227 @@
+"""BIC engine: the worked example and regression streams of the analysis note
+(Section 9), gcd slots, gaps, ad-hoc queries, pickling, and a seeded
+differential test against ``reference.connectivity.evaluate``."""
+from __future__ import annotations
+
+import os
+import pickle
+import random
+
+import numpy as np
+import pytest
+
+from engines.connectivity.bic import BicEngine
+from reference.connectivity import evaluate, window_answers
+from spec.connectivity import EdgeBatch, Params
+
+N_RANDOM = int(os.environ.get("BIC_RANDOM_STREAMS", "300"))
+
+
+def bits(results):
+    return ["".join("1" if a else "0" for a in r.answers) for r in results]
+
+
+def run_all(edges, params):
+    engine = BicEngine(params)
+    return list(engine.process(edges)) + engine.flush()
+
+
+# -- analysis note Section 9 -----------------------------------------------------
+EXAMPLE = [("A", "B", 0), ("C", "D", 1), ("B", "C", 2), ("D", "E", 3), ("F", "G", 3),
+           ("E", "H", 4), ("G", "I", 4), ("H", "I", 5), ("B", "J", 6), ("J", "D", 7),
+           ("A", "C", 8)]
+EXAMPLE_WORKLOAD = [("D", "F"), ("B", "D"), ("E", "G"), ("A", "B"), ("C", "I"), ("C", "H"),
+                    ("J", "J")]
+
+
+def test_worked_example_bit_matrix_b0_and_bfbg():
+    params = Params(4, 1, EXAMPLE_WORKLOAD)
+    engine = BicEngine(params)
+    rows = list(engine.process(EXAMPLE))
+    assert bits(rows) == ["0101000", "0100010", "1010000", "1010001", "0110001"]
+    assert [(r.start, r.end) for r in rows] == [(0, 4), (1, 5), (2, 6), (3, 7), (4, 8)]
+    ext = engine.vertices.external
+    # B_0 stays live after W4 (the rollover waits for the next edge or window)
+    b0 = {ext(x): (None if p < 0 else ext(p), lab, vl)
+          for x, (p, lab, vl) in engine.backward_buffer().items()}
+    assert b0 == {"B": (None, None, 2), "C": ("B", 2, 2), "D": ("B", 1, 3),
+                  "E": ("D", 3, 3), "F": (None, None, 3), "G": ("F", 3, 3)}
+    bfbg = {(ext(x), ext(y)): s for (x, y), s in engine.bridging_graph().items()}
+    assert bfbg == {("B", "E"): [1], ("D", "E"): [2, 3], ("F", "E"): [1, 2, 3]}
+    # ad-hoc queries answer W4 = [4, 8)
+    assert engine.connected("B", "D") and engine.connected("J", "D")
+    assert not engine.connected("A", "C") and not engine.connected("D", "F")
+    assert bits(rows + engine.flush()) == bits(evaluate(EXAMPLE, params))
+
+
+# -- regression streams (analysis note Sections 1.4, 2.4, 4.3) ----------------------
+def test_self_loop_stream():
+    edges = [("S", "T", 0), ("X", "Y", 1), ("X", "X", 2), ("Y", "Z", 2), ("X", "P", 3),
+             ("Q", "R", 4), ("S", "S", 5)]
+    params = Params(3, 1, [("Z", "P"), ("Y", "Z"), ("X", "P")])
+    got = run_all(edges, params)
+    assert bits(got)[:3] == ["010", "111", "011"]
+    assert got == evaluate(edges, params)
+
+
+def test_gap_stream():
+    edges = [(0, 1, 0), (1, 2, 1), (2, 3, 2), (3, 4, 3), (4, 5, 10), (5, 0, 11), (0, 2, 12),
+             (1, 3, 13), (2, 4, 14), (9, 9, 15)]
+    params = Params(4, 1, [(0, 1), (1, 2), (4, 5), (0, 4), (1, 3), (0, 2)])
+    got = run_all(edges, params)
+    assert bits(got)[:12] == ["110111", "010010"] + ["000000"] * 5 + [
+        "001000", "001100", "001101", "001111", "001111"]
+    assert got == evaluate(edges, params)
+
+
+def test_non_multiple_stream():
+    edges = [(i, i + 1, i) for i in range(12)] + [(0, 0, 12)]
+    workload = [(0, 1), (0, 2), (1, 2), (3, 4), (4, 5), (3, 5), (5, 6), (6, 7), (5, 7), (7, 8),
+                (6, 8)]
+    params = Params(5, 2, workload)
+    engine = BicEngine(params)
+    rows = list(engine.process(edges))
+    assert bits(rows) == ["11111100000", "00011111100", "00001011111", "00000001011"]
+    assert rows + engine.flush() == evaluate(edges, params)
+
+
+@pytest.mark.parametrize("r, s", [(2, 5), (3, 7), (1, 1), (4, 4), (6, 4)])
+def test_slide_not_dividing_window(r, s):
+    rng = random.Random(r * 100 + s)
+    edges, t = [], 0
+    for _ in range(60):
+        t += rng.choice([0, 0, 1, 2, 3])
+        edges.append((rng.randrange(8), rng.randrange(8), t))
+    workload = [(rng.randrange(9), rng.randrange(9)) for _ in range(6)]
+    params = Params(r, s, workload)
+    assert run_all(edges, params) == evaluate(edges, params)
+
+
+# -- gaps --------------------------------------------------------------------------
+def test_huge_gap_emits_all_false_rows_in_bulk():
+    gap = 10**9
+    # K = 3 slots of one time unit, windows every 10**5 units: 10**9 empty slots,
+    # 10**4 windows; the kernel must jump, not close the slots one by one
+    edges = [(0, 1, 0), (1, 2, 1), (2, 3, 2), (3, 4, 3), (4, 0, gap), (0, 2, gap + 1),
+             (2, 4, gap + 2), (4, 5, gap + 3)]
+    params = Params(3, 10**5, [(0, 1), (0, 2), (4, 4), (4, 2)])
+    engine = BicEngine(params)
+    got = list(engine.process(EdgeBatch(*(np.array(c, dtype=np.int64) for c in zip(*edges)))))
+    assert len(got) == gap // 10**5 + 1
+    assert got[0].answers == (True, True, False, False)
+    assert not any(any(r.answers) for r in got[1:-1])
+    assert got[-1].answers == (False, True, True, True)
+    assert engine.connected(0, 4) and not engine.connected(0, 1) and not engine.connected(5, 5)
+    got += engine.flush()
+    assert len(got) == gap // 10**5 + 1
+    assert got == evaluate(edges, params)
+
+
+def test_origin_long_before_first_edge():
+    edges = [(1, 2, 10**9), (2, 3, 10**9 + 1), (3, 1, 10**9 + 5)]
+    params = Params(4, 2 * 10**5, [(1, 3), (2, 2)], t0=0)
+    got = run_all(edges, params)
+    assert len(got) == 10**9 // (2 * 10**5) + 1
+    assert got == evaluate(edges, params)
+
+
+# -- ad-hoc queries, pickling --------------------------------------------------------
+def random_stream(rng, n_edges, n_vertices, max_step):
+    edges, t = [], rng.randrange(3)
+    for _ in range(n_edges):
+        t += rng.choice([0, 0, 1, 1, 2, rng.randrange(max_step + 1)])
+        a = rng.randrange(n_vertices)
+        b = a if rng.random() < 0.1 else rng.randrange(n_vertices)
+        edges.append((a, b, t))
+    if edges and rng.random() < 0.3:
+        edges.append(edges[rng.randrange(len(edges))][:2] + (t,))   # duplicate
+    return edges
+
+
+def window_edges(edges, result):
+    return [(a, b) for a, b, t in edges if result.start <= t < result.end]
+
+
+def check_stepwise(edges, params, probes):
+    """Feed edge by edge; after every window compare the rows and ``connected``."""
+    expected = evaluate(edges, params)
+    engine = BicEngine(params)
+    got = []
+    for e in edges:
+        new = list(engine.process([e]))
+        got += new
+        if new:
+            inside = window_edges(edges, new[-1])
+            want = window_answers(inside, probes)
+            assert [engine.connected(a, b) for a, b in probes] == list(want), (edges, new[-1])
+    got += engine.flush()
+    assert got == expected, (edges, params)
+    if got:
+        want = window_answers(window_edges(edges, got[-1]), probes)
+        assert [engine.connected(a, b) for a, b in probes] == list(want)
+
+
+def test_connected_matches_oracle_at_every_window():
+    rng = random.Random(7)
+    for k in range(40):
+        edges = random_stream(rng, 40, 7, 9)
+        params = Params(rng.randint(1, 8), rng.randint(1, 5),
+                        [(rng.randrange(8), rng.randrange(8)) for _ in range(4)])
+        probes = [(a, b) for a in range(8) for b in range(a, 8)]
+        check_stepwise(edges, params, probes)
+
+
+def test_pickle_round_trip_mid_stream():
+    rng = random.Random(11)
+    edges = random_stream(rng, 300, 30, 4)
+    params = Params(12, 3, [(rng.randrange(30), rng.randrange(30)) for _ in range(10)])
+    engine = BicEngine(params)
+    head = list(engine.process(edges[:150]))
+    clone = pickle.loads(pickle.dumps(engine))
+    tail_a = list(engine.process(edges[150:])) + engine.flush()
+    tail_b = list(clone.process(edges[150:])) + clone.flush()
+    assert tail_a == tail_b
+    assert head + tail_a == evaluate(edges, params)
+
+
+def test_batch_and_stepwise_agree_with_large_k():
+    # K = 70 > 64 slots: two bitset words per BFBG edge
+    rng = random.Random(5)
+    edges = random_stream(rng, 400, 25, 2)
+    params = Params(70, 1, [(rng.randrange(25), rng.randrange(25)) for _ in range(12)])
+    expected = evaluate(edges, params)
+    assert run_all(edges, params) == expected
+    engine = BicEngine(params)
+    got = []
+    for i in range(0, len(edges), 37):
+        got += list(engine.process(edges[i:i + 37]))
+    assert got + engine.flush() == expected
+
+
+def test_str_vertices_and_unknown_query_vertices():
+    edges = [("a", "b", 0), ("b", "c", 1), ("c", "d", 2), ("x", "x", 3), ("d", "a", 4)]
+    params = Params(3, 1, [("a", "d"), ("x", "x"), ("zz", "a"), ("zz", "zz")])
+    engine = BicEngine(params)
+    got = list(engine.process(edges))
+    assert not engine.connected("a", "never-seen")
+    assert got + engine.flush() == evaluate(edges, params)
+
+
+# -- seeded differential test ----------------------------------------------------------
+def test_random_streams_match_reference():
+    rng = random.Random(20240601)
+    for k in range(N_RANDOM):
+        n_vertices = rng.randint(1, 10)
+        edges = random_stream(rng, rng.randint(0, 50), n_vertices, rng.choice([1, 3, 12]))
+        r, s = rng.randint(1, 12), rng.randint(1, 6)
+        workload = [(rng.randrange(n_vertices + 1), rng.randrange(n_vertices + 1))
+                    for _ in range(rng.randint(0, 6))]
+        t0 = None if rng.random() < 0.8 or not edges else edges[0][2] - rng.randint(0, 7)
+        params = Params(r, s, workload, t0=t0)
+        expected = evaluate(edges, params)
+        engine = BicEngine(params)
+        got = []
+        size = rng.choice([1, 5, 1000])
+        for i in range(0, len(edges), size):
+            got += list(engine.process(edges[i:i + size]))
+        assert got + engine.flush() == expected, (k, edges, params)

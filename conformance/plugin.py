@@ -1,8 +1,77 @@
-"""pytest plugin (entry point ``pytest11``): ``--engine NAME`` and the report header."""
+"""The pytest plugin (entry point ``pytest11``, so it is active wherever streamspec is installed).
+
+- ``--engine NAME`` (repeatable; ``bic`` or ``connectivity.bic``): run the
+  conformance tests only on these engines.  Default: every registered engine.
+- A test that takes the ``engine_cls`` argument is parametrized over the
+  registered engines of its module's ``PROBLEM``.
+- Known gaps are data (``conformance/known_gaps.toml``): such an engine's tests
+  are marked ``xfail(strict=True)`` with the recorded reason, so they show in
+  the report and fail loudly once fixed.  Nothing is skipped silently.
+- The report header names the hypothesis profile and the engines under test.
+"""
 from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+KNOWN_GAPS = Path(__file__).with_name("known_gaps.toml")
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("streamspec")
     group.addoption("--engine", action="append", default=[],
-                    help="run the conformance suite only on these engines (repeatable; default: all registered)")
+                    help="run the conformance suite only on these engines "
+                         "(repeatable; NAME or PROBLEM.NAME; default: all registered)")
+
+
+def pytest_configure(config):
+    from conformance import profiles
+    config._streamspec_profile = profiles.load()
+
+
+def pytest_report_header(config):
+    from spec.registry import Registry
+    chosen = config.getoption("--engine") or ["all"]
+    engines = ", ".join(f"{p}.{n}" for p, n in Registry.names())
+    return [f"streamspec: hypothesis profile {config._streamspec_profile!r}, --engine {chosen}",
+            f"streamspec: registered engines: {engines}"]
+
+
+def known_gaps() -> dict:
+    if not KNOWN_GAPS.exists():
+        return {}
+    with KNOWN_GAPS.open("rb") as f:
+        return tomllib.load(f)
+
+
+def selected_engines(config, problem: str) -> list[tuple[str, str]]:
+    from spec.registry import Registry
+    names = Registry.names(problem)
+    wanted = config.getoption("--engine")
+    if not wanted:
+        return names
+    picked = [(p, n) for p, n in names if n in wanted or f"{p}.{n}" in wanted]
+    everything = {n for _, n in Registry.names()} | {f"{p}.{n}" for p, n in Registry.names()}
+    unknown = [w for w in wanted if w not in everything]
+    if unknown:
+        raise pytest.UsageError(f"--engine {unknown}: not registered (see `streamspec engines`)")
+    return picked
+
+
+def pytest_generate_tests(metafunc):
+    if "engine_cls" not in metafunc.fixturenames:
+        return
+    from spec.registry import Registry
+    problem = getattr(metafunc.module, "PROBLEM", None)
+    if problem is None:
+        raise pytest.UsageError(f"{metafunc.module.__name__} uses engine_cls but sets no PROBLEM")
+    gaps = known_gaps().get(problem, {})
+    params = []
+    for p, n in selected_engines(metafunc.config, problem):
+        marks = []
+        if n in gaps:
+            marks.append(pytest.mark.xfail(reason=f"known gap: {gaps[n]}", strict=True))
+        params.append(pytest.param(Registry.get(p, n), id=n, marks=marks))
+    metafunc.parametrize("engine_cls", params)

@@ -1,0 +1,145 @@
+"""Connectivity conformance: step-by-step comparison with the oracle.
+
+``check(engine_cls, case)`` feeds the case's stream to a fresh engine in the
+case's chunks and, after every chunk, checks that
+
+- exactly the windows the spec makes due have been emitted (window ``n`` is
+  due once an edge with ``t >= end(n)`` has arrived; ``flush`` emits every
+  window whose start is at or before the last edge), in order of ``n``;
+- each emitted ``WindowResult`` equals the oracle's (``reference.connectivity``);
+- ``connected(a, b)`` on the probe pairs answers for the last emitted window.
+
+``check_invalid`` slips one bad record into the stream and checks the typed
+error, and that the engine, having rejected it, goes on exactly as if it had
+never been offered.
+"""
+from __future__ import annotations
+
+import json
+
+import attrs
+
+from conformance.runner import Mismatch
+from conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
+from reference.connectivity import evaluate, window_answers
+from spec.connectivity import Edge, Params
+from spec.errors import NoWindowYet, StreamspecError
+from spec.windows import SlidingWindows
+
+PROBLEM = "connectivity"
+
+
+@attrs.frozen
+class Case:
+    params: Params
+    edges: list
+    chunks: list
+    probes: list = attrs.Factory(list)
+
+
+def _bits(answers) -> str:
+    return "".join("1" if a else "0" for a in answers)
+
+
+def check(engine_cls, case: Case) -> Mismatch | None:
+    expected = evaluate(case.edges, case.params)
+    engine = engine_cls(case.params)
+    got, pos = [], 0
+    windows = None
+    for size in case.chunks:
+        chunk = case.edges[pos:pos + size]
+        pos += size
+        out = list(engine.process(chunk))
+        if windows is None:
+            t0 = case.params.t0 if case.params.t0 is not None else case.edges[0].t
+            windows = SlidingWindows(case.params.r, case.params.s, t0)
+        due = windows.due_before(chunk[-1].t)
+        step = f"after edge {pos - 1} (t={chunk[-1].t})"
+        problem = _compare(got, out, expected, due, step)
+        if problem:
+            return problem
+        got.extend(out)
+        problem = _probe(engine, case, windows, due, step)
+        if problem:
+            return problem
+    out = list(engine.flush())
+    problem = _compare(got, out, expected, len(expected), "flush")
+    if problem:
+        return problem
+    got.extend(out)
+    if windows is not None:
+        return _probe(engine, case, windows, len(expected), "after flush")
+    return None
+
+
+def _compare(got, out, expected, due, step) -> Mismatch | None:
+    if len(got) + len(out) != due:
+        return Mismatch(step, f"{len(got) + len(out)} windows emitted, the spec makes {due} due",
+                        [w.index for w in expected[len(got):due]], [w.index for w in out])
+    for w, e in zip(out, expected[len(got):due]):
+        if w != e:
+            return Mismatch(step, f"window {e.index} [{e.start}, {e.end}) differs",
+                            (e.index, e.start, e.end, _bits(e.answers)),
+                            (w.index, w.start, w.end, _bits(w.answers)))
+    return None
+
+
+def _probe(engine, case, windows, due, step) -> Mismatch | None:
+    if not case.probes:
+        return None
+    if due == 0:
+        try:
+            engine.connected(*case.probes[0])
+        except NoWindowYet:
+            return None
+        return Mismatch(step, "connected() before any window must raise NoWindowYet")
+    n = due - 1
+    lo, hi = windows.start(n), windows.end(n)
+    inside = [(e.u, e.v) for e in case.edges if lo <= e.t < hi]
+    want = window_answers(inside, case.probes)
+    have = tuple(bool(engine.connected(a, b)) for a, b in case.probes)
+    if want != have:
+        return Mismatch(step, f"connected() on window {n} for probes {case.probes}", _bits(want), _bits(have))
+    return None
+
+
+def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
+    """Offer ``bad`` before edge ``position``: the error must be ``error`` and change nothing."""
+    clean = engine_cls(case.params)
+    dirty = engine_cls(case.params)
+    before, after = case.edges[:position], case.edges[position:]
+    want = list(clean.process(before))
+    have = list(dirty.process(before))
+    try:
+        list(dirty.process([bad]))
+    except error:
+        pass
+    except StreamspecError as other:
+        return Mismatch(f"record {position}", f"raised {type(other).__name__}, expected {error.__name__}",
+                        error.__name__, repr(other))
+    else:
+        return Mismatch(f"record {position}", f"bad record {bad!r} was accepted", error.__name__, None)
+    want += list(clean.process(after)) + list(clean.flush())
+    have += list(dirty.process(after)) + list(dirty.flush())
+    if want != have:
+        return Mismatch("after the rejected record", "the rejection changed the engine's state",
+                        [_bits(w.answers) for w in want], [_bits(w.answers) for w in have])
+    return None
+
+
+def dump(case: Case) -> str:
+    p = case.params
+    head = {"problem": PROBLEM, "r": p.r, "s": p.s, "t0": p.t0, "lateness": p.lateness,
+            "workload": [list(q) for q in p.workload], "chunks": list(case.chunks),
+            "probes": [list(q) for q in case.probes]}
+    lines = [json.dumps(head)] + [json.dumps([e.u, e.v, e.t]) for e in case.edges]
+    return "\n".join(lines) + "\n"
+
+
+def load(text: str) -> Case:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    head = json.loads(lines[0])
+    params = Params(r=head["r"], s=head["s"], t0=head["t0"], lateness=head.get("lateness", "error"),
+                    workload=[tuple(q) for q in head["workload"]])
+    edges = [Edge(*json.loads(ln)) for ln in lines[1:]]
+    return Case(params, edges, head["chunks"], [tuple(q) for q in head.get("probes", [])])

@@ -303,7 +303,8 @@ class ConnectivityEngine:
         if not keep.all():
             self.dropped_late += int(n - keep.sum())
             batch = EdgeBatch(batch.u[keep], batch.v[keep], batch.t[keep])
-            if len(batch) == 0:
+            n = len(batch)
+            if n == 0:
                 return []
         if self.vertices is None:
             self._init_vertices(kind)

@@ -1,0 +1,37 @@
+import numpy as np
+from hypothesis import given, strategies as st
+
+from spec.vertices import IdIndex
+
+ints = st.one_of(st.integers(-5, 60), st.integers(0, 300_000), st.integers(-2**62, 2**62))
+
+
+@given(batches=st.lists(st.lists(ints, max_size=30), max_size=6))
+def test_int_ids_are_dense_and_stable(batches):
+    index, model = IdIndex(int), {}
+    for batch in batches:
+        got = index.add(batch).tolist()
+        for x, g in zip(batch, got):
+            assert model.setdefault(x, g) == g
+        assert sorted(model.values()) == list(range(len(model)))
+        assert index.lookup(list(model)).tolist() == list(model.values())
+        assert all(index.external(g) == x for x, g in model.items())
+    assert index.lookup([10**15 + 7]).tolist() == [model.get(10**15 + 7, -1)]
+
+
+@given(batches=st.lists(st.lists(st.sampled_from("abcdefg"), max_size=10), max_size=4))
+def test_str_ids_number_by_first_appearance(batches):
+    index, order = IdIndex(str), []
+    for batch in batches:
+        index.add(batch)
+        for x in batch:
+            if x not in order:
+                order.append(x)
+    assert index.lookup(order).tolist() == list(range(len(order)))
+
+
+def test_earlier_ids_come_first():
+    index = IdIndex(int)
+    index.add([900, 5])            # e.g. the workload's vertices
+    assert index.add(np.arange(10)).tolist()[:6] == [2, 3, 4, 5, 6, 0]
+    assert index.lookup([5, 900]).tolist() == [0, 1]   # one call: increasing value

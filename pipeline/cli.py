@@ -3,6 +3,8 @@
 - ``streamspec engines``: problem, name, exactness and description of every
   installed engine (entry-point group ``streamspec.engines``).
 - ``streamspec run <problem> ...``: the Spark job of ``pipeline.jobs.<problem>``.
+- ``streamspec demo [--output DIR]``: every problem's job on its bundled sample
+  data (the README's main job); a job joins in by defining ``demo_argv(output_dir)``.
 - ``streamspec conform <problem> --engine NAME --examples N``: the conformance
   suite against the oracle, printing a replayable reproducer on failure.
 
@@ -36,6 +38,22 @@ def _cmd_engines(args) -> int:
     return 0
 
 
+def _cmd_demo(args) -> int:
+    from pathlib import Path
+    parser = build_parser()
+    status = 0
+    for name, module in sorted(_jobs().items()):
+        if not hasattr(module, "demo_argv"):
+            continue
+        argv = ["run", name, *module.demo_argv(str(Path(args.output) / name))]
+        if args.master:
+            argv += ["--master", args.master]
+        print(f"== streamspec {' '.join(argv)}", flush=True)
+        job_args = parser.parse_args(argv)
+        status = max(status, int(job_args.func(job_args) or 0))
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamspec", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -50,6 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
         jp = run_sub.add_parser(name, help=(module.__doc__ or "").strip().split("\n")[0])
         module.add_arguments(jp)
         jp.set_defaults(func=module.main)
+
+    dp = sub.add_parser("demo", help="run every problem's job on its bundled sample data")
+    dp.add_argument("--output", default="out", help="parent directory of the outputs (default: out)")
+    dp.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+    dp.set_defaults(func=_cmd_demo)
 
     from conformance import cli as conform_cli
     cp = sub.add_parser("conform", help="fuzz an engine against the oracle")

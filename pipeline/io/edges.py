@@ -1,0 +1,298 @@
+"""Edge lists and query files (notes/connectivity.md, "Stream, windows, queries").
+
+Edge inputs, by file name:
+
+- ``*.parquet`` or a directory: a Parquet dataset with columns ``u, v, t``
+  and optionally ``key``; ``u``/``v`` integer or string, ``t`` integer.  Read
+  through Spark; input order is (file name, row), errors are located at
+  ``file:row N``.
+- anything else: text, one edge per line, fields separated by whitespace
+  and/or commas: SNAP style ``u v t`` with ``#`` comments and blank lines, or
+  CSV whose first data line is a header naming ``u, v, t`` and optionally
+  ``key`` (any order).  Parsed on the driver so every error names its exact
+  ``file:line``.
+
+Vertex ids (and keys) are ints when every id of the input parses as an int,
+else strings (``pipeline.io.id_column``).  A query file holds one pair ``a b``
+per line (same separators and comments); when a query vertex is not an int,
+the edges' ids are read as text too.
+
+Times must be non-decreasing in input order, per key when there is a key.
+Lateness ``error``: the first decreasing time is an ``OutOfOrder`` at its
+line.  ``drop``: edges earlier than one already seen (in their key) are
+removed here and counted in ``EdgeStream.dropped``.  An edge before the
+origin ``t0`` is an ``OutOfOrder`` error under either policy.
+
+The readers hand back an ``EdgeStream``: a Spark DataFrame with columns
+``seq`` (int64, input order), ``u``, ``v``, ``t`` and ``key`` when keyed.
+"""
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pandas as pd
+
+from pipeline.io import InputError, id_column, is_parquet, location, read_parquet, text_records
+from spec.connectivity import EdgeBatch
+from spec.errors import InvalidParameter, MalformedRecord, OutOfOrder
+
+COLUMNS = ("u", "v", "t")
+
+
+@attrs.frozen
+class EdgeStream:
+    """A validated edge stream as a Spark DataFrame and what the driver knows of it."""
+
+    df: object                  # Spark DataFrame: seq, u, v, t[, key]
+    source: str
+    keyed: bool
+    vertex_type: type           # int or str
+    edges: int                  # edges kept
+    dropped: int                # late edges removed (lateness 'drop')
+    first_t: int | None         # over all keys
+    last_t: int | None
+
+
+# -- text ------------------------------------------------------------------------------
+def parse_edge_text(path: str) -> pd.DataFrame:
+    """Parse a text edge list on the driver: columns ``line``, ``u``, ``v``, ``t`` [, ``key``]."""
+    header = None
+    lines, cols = [], None
+    for number, fields in text_records(path):
+        if cols is None:
+            names = [f.lower() for f in fields]
+            if set(COLUMNS) <= set(names) and set(names) <= set(COLUMNS) | {"key"} \
+                    and len(set(names)) == len(names):
+                header = names
+                cols = {name: [] for name in names}
+                continue
+            header = list(COLUMNS)
+            cols = {name: [] for name in header}
+        if len(fields) != len(header):
+            raise MalformedRecord(f"expected {len(header)} fields ({' '.join(header)}), "
+                                  f"got {len(fields)}").at(location(path, number))
+        lines.append(number)
+        for name, value in zip(header, fields):
+            cols[name].append(value)
+    cols = cols or {name: [] for name in COLUMNS}
+    frame = pd.DataFrame({"line": np.asarray(lines, dtype=np.int64)})
+    frame["t"] = _times(cols.pop("t"), lines, path)
+    ids = id_column(cols["u"] + cols["v"])
+    n = len(lines)
+    frame["u"], frame["v"] = _series(ids[:n]), _series(ids[n:])
+    if "key" in cols:
+        frame["key"] = _series(id_column(cols["key"]))
+    return frame
+
+
+def _series(values: np.ndarray) -> pd.Series:
+    # object dtype keeps Python str (pandas 3 would otherwise pick its string dtype)
+    return pd.Series(values, dtype=values.dtype)
+
+
+def _times(tokens: list[str], lines: list[int], path: str) -> np.ndarray:
+    try:
+        return np.array(tokens).astype(np.int64) if tokens else np.empty(0, np.int64)
+    except (ValueError, OverflowError):
+        for token, number in zip(tokens, lines):
+            try:
+                value = int(token)
+                if not -2**63 <= value < 2**63:
+                    raise OverflowError
+            except (ValueError, OverflowError):
+                raise MalformedRecord(f"edge time must be a 64-bit integer, got {token!r}"
+                                      ).at(location(path, number)) from None
+        raise
+
+
+def check_order(frame: pd.DataFrame, lateness: str, origin: int | None,
+                where) -> tuple[pd.DataFrame, int]:
+    """Apply the lateness policy and the origin check in input order.
+
+    ``where(i)`` locates row ``i`` (``file:line``).  Returns the kept rows and
+    the number of dropped ones.
+    """
+    if len(frame) == 0:
+        return frame, 0
+    t = frame["t"]
+    groups = t.groupby(frame["key"], sort=False) if "key" in frame else None
+    if lateness == "error":
+        prev = groups.shift() if groups is not None else t.shift()
+        bad = np.flatnonzero((t < prev).to_numpy())
+        if bad.size:
+            i = int(bad[0])
+            raise OutOfOrder(f"edge time {int(t.iloc[i])} is earlier than {int(prev.iloc[i])} "
+                             "already seen" + (f" for key {frame['key'].iloc[i]!r}"
+                                               if groups is not None else "")).at(where(i))
+        dropped = 0
+    elif lateness == "drop":
+        running = groups.cummax() if groups is not None else t.cummax()
+        before = running.groupby(frame["key"], sort=False).shift() if groups is not None \
+            else running.shift()
+        late = (t < before).to_numpy()
+        dropped = int(late.sum())
+        if dropped:
+            frame = frame[~late]
+    else:
+        raise InvalidParameter(f"lateness must be 'error' or 'drop', got {lateness!r}")
+    if origin is not None:
+        early = np.flatnonzero((frame["t"] < origin).to_numpy())
+        if early.size:
+            i = int(early[0])
+            raise OutOfOrder(f"edge time {int(frame['t'].iloc[i])} is before the origin "
+                             f"t0={origin}").at(where(frame.index[i]))
+    return frame, dropped
+
+
+def load_text_edges(path: str, lateness: str = "error",
+                    origin: int | None = None) -> tuple[pd.DataFrame, int]:
+    """Parse and check a text edge list on the driver (no Spark needed).
+
+    Returns the kept edges (columns ``seq, u, v, t`` [, ``key``]) and the
+    number of late edges dropped.
+    """
+    frame = parse_edge_text(path)
+    lines = frame["line"].to_numpy()
+    frame, dropped = check_order(frame, lateness, origin,
+                                 lambda i: location(path, int(lines[i])))
+    frame = frame.drop(columns="line").reset_index(drop=True)
+    frame.insert(0, "seq", np.arange(len(frame), dtype=np.int64))
+    if not (frame["u"].dtype.kind in "iu" and frame["v"].dtype.kind in "iu"):
+        frame["u"] = frame["u"].astype(object).map(str)
+        frame["v"] = frame["v"].astype(object).map(str)
+    return frame, dropped
+
+
+def edges_frame(edges, keys=None) -> pd.DataFrame:
+    """In-memory edges (``Edge`` or ``(u, v, t)``, in order) as a checked frame.
+
+    ``keys`` (one per edge) makes a keyed stream.  For tests, fuzzing and
+    callers that already hold a stream in memory.
+    """
+    batch = EdgeBatch.of(edges)
+    frame = pd.DataFrame({"seq": np.arange(len(batch), dtype=np.int64)})
+    frame["u"], frame["v"], frame["t"] = _series(batch.u), _series(batch.v), batch.t
+    if keys is not None:
+        frame["key"] = _series(id_column([str(k) for k in keys]))
+    return frame
+
+
+def frame_stream(spark, path: str, frame: pd.DataFrame, dropped: int = 0) -> EdgeStream:
+    """A checked frame (``load_text_edges``, ``edges_frame``) as a Spark ``EdgeStream``."""
+    vertex_type = int if frame["u"].dtype.kind in "iu" else str
+    keyed = "key" in frame
+    key_sql = ("long" if frame["key"].dtype.kind in "iu" else "string") if keyed else None
+    id_sql = "long" if vertex_type is int else "string"
+    schema = f"seq long, u {id_sql}, v {id_sql}, t long" + (f", key {key_sql}" if keyed else "")
+    df = spark.createDataFrame(frame[["seq", "u", "v", "t"] + (["key"] if keyed else [])],
+                               schema=schema)
+    t = frame["t"]
+    return EdgeStream(df, path, keyed, vertex_type, len(frame), dropped,
+                      int(t.min()) if len(t) else None, int(t.max()) if len(t) else None)
+
+
+def read_text_edges(spark, path: str, lateness: str = "error",
+                    origin: int | None = None) -> EdgeStream:
+    return frame_stream(spark, path, *load_text_edges(path, lateness, origin))
+
+
+# -- Parquet -------------------------------------------------------------------------------
+def read_parquet_edges(spark, path: str, lateness: str = "error",
+                       origin: int | None = None) -> EdgeStream:
+    """A Parquet edge dataset, validated with Spark (errors at ``file:row N``)."""
+    from pyspark.sql import Window, functions as F, types as T
+
+    raw = read_parquet(spark, path)
+    fields = {f.name: f.dataType for f in raw.schema.fields}
+    missing = [c for c in COLUMNS if c not in fields]
+    if missing:
+        raise InputError(f"{path}: Parquet edges need columns u, v, t[, key]; missing {missing}")
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+    if not isinstance(fields["t"], integral):
+        raise MalformedRecord(f"column t must be an integer type, "
+                              f"got {fields['t'].simpleString()}").at(path)
+    for c in ("u", "v"):
+        if not isinstance(fields[c], integral + (T.StringType,)):
+            raise MalformedRecord(f"column {c} must be integer or string, "
+                                  f"got {fields[c].simpleString()}").at(path)
+    vertex_type = int if all(isinstance(fields[c], integral) for c in ("u", "v")) else str
+    id_sql = T.LongType() if vertex_type is int else T.StringType()
+    keyed = "key" in fields
+    df = raw.select(F.col("_metadata.file_path").alias("_file"),
+                    F.col("_metadata.row_index").alias("_row"),
+                    F.col("u").cast(id_sql).alias("u"), F.col("v").cast(id_sql).alias("v"),
+                    F.col("t").cast("long").alias("t"), *([F.col("key")] if keyed else []))
+    files = sorted(r[0] for r in df.select("_file").distinct().collect())
+    index = spark.createDataFrame([(f, i) for i, f in enumerate(files)], "_file string, _fi long")
+    df = df.join(F.broadcast(index), "_file").withColumn(
+        "seq", F.shiftleft(F.col("_fi"), 40) + F.col("_row"))
+
+    def where(row) -> str:
+        name = row["_file"][5:] if row["_file"].startswith("file:") else row["_file"]
+        return f"{name}:row {row['_row'] + 1}"
+
+    nulls = F.col("u").isNull() | F.col("v").isNull() | F.col("t").isNull() \
+        | (F.col("key").isNull() if keyed else F.lit(False))
+    bad = df.filter(nulls).orderBy("seq").limit(1).collect()
+    if bad:
+        raise MalformedRecord("missing value (null)").at(where(bad[0]))
+    order = (Window.partitionBy("key") if keyed else Window.partitionBy()).orderBy("seq")
+    if lateness == "error":
+        checked = df.withColumn("_prev", F.lag("t").over(order))
+        bad = checked.filter(F.col("t") < F.col("_prev")).orderBy("seq").limit(1).collect()
+        if bad:
+            raise OutOfOrder(f"edge time {bad[0]['t']} is earlier than {bad[0]['_prev']} "
+                             "already seen").at(where(bad[0]))
+        dropped = 0
+    elif lateness == "drop":
+        before = F.max("t").over(order.rowsBetween(Window.unboundedPreceding, -1))
+        marked = df.withColumn("_late", F.coalesce(F.col("t") < before, F.lit(False)))
+        dropped = marked.filter("_late").count()
+        df = marked.filter(~F.col("_late")).drop("_late")
+    else:
+        raise InvalidParameter(f"lateness must be 'error' or 'drop', got {lateness!r}")
+    if origin is not None:
+        bad = df.filter(F.col("t") < origin).orderBy("seq").limit(1).collect()
+        if bad:
+            raise OutOfOrder(f"edge time {bad[0]['t']} is before the origin t0={origin}"
+                             ).at(where(bad[0]))
+    stats = df.agg(F.count("*"), F.min("t"), F.max("t")).collect()[0]
+    out = df.select("seq", "u", "v", "t", *(["key"] if keyed else []))
+    return EdgeStream(out, path, keyed, vertex_type, int(stats[0]), int(dropped),
+                      stats[1], stats[2])
+
+
+def read_edges(spark, path: str, lateness: str = "error", origin: int | None = None) -> EdgeStream:
+    """An edge stream from a text or Parquet file (see the module docstring)."""
+    reader = read_parquet_edges if is_parquet(path) else read_text_edges
+    return reader(spark, path, lateness, origin)
+
+
+# -- queries --------------------------------------------------------------------------
+def read_queries(path: str) -> list[tuple[str, str]]:
+    """The query pairs ``a b`` of a query file, as text tokens in file order."""
+    pairs = []
+    for number, fields in text_records(path):
+        if len(fields) != 2:
+            raise MalformedRecord(f"expected a query pair 'a b', got {len(fields)} fields"
+                                  ).at(location(path, number))
+        pairs.append((fields[0], fields[1]))
+    return pairs
+
+
+def workload(pairs: list[tuple[str, str]], stream: EdgeStream) -> tuple[tuple, EdgeStream]:
+    """The typed workload and the stream with ids of the same type.
+
+    Query ids are ints when the edges' ids are ints and every query id parses
+    as an int; otherwise everything is text (the edges' ids are cast).
+    """
+    flat = id_column([x for pair in pairs for x in pair])
+    if stream.vertex_type is int and flat.dtype.kind in "iu":
+        values = flat.tolist()
+    else:
+        values = [x for pair in pairs for x in pair]
+        if stream.vertex_type is int:
+            df = stream.df.withColumn("u", stream.df["u"].cast("string")) \
+                .withColumn("v", stream.df["v"].cast("string"))
+            stream = attrs.evolve(stream, df=df, vertex_type=str)
+    return tuple(zip(values[0::2], values[1::2])), stream

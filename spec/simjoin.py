@@ -1,0 +1,323 @@
+"""Continuous top-k set similarity join over a sliding window: the contract.
+
+Normative semantics: ``notes/simjoin.md``; paper: Mann, Augsten, Jensen,
+"SWOOP: Top-k Similarity Joins over Set Streams" (PVLDB), Sections 2-3 (the
+framework: ``insert``, ``set_index_time``, ``topk``) and 6 (the stock order).
+
+- ``Record(id, tokens, ts, side=None)``: ``seq`` (arrival position) plays the
+  paper's index ``i``.  ``Advance(t)`` is ``set_index_time(t)``.
+- Record ``j`` is valid at index time ``t`` iff ``t < ts_j + w``; a pair
+  ``(i, j)``, ``seq_i > seq_j``, ends at ``e = ts_j + w`` (float64).
+- Pairs are ordered by ``(-score, -e, seq_i, seq_j)`` (``order_key``); the
+  top-k list at ``t`` is the first ``min(k, n)`` valid pairs with overlap > 0.
+- After each record or advance whose top-k list differs (content or order)
+  from the previous one, ``TopK(ts, pairs)`` is emitted with
+  ``pairs = ((id_new, id_old, score, end_time), ...)``.
+
+Decisions where the note is silent (a user's expectations):
+
+- Times are int or float (not bool, finite) and are compared as float64:
+  validity is ``t < ts_j + w`` evaluated in float64, the same expression as
+  the pair end time, so a record and its pairs expire at the same instant
+  (the note's ``t - w < ts_j`` could disagree with it by one rounding).  An
+  int time must be exactly representable (``|ts| <= 2**53``).  Outputs carry
+  float times.
+- ``join="self"``: records have no side; ``join="rs"``: every record has
+  ``side`` ``"R"`` or ``"S"`` and only R-S pairs qualify.
+- Tokens are all ints or all strs; the first token seen fixes the kind.
+  Record ids are ints or strs, unique over the whole stream.
+- ``Advance(t)`` earlier than the index time is out of order like a record.
+  Lateness ``drop`` drops such records/advances and counts them.
+- Validation is all-or-nothing per call for sized inputs; a lazy iterable is
+  validated in batches of ``BATCH`` events.  ``flush`` emits nothing (time
+  does not move at end of stream) and closes the engine.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import ClassVar, Iterator
+
+import attrs
+import numpy as np
+
+from spec._simjoin_similarity import KIND
+from spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder, StreamspecError
+
+PROBLEM = "simjoin"
+BATCH = 4096
+SIMILARITIES = tuple(KIND)
+JOINS = ("self", "rs")
+SIDES = {"R": 0, "S": 1}
+LATENESS = ("error", "drop")
+MAX_EXACT = 2 ** 53
+
+
+@attrs.frozen(eq=True)
+class Record:
+    """A set ``tokens`` with user key ``id`` at time ``ts``; ``side`` R/S in the two-stream join."""
+
+    id: int | str
+    tokens: object
+    ts: int | float
+    side: str | None = None
+
+
+@attrs.frozen
+class Advance:
+    """``set_index_time(t)``: move the index time to ``t`` (expiring what ends by then)."""
+
+    t: int | float
+
+
+@attrs.frozen
+class TopK:
+    """The top-k list at index time ``ts``, best first: ``(id_new, id_old, score, end_time)``."""
+
+    ts: float
+    pairs: tuple = attrs.field(converter=lambda ps: tuple(tuple(p) for p in ps))
+
+
+def _time(x) -> float | None:
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
+        return None
+    if isinstance(x, (int, np.integer)):
+        return float(x) if abs(int(x)) <= MAX_EXACT else None
+    return float(x) if math.isfinite(x) else None
+
+
+@attrs.frozen
+class Params:
+    """``k`` result pairs, window duration ``w``, similarity by name, join kind, lateness."""
+
+    k: int
+    w: int | float
+    similarity: str = "jaccard"
+    join: str = "self"
+    lateness: str = "error"
+
+    def __attrs_post_init__(self):
+        if isinstance(self.k, bool) or not isinstance(self.k, (int, np.integer)) or self.k < 1:
+            raise InvalidParameter(f"k must be an integer >= 1, got {self.k!r}")
+        w = _time(self.w)
+        if w is None or w <= 0:
+            raise InvalidParameter(f"window w must be a finite number > 0, got {self.w!r}")
+        if self.similarity not in KIND:
+            raise InvalidParameter(f"similarity must be one of {SIMILARITIES}, got {self.similarity!r}")
+        if self.join not in JOINS:
+            raise InvalidParameter(f"join must be one of {JOINS}, got {self.join!r}")
+        if self.lateness not in LATENESS:
+            raise InvalidParameter(f"lateness must be one of {LATENESS}, got {self.lateness!r}")
+
+    @property
+    def kind(self) -> int:
+        return KIND[self.similarity]
+
+    @property
+    def wf(self) -> float:
+        return float(self.w)
+
+
+def order_key(score: float, end: float, seq_i: int, seq_j: int) -> tuple:
+    """The canonical total order of pairs (stock order of Section 6): best first."""
+    return (-score, -end, seq_i, seq_j)
+
+
+def _token_kind(x) -> type | None:
+    if isinstance(x, (bool, np.bool_)):
+        return None
+    if isinstance(x, (int, np.integer)):
+        return int
+    return str if isinstance(x, str) else None
+
+
+def _id_ok(x) -> bool:
+    return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer, str))
+
+
+@attrs.define
+class Prepared:
+    """A validated batch in engine form: ``op`` 0 insert / 1 advance, float
+    times, R/S side (0 for the self join), ``seq`` of inserts, and the dense
+    token ids of each insert (deduplicated) as CSR ``tok_ptr``/``tok``."""
+
+    op: np.ndarray
+    ts: np.ndarray
+    side: np.ndarray
+    seq: np.ndarray
+    tok_ptr: np.ndarray
+    tok: np.ndarray
+
+
+class SimJoinEngine:
+    """Base class of simjoin engines and the oracle: the spec boundary.
+
+    ``process`` validates a batch completely, numbers records (``seq``) and
+    tokens (dense ids by first appearance, the order SWOOP Section 5.6 uses),
+    then calls the hook ``_apply(prepared) -> [(position, ((seq_i, seq_j,
+    score, e), ...)), ...]``: for each operation of the batch (by position)
+    whose top-k list changed, the new list.  The base class maps seqs back to
+    ids and builds ``TopK`` outputs.
+    """
+
+    problem: ClassVar[str] = PROBLEM
+    name: ClassVar[str]
+    exact: ClassVar[bool] = True
+    description: ClassVar[str]
+
+    def __init__(self, params: Params):
+        if not isinstance(params, Params):
+            raise InvalidParameter(f"expected spec.simjoin.Params, got {type(params).__name__}")
+        self.params = params
+        self.index_time: float | None = None
+        self.dropped_late = 0
+        self.closed = False
+        self.ids: list = []                 # seq -> external id
+        self._id_set: set = set()
+        self.tokens: dict = {}              # external token -> dense id (first appearance)
+        self.token_kind: type | None = None
+        self._seen = 0
+        self._start()
+
+    # -- the public contract -------------------------------------------------
+    def process(self, events) -> Iterator[TopK]:
+        """Consume records and advances in order; yield a ``TopK`` whenever the list changes."""
+        if self.closed:
+            raise StreamspecError("the stream was flushed; create a new engine")
+        for chunk in _batches(events):
+            yield from self._feed(list(chunk))
+
+    def flush(self) -> list[TopK]:
+        """End of stream: nothing is pending (every change was emitted); closes the engine."""
+        self.closed = True
+        return []
+
+    @property
+    def n_records(self) -> int:
+        return len(self.ids)
+
+    # -- the driver ------------------------------------------------------------
+    def _feed(self, events: list) -> list[TopK]:
+        if not events:
+            return []
+        keep, kind = self._validate(events)
+        # validated: from here on nothing can fail on the input
+        self._seen += len(events)
+        events = [e for e, k in zip(events, keep) if k]
+        self.dropped_late += len(keep) - len(events)
+        if not events:
+            return []
+        if self.token_kind is None:
+            self.token_kind = kind
+        prepared = self._prepare(events)
+        changes = self._apply(prepared)
+        ids, w = self.ids, self.params.wf
+        out = []
+        for pos, pairs in changes:
+            out.append(TopK(float(prepared.ts[pos]),
+                            tuple((ids[i], ids[j], float(s), float(e)) for i, j, s, e in pairs)))
+        return out
+
+    def _validate(self, events: list) -> tuple[list[bool], type | None]:
+        two = self.params.join == "rs"
+        last = self.index_time
+        kind = self.token_kind
+        fresh: set = set()
+        keep = []
+        for n, ev in enumerate(events):
+            index = self._seen + n
+            if isinstance(ev, Advance):
+                t = _time(ev.t)
+                if t is None:
+                    raise MalformedRecord(f"advance time must be a finite int or float, got {ev.t!r}",
+                                          index=index)
+            elif isinstance(ev, Record):
+                t = _time(ev.ts)
+                if t is None:
+                    raise MalformedRecord(f"timestamp must be a finite int or float, got {ev.ts!r}",
+                                          index=index)
+                if not _id_ok(ev.id):
+                    raise MalformedRecord(f"record id must be an int or str, got {ev.id!r}", index=index)
+                if isinstance(ev.tokens, (str, bytes)) or not hasattr(ev.tokens, "__iter__"):
+                    raise MalformedRecord(f"tokens must be a collection, got {ev.tokens!r}", index=index)
+                for tok in ev.tokens:
+                    tk = _token_kind(tok)
+                    if tk is None:
+                        raise InvalidRecord(f"token {tok!r} is neither int nor str", index=index)
+                    if kind is None:
+                        kind = tk
+                    elif tk is not kind:
+                        raise InvalidRecord(f"token {tok!r} is not of the stream's token type "
+                                            f"{kind.__name__}", index=index)
+                if two and ev.side not in SIDES:
+                    raise InvalidRecord(f"two-stream join: side must be 'R' or 'S', got {ev.side!r}",
+                                        index=index)
+                if not two and ev.side is not None:
+                    raise InvalidRecord(f"self join: records have no side, got {ev.side!r}", index=index)
+            else:
+                raise MalformedRecord(f"expected a Record or Advance, got {ev!r}", index=index)
+            if last is not None and t < last:
+                if self.params.lateness == "error":
+                    raise OutOfOrder(f"time {t!r} is earlier than the index time {last!r}", index=index)
+                keep.append(False)
+                continue
+            if isinstance(ev, Record):
+                key = (type(ev.id) is str, ev.id)
+                if key in self._id_set or key in fresh:
+                    raise InvalidRecord(f"duplicate record id {ev.id!r}", index=index)
+                fresh.add(key)
+            keep.append(True)
+            last = t
+        return keep, kind
+
+    def _prepare(self, events: list) -> Prepared:
+        n = len(events)
+        op = np.zeros(n, np.int64)
+        ts = np.empty(n, np.float64)
+        side = np.zeros(n, np.int64)
+        seq = np.full(n, -1, np.int64)
+        ptr = np.zeros(n + 1, np.int64)
+        toks: list[int] = []
+        dense = self.tokens
+        for p, ev in enumerate(events):
+            if isinstance(ev, Advance):
+                op[p], ts[p] = 1, float(ev.t)
+            else:
+                ts[p] = float(ev.ts)
+                side[p] = SIDES[ev.side] if ev.side is not None else 0
+                seq[p] = len(self.ids)
+                self.ids.append(ev.id)
+                self._id_set.add((type(ev.id) is str, ev.id))
+                mine = set()
+                for tok in ev.tokens:
+                    tok = int(tok) if not isinstance(tok, str) else tok
+                    d = dense.get(tok)
+                    if d is None:
+                        d = dense[tok] = len(dense)
+                    if d not in mine:
+                        mine.add(d)
+                        toks.append(d)
+            ptr[p + 1] = len(toks)
+        self.index_time = float(ts[-1]) if self.index_time is None else max(self.index_time, float(ts[-1]))
+        return Prepared(op, ts, side, seq, ptr, np.asarray(toks, dtype=np.int64))
+
+    # -- engine hooks ------------------------------------------------------------
+    def _start(self) -> None:
+        pass
+
+    def _apply(self, prepared: Prepared) -> list:
+        raise NotImplementedError
+
+
+def _batches(events) -> Iterator:
+    """Validation units: the whole input when it is sized, else ``BATCH`` events."""
+    if isinstance(events, Sequence) and not isinstance(events, (str, bytes)):
+        yield events
+        return
+    it = iter(events)
+    while True:
+        chunk = list(itertools.islice(it, BATCH))
+        if not chunk:
+            return
+        yield chunk

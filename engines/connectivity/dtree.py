@@ -1,0 +1,148 @@
+"""D-Tree: fully dynamic connectivity by balanced spanning trees, used as the BIC
+paper's FDC baseline.
+
+Paper: Chen, Lin, Yang, Xu, Gao, Luo, Chen, Yu, Qian, "Dynamic Spanning Trees for
+Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11), 2022.
+Usage as in Zhang, Bonifati, Oezsu (BIC technical report Section 7.1; analysis
+note Sections 1.3, 7.3): every edge is inserted as it arrives; at each window
+slide the expired edges are deleted one by one, oldest first, from a FIFO; the
+workload is then answered by D-Tree connectivity queries.  Semantics:
+notes/connectivity.md.
+
+What follows the D-Tree paper (kernels in ``_dtree_kernels``):
+
+- Section 3 (the D-Tree): a spanning forest of rooted trees with parent
+  pointers and subtree sizes; non-tree edges in per-vertex adjacency lists.
+  A query walks both vertices to their roots and compares them.
+- Section 4.1 (query): ``find`` reroots at the root's child on the path when
+  that child holds more than half of the tree (moves the root towards the
+  centroid, so later walks are shorter).
+- Section 4.2 (insertion): between two trees, the smaller tree is rerooted at
+  its endpoint and linked under the other endpoint, then the joined tree is
+  rerooted at the deepest path vertex holding more than half of it
+  (``link``); inside one tree, if the endpoints' depths differ by 2 or more
+  the new edge replaces a tree edge on the deep side, making it shallower
+  (``insert_nontree_edge``); else it is a non-tree edge.
+- Section 4.3 (deletion): a non-tree edge is unlinked from its lists; a tree
+  edge splits the tree and the smaller part is searched breadth-first for a
+  non-tree edge into the larger part (the replacement, linked like an
+  insertion); if none exists the smaller part is rerooted near its centroid.
+
+The operations follow the authors' reference code as ported to C++ in a public
+dynamic-connectivity study (``DTree.cpp``), written here over flat arrays.
+
+Deviations and additions (the paper assumes a simple graph with known vertices):
+
+- Multi-edges: every streamed edge is a separate edge with its own id (a pool
+  slot), so a duplicate of a tree edge is a non-tree edge and replaces it when
+  the older copy expires; deleting one copy never disconnects while another
+  copy remains.
+- Self-loops only count towards presence; they never enter the forest.
+- Presence (notes/connectivity.md): a live-degree count per vertex.
+- The connectivity test after rebalancing finds re-reads the root without
+  rebalancing, so a reroot done by the second find cannot make the first root
+  stale.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engines.connectivity import _dtree_kernels as kernels
+from spec.connectivity import ConnectivityEngine
+
+# the order of the arrays in the kernels' tuple T
+VERTEX_ARRAYS = ("parent", "size", "child_head", "sib_next", "sib_prev", "tree_eid", "nt_head")
+EDGE_ARRAYS = ("eu", "ev", "ekind")
+HALF_EDGE_ARRAYS = ("he_next", "he_prev")
+TREE_ARRAYS = VERTEX_ARRAYS + EDGE_ARRAYS + HALF_EDGE_ARRAYS
+_FILL = {"size": 1, "ekind": kernels.FREE}   # everything else starts at -1 (none)
+_MIN_CAPACITY = 64
+
+
+def _grow(arr: np.ndarray, cap: int, fill: int) -> np.ndarray:
+    out = np.full(cap, fill, dtype=np.int64)
+    out[:len(arr)] = arr
+    return out
+
+
+class DTreeEngine(ConnectivityEngine):
+    """D-Tree with expired edges deleted one by one at each slide (FDC baseline)."""
+
+    name = "dtree"
+    exact = True
+    description = "D-Tree fully dynamic connectivity, expired edges deleted one by one (FDC baseline)"
+
+    def _start(self) -> None:
+        self._arrays = {name: np.zeros(0, dtype=np.int64) for name in TREE_ARRAYS}
+        self._deg = np.zeros(0, dtype=np.int64)       # live window edges per vertex (presence)
+        self._queue = np.zeros(0, dtype=np.int64)     # scratch of the replacement search
+        self._free_ids = np.zeros(0, dtype=np.int64)  # stack of free edge ids
+        self._n_free = 0
+        self._fifo_eid = np.zeros(_MIN_CAPACITY, dtype=np.int64)
+        self._fifo_t = np.zeros(_MIN_CAPACITY, dtype=np.int64)
+        self._head = 0
+        self._tail = 0
+
+    # -- capacity -----------------------------------------------------------
+    def _reserve_vertices(self, n: int) -> None:
+        cap = len(self._deg)
+        if n <= cap:
+            return
+        cap = max(cap, _MIN_CAPACITY)
+        while cap < n:
+            cap *= 2
+        for name in VERTEX_ARRAYS:
+            self._arrays[name] = _grow(self._arrays[name], cap, _FILL.get(name, -1))
+        self._deg = _grow(self._deg, cap, 0)
+        self._queue = np.zeros(cap, dtype=np.int64)
+
+    def _reserve_edges(self, n: int) -> None:
+        """``n`` free edge ids in the pool, room for ``n`` more FIFO entries."""
+        if self._n_free < n:
+            old = len(self._free_ids)
+            cap = max(old, _MIN_CAPACITY)
+            while cap - old + self._n_free < n:
+                cap *= 2
+            for name in EDGE_ARRAYS:
+                self._arrays[name] = _grow(self._arrays[name], cap, _FILL.get(name, -1))
+            for name in HALF_EDGE_ARRAYS:
+                self._arrays[name] = _grow(self._arrays[name], 2 * cap, -1)
+            free = np.empty(cap, dtype=np.int64)
+            free[:self._n_free] = self._free_ids[:self._n_free]
+            new_ids = np.arange(cap - 1, old - 1, -1, dtype=np.int64)  # lowest id popped first
+            free[self._n_free:self._n_free + len(new_ids)] = new_ids
+            self._free_ids = free
+            self._n_free += len(new_ids)
+        if self._tail + n > len(self._fifo_t):
+            live = self._tail - self._head
+            cap = len(self._fifo_t)
+            while live + n > cap // 2:
+                cap *= 2
+            eid = np.zeros(cap, dtype=np.int64)
+            t = np.zeros(cap, dtype=np.int64)
+            eid[:live] = self._fifo_eid[self._head:self._tail]
+            t[:live] = self._fifo_t[self._head:self._tail]
+            self._fifo_eid, self._fifo_t = eid, t
+            self._head, self._tail = 0, live
+
+    def _tree(self) -> tuple:
+        return tuple(self._arrays[name] for name in TREE_ARRAYS)
+
+    # -- engine hooks ---------------------------------------------------------
+    def _run(self, u, v, t, upto):
+        self._reserve_vertices(self.n_vertices)
+        self._reserve_edges(len(t))
+        out = np.zeros((max(upto - self.next_window, 0), len(self.queries)), dtype=bool)
+        w = self.windows
+        self._head, self._tail, self._n_free = kernels.dtree_run(
+            self._tree(), self._deg, self._fifo_eid, self._fifo_t, self._head, self._tail,
+            self._free_ids, self._n_free, self._queue,
+            np.ascontiguousarray(u, dtype=np.int64), np.ascontiguousarray(v, dtype=np.int64),
+            np.ascontiguousarray(t, dtype=np.int64), w.t0, w.r, w.s, self.next_window, upto,
+            np.ascontiguousarray(self.queries[:, 0]), np.ascontiguousarray(self.queries[:, 1]), out)
+        return out
+
+    def _connected(self, a, b):
+        if a >= len(self._deg) or b >= len(self._deg):
+            return False   # first seen after the last evaluated window
+        return bool(kernels.connected(self._tree(), self._deg, a, b))

@@ -1,0 +1,273 @@
+"""D-Tree engine against the worked example, the regression streams of the analysis
+note (Section 9) and the oracle ``reference.connectivity``."""
+from __future__ import annotations
+
+import pickle
+import random
+
+import pytest
+
+from engines.connectivity import _dtree_kernels as kernels
+from engines.connectivity.dtree import DTreeEngine
+from reference.connectivity import evaluate, window_answers
+from spec.connectivity import Params
+from spec.windows import SlidingWindows
+
+ENGINE = DTreeEngine
+
+A, B, C, D, E, F, G, H, I, J = range(10)
+EXAMPLE = [(A, B, 0), (C, D, 1), (B, C, 2), (D, E, 3), (F, G, 3), (E, H, 4), (G, I, 4),
+           (H, I, 5), (B, J, 6), (J, D, 7), (A, C, 8)]
+EXAMPLE_WORKLOAD = [(D, F), (B, D), (E, G), (A, B), (C, I), (C, H), (J, J)]
+
+
+def bits(results):
+    return ["".join("1" if x else "0" for x in res.answers) for res in results]
+
+
+def run(edges, params, chunks=None):
+    """Feed ``edges`` (in ``chunks`` pieces if given), then flush."""
+    engine = ENGINE(params)
+    out = []
+    if chunks is None:
+        out += list(engine.process(edges))
+    else:
+        for lo, hi in zip([0] + chunks, chunks + [len(edges)]):
+            out += list(engine.process(edges[lo:hi]))
+    out += engine.flush()
+    return out
+
+
+def test_worked_example_bit_matrix():
+    engine = ENGINE(Params(4, 1, EXAMPLE_WORKLOAD))
+    assert bits(engine.process(EXAMPLE)) == ["0101000", "0100010", "1010000", "1010001", "0110001"]
+
+
+def test_self_loop_regression():
+    S, T, X, Y, Z, P, Q, R = "STXYZPQR"
+    edges = [(S, T, 0), (X, Y, 1), (X, X, 2), (Y, Z, 2), (X, P, 3), (Q, R, 4), (S, S, 5)]
+    params = Params(3, 1, [(Z, P), (Y, Z), (X, P)])
+    assert bits(ENGINE(params).process(edges)) == ["010", "111", "011"]
+    assert run(edges, params) == evaluate(edges, params)
+
+
+def test_gap_regression():
+    edges = [(0, 1, 0), (1, 2, 1), (2, 3, 2), (3, 4, 3), (4, 5, 10), (5, 0, 11), (0, 2, 12),
+             (1, 3, 13), (2, 4, 14), (9, 9, 15)]
+    params = Params(4, 1, [(0, 1), (1, 2), (4, 5), (0, 4), (1, 3), (0, 2)])
+    assert bits(ENGINE(params).process(edges)) == (
+        ["110111", "010010"] + ["000000"] * 5 + ["001000", "001100", "001101", "001111", "001111"])
+    assert run(edges, params) == evaluate(edges, params)
+
+
+def test_non_multiple_regression():
+    edges = [(i, i + 1, i) for i in range(12)] + [(0, 0, 12)]
+    params = Params(5, 2, [(0, 1), (0, 2), (1, 2), (3, 4), (4, 5), (3, 5), (5, 6), (6, 7), (5, 7),
+                           (7, 8), (6, 8)])
+    assert bits(ENGINE(params).process(edges)) == [
+        "11111100000", "00011111100", "00001011111", "00000001011"]
+    assert run(edges, params) == evaluate(edges, params)
+
+
+@pytest.mark.parametrize("r,s", [(1, 3), (2, 5), (3, 3), (1, 1)])
+def test_r_less_or_equal_s(r, s):
+    edges = [(0, 1, 0), (1, 2, 1), (2, 3, 2), (3, 0, 4), (4, 4, 5), (1, 3, 7), (0, 2, 7), (2, 4, 9)]
+    params = Params(r, s, [(0, 1), (0, 2), (1, 3), (4, 4), (0, 4), (7, 7)])
+    assert run(edges, params) == evaluate(edges, params)
+    for chunks in ([1, 3, 4], [2, 6], [5]):
+        assert run(edges, params, chunks) == evaluate(edges, params)
+
+
+def test_gap_of_a_billion():
+    r, s = 3 * 10**6, 10**6
+    edges = [(0, 1, 5), (1, 2, 6), (2, 3, 10**9 + 6), (3, 0, 10**9 + 7), (0, 2, 10**9 + 2 * 10**6)]
+    params = Params(r, s, [(0, 1), (0, 2), (2, 3), (0, 3)])
+    out = run(edges, params)
+    assert len(out) == SlidingWindows(r, s, 5).started_by(edges[-1][2])
+    assert out == evaluate(edges, params)
+    assert [res.index for res in out] == list(range(len(out)))
+
+
+def test_string_vertices_and_t0():
+    edges = [("a", "b", 3), ("b", "c", 4), ("x", "y", 6), ("c", "a", 9), ("y", "a", 11)]
+    params = Params(4, 2, [("a", "c"), ("x", "a"), ("z", "z"), ("y", "y")], t0=1)
+    assert run(edges, params) == evaluate(edges, params)
+
+
+def test_pickle_round_trip_mid_stream():
+    rng = random.Random(7)
+    edges, t = [], 0
+    for _ in range(200):
+        t += rng.choice([0, 0, 1, 1, 2, 9])
+        edges.append((rng.randrange(12), rng.randrange(12), t))
+    params = Params(7, 3, [(0, 1), (2, 3), (4, 4), (5, 11), (20, 1)])
+    whole = run(edges, params)
+    engine = ENGINE(params)
+    out = list(engine.process(edges[:90]))
+    engine = pickle.loads(pickle.dumps(engine))
+    out += list(engine.process(edges[90:]))
+    out += engine.flush()
+    assert out == whole == evaluate(edges, params)
+
+
+def test_connected_matches_oracle_at_every_window():
+    rng = random.Random(11)
+    edges, t = [], 0
+    for _ in range(150):
+        t += rng.choice([0, 1, 1, 2, 5])
+        edges.append((rng.randrange(8), rng.randrange(8), t))
+    params = Params(6, 2, [(0, 1)])
+    engine = ENGINE(params)
+    windows = SlidingWindows(6, 2, edges[0][2])
+    pairs = [(a, b) for a in range(9) for b in range(9)]
+    checked, out = 0, []
+    for e in edges:
+        out += engine.process([e])
+        if engine.next_window:
+            n = engine.next_window - 1
+            inside = [(a, b) for a, b, tt in edges if windows.start(n) <= tt < windows.end(n)]
+            expected = window_answers(inside, pairs)
+            assert tuple(engine.connected(a, b) for a, b in pairs) == expected
+            checked += 1
+    out += engine.flush()
+    assert out == evaluate(edges, params)
+    n = engine.next_window - 1
+    inside = [(a, b) for a, b, tt in edges if windows.start(n) <= tt < windows.end(n)]
+    assert tuple(engine.connected(a, b) for a, b in pairs) == window_answers(inside, pairs)
+    assert checked > 100
+
+
+def random_stream(rng):
+    n_vertices = rng.randint(1, 8)
+    edges, t = [], rng.randint(-5, 5)
+    for _ in range(rng.randint(1, 40)):
+        t += rng.choice([0, 0, 1, 1, 2, 3, rng.randint(0, 30)])
+        edges.append((rng.randrange(n_vertices), rng.randrange(n_vertices), t))
+    workload = [(rng.randrange(n_vertices + 1), rng.randrange(n_vertices + 1))
+                for _ in range(rng.randint(0, 6))]
+    t0 = edges[0][2] - rng.randint(0, 4) if rng.random() < 0.3 else None
+    params = Params(rng.randint(1, 9), rng.randint(1, 6), workload, t0=t0)
+    cuts = sorted(rng.sample(range(1, len(edges)), min(len(edges) - 1, rng.randint(0, 4))))
+    return edges, params, cuts
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_random_streams_match_oracle(seed):
+    edges, params, cuts = random_stream(random.Random(seed))
+    assert run(edges, params, cuts) == evaluate(edges, params)
+
+
+# -- D-Tree structure ---------------------------------------------------------------
+def check_structure(engine):
+    """The forest spans exactly the live window graph: parent/children/size/edge-id
+    consistency, every live edge is a tree, non-tree or loop edge, and two
+    vertices share a root iff the oracle's search connects them."""
+    arr = engine._arrays
+    parent, size = arr["parent"], arr["size"]
+    n = min(engine.n_vertices, len(engine._deg))   # vertices of held-back edges not yet applied
+    live = engine._fifo_eid[engine._head:engine._tail].tolist()
+    kinds = {e: int(arr["ekind"][e]) for e in live}
+    assert all(k in (kernels.TREE, kernels.NONTREE, kernels.LOOP) for k in kinds.values())
+    children = {x: [] for x in range(n)}
+    for x in range(n):
+        if parent[x] != -1:
+            children[int(parent[x])].append(x)
+            e = int(arr["tree_eid"][x])
+            assert kinds.get(e) == kernels.TREE
+            assert {int(arr["eu"][e]), int(arr["ev"][e])} == {x, int(parent[x])}
+    for x in range(n):
+        listed, c = [], arr["child_head"][x]
+        while c != -1:
+            listed.append(int(c))
+            c = arr["sib_next"][c]
+        assert sorted(listed) == sorted(children[x])
+
+    def subtree(x):
+        return 1 + sum(subtree(y) for y in children[x])
+    assert all(size[x] == subtree(x) for x in range(n))
+    assert sum(k == kernels.TREE for k in kinds.values()) == sum(parent[x] != -1 for x in range(n))
+    nontree = set()
+    for x in range(n):
+        h = arr["nt_head"][x]
+        while h != -1:
+            e = int(h) >> 1
+            assert int(arr["eu"][e] if h % 2 == 0 else arr["ev"][e]) == x
+            nontree.add(e)
+            h = arr["he_next"][h]
+    assert nontree == {e for e, k in kinds.items() if k == kernels.NONTREE}
+    degree = [0] * n
+    for e in live:
+        degree[int(arr["eu"][e])] += 1
+        degree[int(arr["ev"][e])] += 1
+    assert engine._deg[:n].tolist() == degree
+
+    def root(x):
+        while parent[x] != -1:
+            x = parent[x]
+        return int(x)
+    pairs = [(a, b) for a in range(n) for b in range(n)]
+    graph = [(int(arr["eu"][e]), int(arr["ev"][e])) for e in live] + [(x, x) for x in range(n)]
+    assert window_answers(graph, pairs) == tuple(root(a) == root(b) for a, b in pairs)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_structure_after_every_window(seed):
+    rng = random.Random(1000 + seed)
+    n_vertices = rng.randint(2, 14)
+    edges, t = [], 0
+    for _ in range(rng.randint(20, 120)):
+        t += rng.choice([0, 0, 0, 1, 1, 2, 7])
+        if rng.random() < 0.3 and edges:
+            a, b, _ = rng.choice(edges)          # many duplicates, both orientations
+            edges.append((b, a, t) if rng.random() < 0.5 else (a, b, t))
+        else:
+            edges.append((rng.randrange(n_vertices), rng.randrange(n_vertices), t))
+    params = Params(rng.randint(2, 12), rng.randint(1, 4), [(0, 1), (1, 2), (0, 0)])
+    engine = ENGINE(params)
+    out = []
+    for e in edges:
+        got = list(engine.process([e]))
+        if got:
+            check_structure(engine)
+        out += got
+    out += engine.flush()
+    check_structure(engine)
+    assert out == evaluate(edges, params)
+
+
+def test_duplicate_tree_edge_survives_deletion_of_one_copy():
+    # (0,1) at t=0 is the tree edge, its copy at t=2 a non-tree edge; when the first
+    # copy expires the second must keep 0 and 1 connected
+    edges = [(0, 1, 0), (1, 2, 1), (1, 0, 2), (2, 3, 3), (0, 1, 3), (5, 5, 4), (5, 5, 9)]
+    params = Params(3, 1, [(0, 1), (1, 2), (0, 3), (5, 5), (2, 2)])
+    assert run(edges, params) == evaluate(edges, params)
+    engine = ENGINE(params)
+    list(engine.process(edges[:4]))      # window [0, 3) evaluated; [1, 4) pending
+    list(engine.process(edges[4:6]))     # window [1, 4): first (0,1) expired
+    assert engine.connected(0, 1) and engine.connected(0, 3)
+    check_structure(engine)
+
+
+def test_self_loops_only_make_vertices_present():
+    edges = [(0, 0, 0), (1, 1, 0), (0, 0, 1), (2, 3, 1), (1, 1, 5)]
+    params = Params(2, 1, [(0, 0), (0, 1), (1, 1), (2, 3), (0, 2)])
+    assert run(edges, params) == evaluate(edges, params)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_larger_random_graphs_match_oracle(seed):
+    # deeper trees: more reroots, restructuring non-tree insertions, replacement searches
+    rng = random.Random(5000 + seed)
+    edges, t = [], 0
+    for _ in range(600):
+        t += rng.choice([0, 0, 1])
+        edges.append((rng.randrange(60), rng.randrange(60), t))
+    params = Params(rng.randint(20, 60), rng.randint(1, 10),
+                    [(rng.randrange(60), rng.randrange(60)) for _ in range(20)])
+    engine = ENGINE(params)
+    out = []
+    for lo in range(0, len(edges), 50):
+        out += engine.process(edges[lo:lo + 50])
+        check_structure(engine)
+    out += engine.flush()
+    assert out == evaluate(edges, params)

@@ -188,6 +188,13 @@ class SimJoinEngine:
         for chunk in _batches(events):
             yield from self._feed(list(chunk))
 
+    def changes(self, events) -> list[tuple[int, TopK]]:
+        """Like ``process`` over a sized batch, with each output's position in ``events``
+        (the pipeline numbers output events with it)."""
+        if self.closed:
+            raise StreamspecError("the stream was flushed; create a new engine")
+        return self._feed(list(events), positions=True)
+
     def flush(self) -> list[TopK]:
         """End of stream: nothing is pending (every change was emitted); closes the engine."""
         self.closed = True
@@ -198,13 +205,14 @@ class SimJoinEngine:
         return len(self.ids)
 
     # -- the driver ------------------------------------------------------------
-    def _feed(self, events: list) -> list[TopK]:
+    def _feed(self, events: list, positions: bool = False) -> list:
         if not events:
             return []
         keep, kind = self._validate(events)
         # validated: from here on nothing can fail on the input
         self._seen += len(events)
-        events = [e for e, k in zip(events, keep) if k]
+        where = [n for n, k in enumerate(keep) if k]
+        events = [events[n] for n in where]
         self.dropped_late += len(keep) - len(events)
         if not events:
             return []
@@ -212,11 +220,12 @@ class SimJoinEngine:
             self.token_kind = kind
         prepared = self._prepare(events)
         changes = self._apply(prepared)
-        ids, w = self.ids, self.params.wf
+        ids = self.ids
         out = []
         for pos, pairs in changes:
-            out.append(TopK(float(prepared.ts[pos]),
-                            tuple((ids[i], ids[j], float(s), float(e)) for i, j, s, e in pairs)))
+            topk = TopK(float(prepared.ts[pos]),
+                        tuple((ids[i], ids[j], float(s), float(e)) for i, j, s, e in pairs))
+            out.append((where[pos], topk) if positions else topk)
         return out
 
     def _validate(self, events: list) -> tuple[list[bool], type | None]:

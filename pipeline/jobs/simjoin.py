@@ -1,0 +1,232 @@
+"""Continuous top-k set similarity join over a set stream: one Parquet row per
+(output event, rank).
+
+``streamspec run simjoin --input SETS --k K --window W --similarity NAME
+--engine NAME --output DIR [--partitions P] [--master URL]`` reads the sets
+(``pipeline.io.simjoin``: JSON lines or Parquet of ``id, ts, tokens | text
+[, side, key]``), runs the engine and writes every change of the top-k list
+(notes/simjoin.md): columns ``event`` (ordinal of the output event, from 0;
+per key when keyed), ``ts`` (index time), ``rank`` (1..k), ``id_new``,
+``id_old``, ``score``, ``end_time``; an event whose list is empty is one row
+with ``rank`` 0 and null pair columns; plus ``key`` when keyed.
+
+Replay (exact, equal to the single-process run):
+
+- keyed input: one engine per key (``groupBy(key).applyInPandas``);
+- one stream: cut into ``P`` ranges of consecutive records; the task of
+  range ``[lo, hi)`` first replays, without output, the halo of one window:
+  the records still valid at the time of record ``lo - 1`` (a contiguous run,
+  as times never decrease); its engine then holds exactly the valid records,
+  in the same relative order (ties break by arrival order only), so its list
+  after ``lo - 1`` and every change from ``lo`` on are the single run's.
+  Event ordinals are local per range and shifted by the counts of the ranges
+  before (collected on the driver).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
+
+PREFERRED_ENGINES = ("swoop", "base", "oracle")
+
+
+def output_schema(id_type: str) -> str:
+    return (f"event long, ts double, rank int, id_new {id_type}, id_old {id_type}, "
+            "score double, end_time double")
+
+
+def records_of(pdf: pd.DataFrame) -> list[Record]:
+    ids = pdf["id"].tolist()
+    sides = pdf["side"].tolist() if "side" in pdf else [None] * len(pdf)
+    return [Record(i, list(t), float(ts), s if isinstance(s, str) else None)
+            for i, t, ts, s in zip(ids, pdf["tokens"].tolist(), pdf["ts"].tolist(), sides)]
+
+
+def output_rows(topks, first_event: int = 0) -> pd.DataFrame:
+    """``TopK`` outputs as rows of the output schema (rank 0 for an empty list)."""
+    cols = {c: [] for c in ("event", "ts", "rank", "id_new", "id_old", "score", "end_time")}
+    for n, topk in enumerate(topks, first_event):
+        pairs = topk.pairs or ((None, None, None, None),)
+        for rank, (a, b, score, end) in enumerate(pairs, 1 if topk.pairs else 0):
+            for c, v in zip(cols, (n, topk.ts, rank, a, b, score, end)):
+                cols[c].append(v)
+    ids = {c: pd.Series(cols.pop(c), dtype=object) for c in ("id_new", "id_old")}
+    frame = pd.DataFrame(cols)
+    frame.insert(3, "id_new", ids["id_new"])
+    frame.insert(4, "id_old", ids["id_old"])
+    frame["event"] = frame["event"].astype("int64")
+    frame["rank"] = frame["rank"].astype("int32")
+    for c in ("ts", "score", "end_time"):
+        frame[c] = frame[c].astype("float64")
+    return frame
+
+
+def run_stream(engine_cls, params: Params, events: pd.DataFrame) -> pd.DataFrame:
+    """A whole stream (one key) through one engine, in ``pos`` order."""
+    events = events.sort_values("pos", kind="stable")
+    engine = engine_cls(params)
+    return output_rows(list(engine.process(records_of(events))) + engine.flush())
+
+
+def halo_start(ts: np.ndarray, w: float, lo: int) -> int:
+    """First record still valid at the time of record ``lo - 1`` (``t < ts_j + w``)."""
+    if lo == 0:
+        return 0
+    return int(np.searchsorted(ts + w, ts[lo - 1], side="right"))
+
+
+def run_range(engine_cls, params: Params, events: pd.DataFrame) -> pd.DataFrame:
+    """Records ``halo..hi-1`` replayed; the changes of records ``lo..hi-1``, events numbered locally."""
+    events = events.sort_values("pos", kind="stable")
+    lo = int(events["lo"].iloc[0])
+    part = int(events["part"].iloc[0])
+    records = records_of(events)
+    first = int(np.searchsorted(events["pos"].to_numpy(), lo))
+    engine = engine_cls(params)
+    list(engine.process(records[:first]))                       # the halo: state only
+    out = [t for _, t in engine.changes(records[first:])]
+    rows = output_rows(out)
+    rows.insert(0, "part", np.int32(part))
+    return rows
+
+
+def _task(engine_cls, params: Params):
+    def per_range(pdf: pd.DataFrame) -> pd.DataFrame:
+        return run_range(engine_cls, params, pdf)
+    return per_range
+
+
+def replay(spark, stream, engine_cls, params: Params, partitions: int, id_type: str):
+    """The output rows as a Spark DataFrame (keyed or range-partitioned), before numbering."""
+    from pyspark.sql import functions as F
+
+    frame = stream.frame
+    token_type = "string" if frame["tokens"].map(lambda t: any(isinstance(x, str) for x in t)).any() \
+        else "long"
+    cols = f"pos long, id {id_type}, tokens array<{token_type}>, ts double, side string"
+    schema = output_schema(id_type)
+    if stream.keyed:
+        key_type = "string" if frame["key"].map(lambda k: isinstance(k, str)).any() else "long"
+        df = spark.createDataFrame(frame[["pos", "id", "tokens", "ts", "side", "key"]],
+                                   f"{cols}, key {key_type}").repartition(partitions, "key")
+
+        def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
+            out = run_stream(engine_cls, params, pdf)
+            out.insert(0, "key", pdf["key"].iloc[0])
+            return out
+
+        return (df.groupBy("key").applyInPandas(per_key, f"key {key_type}, {schema}")
+                .sortWithinPartitions("key", "event", "rank"))
+    n = len(frame)
+    if n == 0:
+        return spark.createDataFrame([], schema)
+    parts = max(1, min(partitions, n))
+    bounds = [n * p // parts for p in range(parts + 1)]
+    ts = frame["ts"].to_numpy(np.float64)
+    pieces = []
+    for p, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        piece = frame.iloc[halo_start(ts, params.wf, lo):hi][["pos", "id", "tokens", "ts", "side"]].copy()
+        piece["part"], piece["lo"] = p, lo
+        pieces.append(piece)
+    tasks = spark.createDataFrame(pd.concat(pieces, ignore_index=True), f"{cols}, part int, lo long")
+    local = (tasks.repartition(parts, "part").groupBy("part")
+             .applyInPandas(_task(engine_cls, params), f"part int, {schema}")
+             .persist())
+    counts = dict(local.groupBy("part").agg((F.max("event") + 1).alias("n")).collect())
+    offsets, total = [], 0
+    for p in range(parts):
+        offsets.append((p, total))
+        total += int(counts.get(p, 0))
+    shift = spark.createDataFrame(offsets, "part int, offset long")
+    return (local.join(F.broadcast(shift), "part")
+            .withColumn("event", F.col("event") + F.col("offset"))
+            .select(*[c.split()[0] for c in schema.split(", ")])
+            .sortWithinPartitions("event", "rank"))
+
+
+# -- the command line ---------------------------------------------------------------------
+def _number(text: str) -> int | float:
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def default_engine() -> str:
+    from spec.registry import Registry
+    names = [n for _, n in Registry.names(PROBLEM)]
+    return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", required=True, metavar="SETS",
+                        help='JSON lines {"id", "ts", "tokens": [...] or "text"[, "side", "key"]} '
+                             "or Parquet (.parquet file or directory) with those columns")
+    parser.add_argument("--k", type=int, required=True, metavar="K", help="result pairs k")
+    parser.add_argument("--window", "-w", type=_number, required=True, metavar="W",
+                        help="window duration w (time units of ts)")
+    parser.add_argument("--similarity", choices=SIMILARITIES, default="jaccard")
+    parser.add_argument("--join", choices=("self", "rs"), default=None,
+                        help="self join, or R-S two-stream join (default: rs when records have a side)")
+    parser.add_argument("--engine", default=None,
+                        help="engine name (streamspec engines simjoin); default: the first "
+                             f"registered of {', '.join(PREFERRED_ENGINES)}")
+    parser.add_argument("--output", required=True, metavar="DIR", help="output Parquet dataset")
+    parser.add_argument("--partitions", type=int, default=None, metavar="P",
+                        help="record ranges (or key partitions) replayed in parallel "
+                             "(default: Spark's default parallelism)")
+    parser.add_argument("--master", default=None, metavar="URL",
+                        help="Spark master (default: $SPARK_MASTER or local[*])")
+    parser.add_argument("--lateness", choices=("error", "drop"), default="error",
+                        help="out-of-order records: error (default) or drop and count them")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+
+
+def main(args) -> int:
+    from pipeline.io import InputError, check_output, is_parquet, write_parquet_atomic
+    from pipeline.io.simjoin import read_sets, sides_present
+    from pipeline.spark import session
+    from spec.errors import InvalidParameter
+    from spec.registry import Registry
+
+    import os
+    began = time.monotonic()
+    if args.partitions is not None and args.partitions <= 0:
+        raise InvalidParameter(f"--partitions must be > 0, got {args.partitions}")
+    engine_name = args.engine or default_engine()
+    engine_cls = Registry.get(PROBLEM, engine_name)
+    if not is_parquet(args.input) and not os.path.exists(args.input):
+        raise InputError(f"{args.input}: no such file")
+    join = args.join or ("rs" if sides_present(args.input) else "self")
+    params = Params(k=args.k, w=args.window, similarity=args.similarity, join=join,
+                    lateness=args.lateness)
+    stream = read_sets(args.input, params)
+    ids = stream.frame["id"]
+    id_type = "string" if ids.map(lambda v: isinstance(v, str)).any() else "long"
+
+    spark = session(args.master, app_name=f"streamspec simjoin {engine_name}")
+    check_output(spark, args.output, args.overwrite)
+    partitions = args.partitions or spark.sparkContext.defaultParallelism
+    rows = replay(spark, stream, engine_cls, params, partitions, id_type)
+    write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
+    print_summary(spark, args, stream, engine_cls, params, time.monotonic() - began)
+    return 0
+
+
+def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
+    from pipeline.io import read_parquet
+
+    out = out or sys.stdout
+    result = read_parquet(spark, args.output)
+    n_rows = result.count()
+    n_events = result.select(*(["key"] if stream.keyed else []), "event").distinct().count()
+    print(f"simjoin: {n_events} top-k changes ({n_rows} rows), {stream.records} records"
+          + (f" ({stream.dropped} late records dropped)" if stream.dropped else "")
+          + f", k={params.k} w={params.w} {params.similarity} {params.join}-join, "
+            f"engine {engine_cls.name}, {elapsed:.1f} s -> {args.output}", file=out)

@@ -1,0 +1,171 @@
+"""Redraw the BIC paper's scalability figures (TR Section 7.3, analysis note Section 7.2).
+
+Two experiments on one seeded R-MAT stream (the paper's GF is Graph500 R-MAT):
+
+- ``window``: fixed slide, window = 10, 20, 40, 80 slides (the paper: slide
+  ~1M edges, windows ~10/20/40/80M edges);
+- ``slide``: fixed window, slide = window / 80, / 40, / 20, / 10 (the paper:
+  window ~80M edges, slides ~1/2/4/8M edges).
+
+For each setting and engine: throughput (edges/s) and the P95 and P99 of the
+paper's per-window latency (queries + the triggering edge, backward builds
+included), measured by ``bench.connectivity.measure.run_paper``; an engine
+whose hook cannot split a slide is measured through ``process`` instead
+(latency = one slide of inserts + the window), and its row says so.  Engines that
+would take too long are stopped after ``--budget`` seconds per setting and
+their row says ``truncated`` (numbers from the windows reached).
+
+Output: ``bench/results/connectivity/experiment[-quick].csv`` and ``.png``
+(rows: the two experiments; columns: throughput, P95, P99; log scales, as in
+the paper's figures).
+
+``--quick`` (about a minute or two): 300K edges, 30K vertices, 100 edges per
+timestamp, slide 10 / window 400 timestamps, budget 3 s.  Full (the lead's
+run on a quiet machine): 10M edges, 1M vertices, 1000 edges per timestamp,
+slide 50 / window 2000 timestamps (slides of 50K edges, windows up to 4M).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+import time
+from pathlib import Path
+
+from spec.connectivity import Params
+from spec.registry import Registry
+
+from bench.connectivity.generators import rmat_stream, workload
+from bench.connectivity.measure import run_paper, warm_up
+from bench.connectivity.peers import PEERS
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "connectivity"
+SLIDES_PER_WINDOW = (10, 20, 40, 80)
+QUICK = dict(edges=300_000, vertices=30_000, rate=100, slide=10, window=400, budget=3.0)
+FULL = dict(edges=10_000_000, vertices=1_000_000, rate=1000, slide=50, window=2000, budget=300.0)
+FIELDS = ["mode", "experiment", "engine", "r", "s", "slides_per_window", "window_edges",
+          "slide_edges", "stream_edges", "edges_fed", "windows", "total_s", "throughput_eps",
+          "p50_ms", "p95_ms", "p99_ms", "latency", "truncated", "method"]
+
+
+def settings(window: int, slide: int):
+    """``(experiment, r, s)`` of both experiments (K = r / s in ``SLIDES_PER_WINDOW``)."""
+    for k in SLIDES_PER_WINDOW:
+        yield "window", slide * k, slide
+    for k in sorted(SLIDES_PER_WINDOW, reverse=True):
+        if window % k == 0:
+            yield "slide", window, window // k
+
+
+def arguments(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench.connectivity.experiment",
+                                description="throughput and P95/P99 latency vs window and slide")
+    p.add_argument("--quick", action="store_true", help="small stream, about a minute or two")
+    p.add_argument("--engines", default="bic,rwc,dtree,scipy",
+                   help="comma-separated (registered engines, scipy, networkx)")
+    for key in FULL:
+        p.add_argument(f"--{key}", type=(float if key == "budget" else int),
+                       help=f"default: quick {QUICK[key]}, full {FULL[key]}")
+    p.add_argument("--queries", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                   help="wall (perf_counter, the paper's metric; default) or cpu (process_time, "
+                        "robust on a busy shared machine)")
+    p.add_argument("--out", help="CSV path (default bench/results/connectivity/experiment[-quick].csv)")
+    args = p.parse_args(argv)
+    base = QUICK if args.quick else FULL
+    for key, value in base.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    args.mode = "quick" if args.quick else "full"
+    stem = "experiment-quick" if args.quick else "experiment"
+    args.out = Path(args.out) if args.out else RESULTS / f"{stem}.csv"
+    return args
+
+
+def available(names):
+    registered = {n for _, n in Registry.names("connectivity")}
+    for name in names:
+        if name in PEERS or name in registered:
+            yield name
+        else:
+            print(f"skipped {name}: not registered (entry point connectivity.{name})", flush=True)
+
+
+def plot(rows, path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = [("throughput_eps", "throughput (edges/s)"), ("p95_ms", "P95 window latency (ms)"),
+               ("p99_ms", "P99 window latency (ms)")]
+    axes_x = {"window": ("window_edges", "window size (edges), slide fixed"),
+              "slide": ("slide_edges", "slide size (edges), window fixed")}
+    fig, axes = plt.subplots(2, 3, figsize=(14, 8), squeeze=False)
+    for i, (experiment, (xkey, xlabel)) in enumerate(axes_x.items()):
+        for j, (metric, ylabel) in enumerate(metrics):
+            ax = axes[i][j]
+            for engine in dict.fromkeys(r["engine"] for r in rows):
+                pts = sorted((r[xkey], r[metric], r["truncated"]) for r in rows
+                             if r["experiment"] == experiment and r["engine"] == engine)
+                if not pts:
+                    continue
+                slide = any(r["latency"] == "slide" for r in rows if r["engine"] == engine)
+                line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
+                                label=engine + (" *" if slide else ""))
+                cut = [p for p in pts if p[2]]
+                if cut:   # hollow markers: truncated by the budget
+                    ax.plot([p[0] for p in cut], [p[1] for p in cut], linestyle="none", marker="o",
+                            markersize=10, markerfacecolor="none", color=line.get_color())
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].legend()
+    fig.suptitle(title + "\nhollow ring: run truncated by the time budget; *: latency includes one "
+                 "slide of inserts (the engine's hook cannot split a slide)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    stream = rmat_stream(args.vertices, args.edges, args.rate, seed=args.seed)
+    queries = workload(stream, args.queries, seed=args.seed)
+    engines = list(available(args.engines.split(",")))
+    for name in engines:
+        warm_up(name)
+    title = (f"{args.mode.upper()} run: R-MAT {args.vertices} vertices, {args.edges} edges, "
+             f"{args.rate} edges/timestamp, {args.queries} queries, budget {args.budget:g} s "
+             f"per run, {args.clock} clock")
+    print(title, flush=True)
+    rows = []
+    for experiment, r, s in settings(args.window, args.slide):
+        params = Params(r=r, s=s, workload=queries)
+        for name in engines:
+            m = run_paper(name, stream, params, budget=args.budget, warm=False, clock=args.clock)
+            row = {"mode": args.mode, "experiment": experiment, "r": r, "s": s,
+                   "slides_per_window": r // s, "window_edges": r * args.rate,
+                   "slide_edges": s * args.rate, "stream_edges": len(stream)}
+            row.update(m.row())
+            row["latency"] = m.kind
+            rows.append(row)
+            print(f"  {experiment:6} r={r:<6} s={s:<5} {name:9} {m.throughput:14,.0f} edges/s "
+                  f"P95 {row['p95_ms']:10.3f} ms P99 {row['p99_ms']:10.3f} ms"
+                  f" ({m.kind}){'  truncated' if m.truncated else ''}", flush=True)
+    with open(args.out, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows({k: row[k] for k in FIELDS} for row in rows)
+    png = args.out.with_suffix(".png")
+    plot(rows, png, title)
+    print(f"wrote {args.out} and {png} in {time.time() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The issue's performance targets for BIC, measured in one run (BIC TR Section 7).
+
+Full size (``--edges 10000000``; every other size is derived from it unless
+given): an R-MAT stream of 1M vertices and 10M edges, 1000 edges per
+timestamp, window ``r = 1000`` and slide ``s = 50`` (windows of ~1M edges, 20
+slides per window), 100 queries from the top-1000-degree vertices, one core.
+
+| target | measured as |
+| --- | --- |
+| BIC >= 3M edges/s end to end | edges / total time of every ``process`` call and ``flush`` |
+| BIC / RWC throughput >= 5 | ratio of the two throughputs above |
+| BIC P95 window latency <= RWC's / 1000 | P95 of the paper's window latency (``measure.run_paper``) |
+| BIC >= 10x per-window scipy | throughput ratio; scipy on a sample of windows when budgeted |
+| BIC peak memory <= 2x RWC's | peak RSS delta of a run in a fresh subprocess (``memory``) |
+
+The default is a scaled-down quick check (1M edges: 100K vertices, windows of
+100K edges, still 20 slides per window), written to ``targets-quick.csv``;
+the full size writes ``targets.csv``; ``targets[-quick]-engines.csv`` holds
+every engine's numbers (end-to-end throughput and per-slide latency through
+``process``; the paper's latency and the engine's own throughput from
+``run_paper``; peak memory).  Both also write a pytest-benchmark-
+shaped JSON (groups ``connectivity-<scale>-throughput`` / ``-p95`` /
+``-memory``) that ``python -m bench.ratios`` checks against the floors.
+
+Peers (scipy, and ``--also`` engines such as networkx or dtree) get a time
+budget (``--peer-budget``): past it their run stops and their numbers come from
+the windows reached (a prefix after the first window fills; per-window
+recomputation costs the same on every window), which the CSV states.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+from spec.connectivity import Params
+
+from bench.connectivity import memory
+from bench.connectivity.generators import rmat_stream, workload
+from bench.connectivity.measure import run, run_paper
+
+RESULTS = Path(__file__).resolve().parents[1] / "results" / "connectivity"
+FULL_EDGES = 10_000_000
+
+
+def arguments(argv=None):
+    p = argparse.ArgumentParser(prog="python -m bench.connectivity.targets",
+                                description="measure the BIC targets (see module docstring)")
+    p.add_argument("--edges", type=int, default=1_000_000,
+                   help="stream length (default 1M, a quick check; 10000000 = the issue's size)")
+    p.add_argument("--vertices", type=int, help="id space (default edges / 10)")
+    p.add_argument("--rate", type=int, default=1000, help="edges per timestamp (default 1000)")
+    p.add_argument("--r", type=int, help="window size in timestamps (default edges / 10 / rate)")
+    p.add_argument("--s", type=int, help="slide in timestamps (default r / 20)")
+    p.add_argument("--queries", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                   help="wall (perf_counter, the paper's metric; default) or cpu (process_time, "
+                        "robust on a busy shared machine)")
+    p.add_argument("--peer-budget", type=float, default=60.0,
+                   help="seconds after which scipy / --also engines stop (sampled windows)")
+    p.add_argument("--also", default="", help="comma-separated extra engines, informational "
+                   "(e.g. dtree,networkx), budgeted like the peers")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory subprocesses")
+    p.add_argument("--out", help="CSV path (default bench/results/connectivity/targets[-quick].csv)")
+    args = p.parse_args(argv)
+    args.vertices = args.vertices or max(2, args.edges // 10)
+    args.r = args.r or max(1, args.edges // 10 // args.rate)
+    args.s = args.s or max(1, args.r // 20)
+    args.scale = "full" if args.edges >= FULL_EDGES else "quick"
+    stem = "targets" if args.scale == "full" else "targets-quick"
+    args.out = Path(args.out) if args.out else RESULTS / f"{stem}.csv"
+    return args
+
+
+def verdicts(m: dict, paper: dict, mem: dict, scale_note: str) -> list[dict]:
+    bic, rwc, scipy = m["bic"], m["rwc"], m["scipy"]
+    rows = []
+
+    def add(target, value, required, ok, how):
+        rows.append({"target": target, "value": value, "required": required,
+                     "pass": ok, "how": f"{how}; {scale_note}"})
+
+    add("bic_throughput_eps", round(bic.throughput), ">= 3000000", bic.throughput >= 3e6,
+        bic.method)
+    ratio = bic.throughput / rwc.throughput
+    add("bic_over_rwc_throughput", round(ratio, 3), ">= 5", ratio >= 5,
+        f"bic {bic.throughput:.0f} / rwc {rwc.throughput:.0f} edges/s; rwc: {rwc.method}")
+    pb, pr = paper["bic"], paper["rwc"]
+    p95 = pr.percentile(95) / pb.percentile(95)
+    add("rwc_p95_over_bic_p95", round(p95, 3), ">= 1000", p95 >= 1000,
+        f"P95 window latency bic {pb.percentile(95) * 1e3:.4f} ms ({pb.method}), "
+        f"rwc {pr.percentile(95) * 1e3:.4f} ms ({pr.method})")
+    ratio = bic.throughput / scipy.throughput
+    add("bic_over_scipy_throughput", round(ratio, 3), ">= 10", ratio >= 10,
+        f"scipy per-window connected_components: {scipy.method}")
+    if mem:
+        b, r = mem["bic"]["peak_delta_bytes"], mem["rwc"]["peak_delta_bytes"]
+        ratio = b / r if r else float("inf")
+        add("bic_peak_memory_over_rwc", round(ratio, 3), "<= 2", ratio <= 2,
+            f"peak RSS delta in a fresh subprocess, bic {b} B, rwc {r} B "
+            f"({mem['bic']['method']})")
+    return rows
+
+
+def benchmark_json(m: dict, paper: dict, mem: dict, scale: str, machine: dict) -> dict:
+    """The measurements in pytest-benchmark's shape, for ``python -m bench.ratios``."""
+    benches = []
+
+    def add(group, name, value, extra):
+        benches.append({"group": f"connectivity-{scale}-{group}", "name": name,
+                        "extra_info": dict(extra, subject=name), "stats": {"median": value}})
+
+    for name, x in m.items():
+        # seconds for the whole stream at this engine's throughput (extrapolated if truncated)
+        add("throughput", name, x.whole_stream_seconds, {"method": x.method})
+        add("p95", name, paper[name].percentile(95), {"method": paper[name].method})
+    for name, x in mem.items():
+        add("memory", name, x["peak_delta_bytes"], {"method": x["method"]})
+    return {"machine_info": machine, "benchmarks": benches}
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    stream = rmat_stream(args.vertices, args.edges, args.rate, seed=args.seed)
+    params = Params(r=args.r, s=args.s, workload=workload(stream, args.queries, seed=args.seed))
+    note = (f"{args.scale}: R-MAT {args.vertices} vertices, {args.edges} edges, {args.rate} "
+            f"edges/timestamp, r={args.r} s={args.s} (K={args.r // args.s}), "
+            f"{args.queries} queries, seed {args.seed}, {args.clock} clock")
+    print(note, flush=True)
+    budgets = {"bic": None, "rwc": None, "scipy": args.peer_budget}
+    budgets.update({name: args.peer_budget for name in filter(None, args.also.split(","))})
+    m, paper = {}, {}
+    for name, budget in budgets.items():
+        x = m[name] = run(name, stream, params, budget=budget, clock=args.clock)
+        y = paper[name] = run_paper(name, stream, params, budget=budget, warm=False,
+                                    clock=args.clock)
+        print(f"  {name:9} {x.throughput:13,.0f} edges/s end to end, slide P95 "
+              f"{x.percentile(95) * 1e3:9.3f} ms | window P95 {y.percentile(95) * 1e3:9.3f} ms"
+              f" P99 {y.percentile(99) * 1e3:9.3f} ms ({y.kind}){' truncated' * x.truncated}",
+              flush=True)
+    mem = {}
+    if not args.no_memory:
+        for name in ("bic", "rwc"):
+            mem[name] = memory.measure(name, stream, params)
+            traced = memory.measure(name, stream, params, tracemalloc=True)
+            mem[name]["tracemalloc_peak_bytes"] = traced["tracemalloc_peak_bytes"]
+            print(f"  {name:10} peak RSS delta {mem[name]['peak_delta_bytes'] / 2**20:9.1f} MiB,"
+                  f" tracemalloc peak {traced['tracemalloc_peak_bytes'] / 2**20:9.1f} MiB",
+                  flush=True)
+    rows = verdicts(m, paper, mem, note)
+    with open(args.out, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["scale", "target", "value", "required",
+                                                    "pass", "how"])
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(dict(row, scale=args.scale))
+    engines_csv = args.out.with_name(args.out.stem + "-engines.csv")
+    with open(engines_csv, "w", newline="") as handle:
+        paper_fields = ["paper_throughput_eps", "paper_p50_ms", "paper_p95_ms", "paper_p99_ms",
+                        "paper_windows", "paper_method"]
+        fields = ["scale"] + list(next(iter(m.values())).row()) + paper_fields + [
+            "peak_rss_delta_bytes", "tracemalloc_peak_bytes"]
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        for name, x in m.items():
+            y = paper[name].row()
+            writer.writerow(dict(x.row(), scale=args.scale,
+                                 paper_throughput_eps=y["throughput_eps"], paper_p50_ms=y["p50_ms"],
+                                 paper_p95_ms=y["p95_ms"], paper_p99_ms=y["p99_ms"],
+                                 paper_windows=y["windows"], paper_method=y["method"],
+                                 peak_rss_delta_bytes=mem.get(name, {}).get("peak_delta_bytes", ""),
+                                 tracemalloc_peak_bytes=mem.get(name, {}).get(
+                                     "tracemalloc_peak_bytes", "")))
+    machine = {"python": platform.python_version(), "machine": platform.machine(),
+               "cpus": os.cpu_count(), "load_average": os.getloadavg(), "note": note,
+               "wall_seconds": round(time.time() - started, 1)}
+    args.out.with_suffix(".json").write_text(json.dumps(benchmark_json(m, paper, mem, args.scale, machine),
+                                                        indent=1))
+    for row in rows:
+        print(f"  [{'pass' if row['pass'] else 'FAIL'}] {row['target']} = {row['value']} "
+              f"(required {row['required']})")
+    print(f"wrote {args.out}, {engines_csv}, {args.out.with_suffix('.json')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

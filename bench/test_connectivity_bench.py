@@ -1,0 +1,115 @@
+"""pytest-benchmark suites for sliding-window connectivity (BIC TR Section 7).
+
+Each group holds BIC and its baselines on the same stream, measured in the
+same run, so ``python -m bench.ratios`` can compare medians within the group:
+
+- ``connectivity-ci-stream``: a whole R-MAT stream (500K edges, windows of
+  100K edges, 20 slides per window, 100 queries), fed one slide per
+  ``process`` call: BIC, RWC, D-Tree and scipy per-window recomputation.
+- ``connectivity-ci-small``: a stream small enough for networkx (25K edges,
+  windows of 5K edges, K = 20): the same engines plus networkx per window.
+- ``connectivity-ci-window``: one window evaluation in steady state (a round
+  = one ``process`` call with one slide); the median is the typical window
+  latency (BIC answers most windows without rebuilding anything).
+
+Engines come from the registry; one that is not registered is skipped with
+its reason, and ``bench.ratios`` then reports its floors as missing.
+Run: ``pytest bench/ -m bench --benchmark-json=bench.json`` (a few minutes).
+"""
+from __future__ import annotations
+
+import functools
+
+import pytest
+
+from spec.connectivity import Params
+from spec.registry import Registry
+
+from bench.connectivity.generators import rmat_stream, workload
+from bench.connectivity.measure import warm_up
+from bench.connectivity.peers import PEERS, create
+
+pytestmark = pytest.mark.bench
+
+ENGINES = ["bic", "rwc", "dtree"]
+
+
+@functools.lru_cache(maxsize=None)
+def case(name: str):
+    """(stream, params) of a group; cached so every subject sees the same arrays."""
+    if name == "stream":
+        stream = rmat_stream(50_000, 500_000, 1000, seed=7)
+        r, s = 100, 5
+    elif name == "small":
+        stream = rmat_stream(5_000, 25_000, 50, seed=8)
+        r, s = 100, 5
+    else:
+        raise KeyError(name)
+    return stream, Params(r=r, s=s, workload=workload(stream, 100, seed=0))
+
+
+def available(name: str) -> str:
+    if name not in PEERS and ("connectivity", name) not in Registry.names("connectivity"):
+        pytest.skip(f"engine {name!r} is not registered (entry point connectivity.{name})")
+    warm_up(name)
+    return name
+
+
+def replay(name, stream, params):
+    engine = create(name, params)
+    windows = 0
+    for batch in stream.slides(params.s):
+        for _ in engine.process(batch):
+            windows += 1
+    return windows + len(engine.flush())
+
+
+def expected_windows(stream, params) -> int:
+    return (int(stream.t[-1]) - int(stream.t[0])) // params.s + 1
+
+
+@pytest.mark.parametrize("subject", ENGINES + ["scipy"])
+def test_stream(benchmark, subject):
+    """Whole stream, slide by slide: throughput of the engine against its baselines."""
+    name = available(subject)
+    stream, params = case("stream")
+    benchmark.group = "connectivity-ci-stream"
+    benchmark.extra_info.update(subject=name, edges=len(stream), r=params.r, s=params.s)
+    windows = benchmark.pedantic(replay, args=(name, stream, params), rounds=3, iterations=1)
+    assert windows == expected_windows(stream, params)
+
+
+@pytest.mark.parametrize("subject", ENGINES + ["scipy", "networkx"])
+def test_small(benchmark, subject):
+    """A stream small enough that networkx per window finishes in about a second."""
+    name = available(subject)
+    stream, params = case("small")
+    benchmark.group = "connectivity-ci-small"
+    benchmark.extra_info.update(subject=name, edges=len(stream), r=params.r, s=params.s)
+    windows = benchmark.pedantic(replay, args=(name, stream, params), rounds=3, iterations=1)
+    assert windows == expected_windows(stream, params)
+
+
+@pytest.mark.parametrize("subject", ["bic", "rwc", "scipy"])
+def test_window(benchmark, subject):
+    """One steady-state window per round: its median is the typical window latency."""
+    name = available(subject)
+    stream, params = case("stream")
+    slides = list(stream.slides(params.s))
+    k = params.r // params.s
+    engine = create(name, params)
+    for batch in slides[:k + 1]:                 # fill the first window and evaluate it
+        list(engine.process(batch))
+    upcoming = iter(slides[k + 1:])
+    rounds = 3 * k                                # three chunks' worth of windows
+
+    def one_slide():
+        return (next(upcoming),), {}
+
+    def evaluate(batch):
+        return sum(1 for _ in engine.process(batch))
+
+    benchmark.group = "connectivity-ci-window"
+    benchmark.extra_info.update(subject=name, window_edges=params.r * 1000, slides_per_window=k)
+    produced = benchmark.pedantic(evaluate, setup=one_slide, rounds=rounds, iterations=1)
+    assert produced == 1

@@ -3,20 +3,28 @@
 Plain ``@njit`` functions over flat numpy arrays (analysis note Section 8.1);
 ``engines.connectivity.bic.BicEngine`` owns the arrays and calls ``run``.
 
-Layout (row constants below):
+Layout (column constants below; records are vertex- or edge-major so that one
+vertex or edge touches one cache line, which is what the random accesses cost):
 
 - ``st`` int64 scalars: current slot, deferred rollover, epochs, counters.
-- ``V`` int32 ``(10, vcap)``: per vertex, the forward buffer F (union-find with
-  path halving), the backward buffer B (union by size, no compression, edge
-  labels and vertex labels, TR Section 5 / note Section 4) and the heads of the
-  BFBG edge lists of F-roots.  Stamps equal to the epoch mean "present".
+- ``V`` int32 ``(vcap, 8)``: per vertex (one 32-byte record), the forward
+  buffer F (union-find with path halving) with the head of an F-root's BFBG
+  edge list, and the backward buffer B (union by size, no compression, edge
+  labels and vertex labels, TR Section 5 / note Section 4).  Stamps equal to
+  the epoch mean "present"; B's sizes borrow the edge-list column while B is
+  built (F is discarded right after).
 - ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot.
-- ``E`` int32 ``(4, ecap)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
-  with their index bitsets (note Section 5); ``HK``/``HV``: an open-addressing
-  pair index ``(x, y) -> edge``.  Keys of absorbed F-roots go stale and are
-  never looked up again (F-roots never come back within a chunk), so the table
-  needs no deletions.
-- ``U`` int32 ``(2, 2 vcap)``: the once-per-window union-find over BFBG edges
+- ``E`` int32 ``(ecap, 4)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
+  with their index bitsets (note Section 5) in one list per F-root; ``H``
+  int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` of the
+  pairs as created, so registration adds bits to an existing pair.
+- Moves (note Section 5.3) re-point the absorbed root's edges and splice its
+  list, without looking for an existing ``(x, n)`` pair to merge into: a
+  duplicate pair is harmless to the union-find over the BFBG, and on random
+  streams fewer than 3% of moved edges would merge, while the lookups were a
+  third of the kernel's time.  Keys of absorbed roots go stale and are never
+  looked up again (F-roots never come back within a chunk): no deletions.
+- ``U`` int32 ``(2 vcap, 2)``: the once-per-window union-find over BFBG edges
   valid at ``j`` (note Section 6, last bullet); B-node ``x`` is ``x``, F-node
   ``y`` is ``vcap + y``.
 
@@ -30,16 +38,18 @@ import numpy as np
 from numba import njit
 
 # st
-CUR, PEND, COUNT, F_EP, B_EP, BF_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME = range(12)
-N_ST = 12
-# V rows
-F_STAMP, F_PARENT, F_SIZE, B_STAMP, B_PARENT, B_SIZE, B_ELABEL, B_VLABEL, HF_STAMP, HF_HEAD = range(10)
-N_V = 10
+CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME = range(11)
+N_ST = 11
+# V columns
+F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
+B_SIZE = HF_HEAD   # only while B is built
+N_V = 8
 # C rows
 CU, CV, CP = range(3)
-# E rows
-EB, EF, ENEXT, EALIVE = range(4)
-# U rows
+# E columns
+EB, EF, ENEXT = range(3)
+N_E = 4
+# U columns
 U_STAMP, U_PARENT = range(2)
 
 # room kept free in E and the pair index before an edge is applied: two
@@ -51,11 +61,11 @@ ZERO = np.uint64(0)
 
 
 @njit(cache=True)
-def f_find(f_parent, x):
+def f_find(V, x):
     """Root of ``x`` in F, halving the path (F is only ever queried live)."""
-    while f_parent[x] != x:
-        f_parent[x] = f_parent[f_parent[x]]
-        x = f_parent[x]
+    while V[x, F_PARENT] != x:
+        V[x, F_PARENT] = V[V[x, F_PARENT], F_PARENT]
+        x = V[x, F_PARENT]
     return x
 
 
@@ -63,10 +73,10 @@ def f_find(f_parent, x):
 def b_find_at(V, b_epoch, x, j):
     """Root of ``x`` in snapshot ``b[j]`` (TR Lemma 5.6: labels never increase
     upwards, so stop at the first tree edge labelled below ``j``); -1 if absent."""
-    if V[B_STAMP, x] != b_epoch or V[B_VLABEL, x] < j:
+    if V[x, B_STAMP] != b_epoch or V[x, B_VLABEL] < j:
         return -1
-    while V[B_PARENT, x] != -1 and V[B_ELABEL, x] >= j:
-        x = V[B_PARENT, x]
+    while V[x, B_PARENT] != -1 and V[x, B_ELABEL] >= j:
+        x = V[x, B_PARENT]
     return x
 
 
@@ -78,37 +88,34 @@ def _slot(x, y, mask):
 
 
 @njit(cache=True)
-def pair_get(HK, HV, x, y):
-    mask = HK.shape[0] - 1
+def pair_get(H, x, y):
+    mask = H.shape[0] - 1
     key = (np.int64(x) << 32) | np.int64(y)
     i = _slot(x, y, mask)
-    while HK[i] != -1:
-        if HK[i] == key:
-            return HV[i]
+    while H[i, 0] != -1:
+        if H[i, 0] == key:
+            return H[i, 1]
         i = (i + 1) & mask
     return -1
 
 
 @njit(cache=True)
-def pair_put(HK, HV, x, y, e):
-    mask = HK.shape[0] - 1
+def pair_put(H, x, y, e):
+    mask = H.shape[0] - 1
     key = (np.int64(x) << 32) | np.int64(y)
     i = _slot(x, y, mask)
-    while HK[i] != -1 and HK[i] != key:
+    while H[i, 0] != -1 and H[i, 0] != key:
         i = (i + 1) & mask
-    HK[i] = key
-    HV[i] = e
+    H[i, 0] = key
+    H[i, 1] = e
 
 
 @njit(cache=True)
-def rehash(E, e_cnt, HK, HV):
-    """Fill an empty (all -1) pair index with the live edges; returns the key count."""
-    n = 0
+def rehash(E, e_cnt, H):
+    """Fill an empty (all -1) pair index with the edges' current pairs."""
     for e in range(e_cnt):
-        if E[EALIVE, e]:
-            pair_put(HK, HV, E[EB, e], E[EF, e], e)
-            n += 1
-    return n
+        pair_put(H, E[e, EB], E[e, EF], e)
+    return e_cnt
 
 
 @njit(cache=True)
@@ -122,42 +129,39 @@ def _set_bits(M, e, a, hi):
 
 
 @njit(cache=True)
-def _add_bits(st, V, E, M, HK, HV, x, y, a, hi):
+def _add_bits(st, V, E, M, H, x, y, a, hi):
     """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new)."""
-    e = pair_get(HK, HV, x, y)
+    # an F-root without edges has no pair yet: skip the (cache-missing) lookup
+    e = -1 if V[y, HF_HEAD] == -1 else pair_get(H, x, y)
     if e < 0:
         e = st[E_CNT]
         st[E_CNT] += 1
-        E[EB, e] = x
-        E[EF, e] = y
-        E[EALIVE, e] = 1
+        E[e, EB] = x
+        E[e, EF] = y
         M[e, :] = ZERO
-        if V[HF_STAMP, y] != st[BF_EP]:
-            V[HF_STAMP, y] = st[BF_EP]
-            V[HF_HEAD, y] = -1
-        E[ENEXT, e] = V[HF_HEAD, y]
-        V[HF_HEAD, y] = e
-        pair_put(HK, HV, x, y, e)
+        E[e, ENEXT] = V[y, HF_HEAD]
+        V[y, HF_HEAD] = e
+        pair_put(H, x, y, e)
         st[H_USED] += 1
     _set_bits(M, e, a, hi)
 
 
 @njit(cache=True)
-def register(st, V, E, M, HK, HV, w, y, j):
+def register(st, V, E, M, H, w, y, j):
     """First appearance of ``w`` in F (root ``y``) at snapshot index ``j``:
     one upward walk in B gives w's root in every ``b[k]``, ``j <= k <= L(w)``
     (note Section 4.3, edge-label derivation: correct with self-loops)."""
-    if V[B_STAMP, w] != st[B_EP]:
+    if V[w, B_STAMP] != st[B_EP]:
         return
-    hi = V[B_VLABEL, w]
+    hi = V[w, B_VLABEL]
     x = w
     while hi >= j:
-        par = V[B_PARENT, x]
-        lab = V[B_ELABEL, x]
+        par = V[x, B_PARENT]
+        lab = V[x, B_ELABEL]
         lo = 1 if par == -1 else lab + 1
         a = max(lo, j)
         if a <= hi:
-            _add_bits(st, V, E, M, HK, HV, x, y, a, hi)
+            _add_bits(st, V, E, M, H, x, y, a, hi)
         if par == -1 or lab < j:
             return
         hi = lab
@@ -165,32 +169,21 @@ def register(st, V, E, M, HK, HV, w, y, j):
 
 
 @njit(cache=True)
-def move(st, V, E, M, HK, HV, o, n):
-    """F-root ``o`` was absorbed by ``n``: re-point o's BFBG edges to ``n``,
-    OR-ing into an existing ``(x, n)`` edge (note Section 5.3)."""
-    bfe = st[BF_EP]
-    if V[HF_STAMP, o] != bfe:
+def move(V, E, o, n):
+    """F-root ``o`` was absorbed by ``n``: re-point o's BFBG edges to ``n`` and
+    splice o's list into n's (note Section 5.3; no merging, see above)."""
+    e = V[o, HF_HEAD]
+    if e == -1:
         return
-    e = V[HF_HEAD, o]
-    V[HF_HEAD, o] = -1
-    if V[HF_STAMP, n] != bfe:
-        V[HF_STAMP, n] = bfe
-        V[HF_HEAD, n] = -1
-    while e != -1:
-        nxt = E[ENEXT, e]
-        x = E[EB, e]
-        e2 = pair_get(HK, HV, x, n)
-        if e2 >= 0:
-            for k in range(M.shape[1]):
-                M[e2, k] |= M[e, k]
-            E[EALIVE, e] = 0
-        else:
-            E[EF, e] = n
-            pair_put(HK, HV, x, n, e)
-            st[H_USED] += 1
-            E[ENEXT, e] = V[HF_HEAD, n]
-            V[HF_HEAD, n] = e
+    while True:
+        E[e, EF] = n
+        nxt = E[e, ENEXT]
+        if nxt == -1:
+            break
         e = nxt
+    E[e, ENEXT] = V[n, HF_HEAD]
+    V[n, HF_HEAD] = V[o, HF_HEAD]
+    V[o, HF_HEAD] = -1
 
 
 @njit(cache=True)
@@ -208,36 +201,35 @@ def build_backward(st, V, C):
         x = C[CU, e]
         y = C[CV, e]
         for w in (x, y):
-            if V[B_STAMP, w] != bep:
-                V[B_STAMP, w] = bep
-                V[B_PARENT, w] = -1
-                V[B_SIZE, w] = 1
-                V[B_VLABEL, w] = j
+            if V[w, B_STAMP] != bep:
+                V[w, B_STAMP] = bep
+                V[w, B_PARENT] = -1
+                V[w, B_SIZE] = 1
+                V[w, B_VLABEL] = j
                 nv += 1
-        while V[B_PARENT, x] != -1:
-            x = V[B_PARENT, x]
-        while V[B_PARENT, y] != -1:
-            y = V[B_PARENT, y]
+        while V[x, B_PARENT] != -1:
+            x = V[x, B_PARENT]
+        while V[y, B_PARENT] != -1:
+            y = V[y, B_PARENT]
         if x != y:
-            if V[B_SIZE, x] < V[B_SIZE, y]:
+            if V[x, B_SIZE] < V[y, B_SIZE]:
                 x, y = y, x
-            V[B_PARENT, y] = x
-            V[B_ELABEL, y] = j
-            V[B_SIZE, x] += V[B_SIZE, y]
+            V[y, B_PARENT] = x
+            V[y, B_ELABEL] = j
+            V[x, B_SIZE] += V[y, B_SIZE]
         e -= 1
     st[B_NV] = nv
 
 
 @njit(cache=True)
-def rollover(st, V, C, HK):
+def rollover(st, V, C, H):
     """Chunk completed (note Section 8.3): build B in place, empty F, the BFBG
     and the chunk buffer."""
     build_backward(st, V, C)
     st[F_EP] += 1
-    st[BF_EP] += 1
     st[E_CNT] = 0
     if st[H_USED] > 0:
-        HK[:] = -1
+        H[:, 0] = -1
         st[H_USED] = 0
     st[COUNT] = 0
     st[PEND] = 0
@@ -245,13 +237,13 @@ def rollover(st, V, C, HK):
 
 @njit(cache=True)
 def _u_find(U, x, ep):
-    if U[U_STAMP, x] != ep:
-        U[U_STAMP, x] = ep
-        U[U_PARENT, x] = x
+    if U[x, U_STAMP] != ep:
+        U[x, U_STAMP] = ep
+        U[x, U_PARENT] = x
         return x
-    while U[U_PARENT, x] != x:
-        U[U_PARENT, x] = U[U_PARENT, U[U_PARENT, x]]
-        x = U[U_PARENT, x]
+    while U[x, U_PARENT] != x:
+        U[x, U_PARENT] = U[U[x, U_PARENT], U_PARENT]
+        x = U[x, U_PARENT]
     return x
 
 
@@ -261,23 +253,22 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
     and B-root early exits, then one union-find over the BFBG edges whose index
     set holds ``j``, built only if some query needs it."""
-    f_parent = V[F_PARENT]
     fe = st[F_EP]
     if j == 0:
         for q in range(qa.shape[0]):
             a = qa[q]
             b = qb[q]
-            if V[F_STAMP, a] == fe and V[F_STAMP, b] == fe:
-                out[row, q] = f_find(f_parent, a) == f_find(f_parent, b)
+            if V[a, F_STAMP] == fe and V[b, F_STAMP] == fe:
+                out[row, q] = f_find(V, a) == f_find(V, b)
         return
     bep = st[B_EP]
-    vcap = V.shape[1]
+    vcap = V.shape[0]
     npend = 0
     for q in range(qa.shape[0]):
         a = qa[q]
         b = qb[q]
-        aF = f_find(f_parent, a) if V[F_STAMP, a] == fe else -1
-        bF = f_find(f_parent, b) if V[F_STAMP, b] == fe else -1
+        aF = f_find(V, a) if V[a, F_STAMP] == fe else -1
+        bF = f_find(V, b) if V[b, F_STAMP] == fe else -1
         aB = -2
         bB = -2
         if aF == -1:
@@ -310,17 +301,17 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
     word = j >> 6
     bit = np.uint64(j & 63)
     for e in range(st[E_CNT]):
-        if E[EALIVE, e] and (M[e, word] >> bit) & ONE:
-            x = _u_find(U, E[EB, e], ep)
-            y = _u_find(U, E[EF, e] + vcap, ep)
+        if (M[e, word] >> bit) & ONE:
+            x = _u_find(U, E[e, EB], ep)
+            y = _u_find(U, E[e, EF] + vcap, ep)
             if x != y:
-                U[U_PARENT, x] = y
+                U[x, U_PARENT] = y
     for k in range(npend):
         out[row, pend[0, k]] = _u_find(U, pend[1, k], ep) == _u_find(U, pend[2, k], ep)
 
 
 @njit(cache=True)
-def close_to(st, V, U, C, E, M, HK, qa, qb, target, K, m, nw0, out, pend):
+def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     """Close slots ``cur .. target-1``, evaluating each window whose last slot
     closes and rolling the chunk over lazily (the rollover after a ``j = 0``
     window waits for the next slot or edge, so that window stays queryable).
@@ -328,7 +319,7 @@ def close_to(st, V, U, C, E, M, HK, qa, qb, target, K, m, nw0, out, pend):
     ``target`` are empty: their rows stay all false and ``cur`` jumps."""
     while st[CUR] < target:
         if st[PEND]:
-            rollover(st, V, C, HK)
+            rollover(st, V, C, H)
         cur = st[CUR]
         if cur % K == 0 and st[COUNT] == 0 and st[B_NV] == 0:
             n_hi = (target - K) // m + 1 if target >= K else 0
@@ -347,19 +338,18 @@ def close_to(st, V, U, C, E, M, HK, qa, qb, target, K, m, nw0, out, pend):
 
 
 @njit(cache=True)
-def run(st, V, U, C, E, M, HK, HV, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
+def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
     """Apply edges ``i0..`` (slots ``sigma``, dense ids ``u``, ``v``) in one loop,
     closing slots and evaluating windows on the way, then close up to slot
     ``target``.  Returns 0 when done, or 1 (chunk buffer) / 2 (BFBG arrays) when
     an array must grow first: ``st[RESUME]`` is the edge to resume from."""
     pend = np.empty((3, max(qa.shape[0], 1)), dtype=np.int64)
-    f_parent = V[F_PARENT]
     for i in range(i0, sigma.shape[0]):
         s = sigma[i]
         if st[CUR] < s:
-            close_to(st, V, U, C, E, M, HK, qa, qb, s, K, m, nw0, out, pend)
+            close_to(st, V, U, C, E, M, H, qa, qb, s, K, m, nw0, out, pend)
         if st[PEND]:
-            rollover(st, V, C, HK)
+            rollover(st, V, C, H)
         p = s % K
         j = p + 1
         bfbg = j <= K - 1 and st[B_NV] > 0   # the last slot feeds a j = 0 window: F only
@@ -367,8 +357,8 @@ def run(st, V, U, C, E, M, HK, HV, qa, qb, sigma, u, v, i0, target, K, m, nw0, o
         if cnt >= C.shape[1]:
             st[RESUME] = i
             return 1
-        if bfbg and (st[E_CNT] + EDGE_HEADROOM > E.shape[1]
-                     or 2 * (st[H_USED] + st[E_CNT] + EDGE_HEADROOM) > HK.shape[0]):
+        if bfbg and (st[E_CNT] + EDGE_HEADROOM > E.shape[0]
+                     or 2 * (st[H_USED] + EDGE_HEADROOM) > H.shape[0]):
             st[RESUME] = i
             return 2
         x = u[i]
@@ -379,36 +369,38 @@ def run(st, V, U, C, E, M, HK, HV, qa, qb, sigma, u, v, i0, target, K, m, nw0, o
         st[COUNT] = cnt + 1
         # forward buffer: union by size; "new in F" is the register-once test
         fe = st[F_EP]
-        new_x = V[F_STAMP, x] != fe
+        new_x = V[x, F_STAMP] != fe
         if new_x:
-            V[F_STAMP, x] = fe
-            V[F_PARENT, x] = x
-            V[F_SIZE, x] = 1
-        new_y = V[F_STAMP, y] != fe
+            V[x, F_STAMP] = fe
+            V[x, F_PARENT] = x
+            V[x, F_SIZE] = 1
+            V[x, HF_HEAD] = -1
+        new_y = V[y, F_STAMP] != fe
         if new_y:
-            V[F_STAMP, y] = fe
-            V[F_PARENT, y] = y
-            V[F_SIZE, y] = 1
-        rx = f_find(f_parent, x)
-        ry = f_find(f_parent, y)
+            V[y, F_STAMP] = fe
+            V[y, F_PARENT] = y
+            V[y, F_SIZE] = 1
+            V[y, HF_HEAD] = -1
+        rx = f_find(V, x)
+        ry = f_find(V, y)
         root = rx
         absorbed = -1
         if rx != ry:
-            if V[F_SIZE, rx] >= V[F_SIZE, ry]:
+            if V[rx, F_SIZE] >= V[ry, F_SIZE]:
                 absorbed = ry
             else:
                 root = ry
                 absorbed = rx
-            V[F_PARENT, absorbed] = root
-            V[F_SIZE, root] += V[F_SIZE, absorbed]
+            V[absorbed, F_PARENT] = root
+            V[root, F_SIZE] += V[absorbed, F_SIZE]
         if bfbg:
             if absorbed != -1:
-                move(st, V, E, M, HK, HV, absorbed, root)
+                move(V, E, absorbed, root)
             if new_x:
-                register(st, V, E, M, HK, HV, x, root, j)
+                register(st, V, E, M, H, x, root, j)
             if new_y:
-                register(st, V, E, M, HK, HV, y, root, j)
-    close_to(st, V, U, C, E, M, HK, qa, qb, target, K, m, nw0, out, pend)
+                register(st, V, E, M, H, y, root, j)
+    close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend)
     return 0
 
 

@@ -31,28 +31,27 @@ class BicEngine(ConnectivityEngine):
         self._m = w.slots_per_slide
         words = (self._K + 63) // 64
         self._st = np.zeros(kern.N_ST, dtype=np.int64)
-        for ep in (kern.F_EP, kern.B_EP, kern.BF_EP):
+        for ep in (kern.F_EP, kern.B_EP):
             self._st[ep] = 1            # stamps start at 0 = absent
-        self._V = np.zeros((kern.N_V, 0), dtype=np.int32)
-        self._U = np.zeros((2, 0), dtype=np.int32)
+        self._V = np.zeros((0, kern.N_V), dtype=np.int32)
+        self._U = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
-        self._E = np.zeros((4, 1024), dtype=np.int32)
+        self._E = np.zeros((1024, kern.N_E), dtype=np.int32)
         self._M = np.zeros((1024, words), dtype=np.uint64)
-        self._HK = np.full(4096, -1, dtype=np.int64)
-        self._HV = np.zeros(4096, dtype=np.int32)
+        self._H = np.full((4096, 2), -1, dtype=np.int64)
         self._late = (_EMPTY, _EMPTY, _EMPTY)
         self._grow_vertices(self.n_vertices)
 
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
-        cap = self._V.shape[1]
+        cap = self._V.shape[0]
         if n <= cap:
             return
         cap = max(n, 2 * cap, 1024)
-        V = np.zeros((kern.N_V, cap), dtype=np.int32)
-        V[:, :self._V.shape[1]] = self._V
+        V = np.zeros((cap, kern.N_V), dtype=np.int32)
+        V[:self._V.shape[0]] = self._V
         self._V = V
-        self._U = np.zeros((2, 2 * cap), dtype=np.int32)   # per-window scratch
+        self._U = np.zeros((2 * cap, 2), dtype=np.int32)   # per-window scratch
         self._st[kern.U_EP] = 0
 
     def _grow(self, status: int) -> None:
@@ -63,21 +62,20 @@ class BicEngine(ConnectivityEngine):
             self._C = C
             return
         need = int(st[kern.E_CNT]) + kern.EDGE_HEADROOM
-        if need > self._E.shape[1]:
-            cap = max(2 * self._E.shape[1], need)
-            E = np.zeros((4, cap), dtype=np.int32)
-            E[:, :self._E.shape[1]] = self._E
+        if need > self._E.shape[0]:
+            cap = max(2 * self._E.shape[0], need)
+            E = np.zeros((cap, kern.N_E), dtype=np.int32)
+            E[:self._E.shape[0]] = self._E
             M = np.zeros((cap, self._M.shape[1]), dtype=np.uint64)
             M[:self._M.shape[0]] = self._M
             self._E, self._M = E, M
-        live = int(self._E[kern.EALIVE, :st[kern.E_CNT]].sum())
-        cap = self._HK.shape[0]
-        while cap < 4 * (live + int(st[kern.E_CNT]) + kern.EDGE_HEADROOM):
+        if 2 * (int(st[kern.H_USED]) + kern.EDGE_HEADROOM) <= self._H.shape[0]:
+            return
+        cap = self._H.shape[0]
+        while cap < 4 * (int(st[kern.E_CNT]) + kern.EDGE_HEADROOM):
             cap *= 2
-        # rehash even at the same size: drops the stale keys of absorbed F-roots
-        self._HK = np.full(cap, -1, dtype=np.int64)
-        self._HV = np.zeros(cap, dtype=np.int32)
-        st[kern.H_USED] = kern.rehash(self._E, st[kern.E_CNT], self._HK, self._HV)
+        self._H = np.full((cap, 2), -1, dtype=np.int64)
+        st[kern.H_USED] = kern.rehash(self._E, st[kern.E_CNT], self._H)
 
     # -- hooks -------------------------------------------------------------------
     def _run(self, u, v, t, upto):
@@ -103,7 +101,7 @@ class BicEngine(ConnectivityEngine):
         i0 = 0
         while True:
             status = kern.run(self._st, self._V, self._U, self._C, self._E, self._M,
-                              self._HK, self._HV, qa, qb, sigma, u, v, i0, target,
+                              self._H, qa, qb, sigma, u, v, i0, target,
                               self._K, self._m, nw0, out)
             if status == 0:
                 break
@@ -113,7 +111,7 @@ class BicEngine(ConnectivityEngine):
         return out
 
     def _connected(self, a, b):
-        cap = self._V.shape[1]
+        cap = self._V.shape[0]
         if a >= cap or b >= cap:
             return False            # never applied: absent from every window so far
         j = ((self.next_window - 1) * self._m) % self._K
@@ -124,18 +122,18 @@ class BicEngine(ConnectivityEngine):
         """The live B: dense id -> (parent or -1, edge label or None, vertex label)."""
         V, ep = self._V, self._st[kern.B_EP]
         out = {}
-        for x in np.flatnonzero(V[kern.B_STAMP] == ep).tolist():
-            par = int(V[kern.B_PARENT, x])
-            out[x] = (par, None if par == -1 else int(V[kern.B_ELABEL, x]), int(V[kern.B_VLABEL, x]))
+        for x in np.flatnonzero(V[:, kern.B_STAMP] == ep).tolist():
+            par = int(V[x, kern.B_PARENT])
+            out[x] = (par, None if par == -1 else int(V[x, kern.B_ELABEL]), int(V[x, kern.B_VLABEL]))
         return out
 
     def bridging_graph(self) -> dict:
-        """The live BFBG: (B-side dense id, F-side dense id) -> sorted index set."""
+        """The live BFBG: (B-side dense id, F-side dense id) -> sorted index set
+        (the union over duplicate pairs left by moves)."""
         E, M = self._E, self._M
         out = {}
         for e in range(int(self._st[kern.E_CNT])):
-            if E[kern.EALIVE, e]:
-                bits = [k * 64 + b for k in range(M.shape[1]) for b in range(64)
-                        if (int(M[e, k]) >> b) & 1]
-                out[(int(E[kern.EB, e]), int(E[kern.EF, e]))] = bits
+            pair = (int(E[e, kern.EB]), int(E[e, kern.EF]))
+            bits = {k * 64 + b for k in range(M.shape[1]) for b in range(64) if (int(M[e, k]) >> b) & 1}
+            out[pair] = sorted(bits | set(out.get(pair, ())))
         return out

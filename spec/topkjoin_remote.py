@@ -1,0 +1,192 @@
+"""The remote (distributed) dataset of the top-k join and the fetch budget.
+
+Normative semantics: ``notes/topkjoin.md`` ("Inputs", "Approximate engines");
+paper: Zahmatkesh & Della Valle, AcquaTop / Topk+N, Sections 2.2 and 5
+(local replica, maintenance policy, refresh budget gamma); analysis note
+Sections 1.3-1.4.
+
+- A remote dataset maps each key to a timeline of ``(time, value)`` entries.
+  ``value(key, tau)`` is the value of the key's latest entry with
+  ``time < tau`` (strictly before, as the authors' SQL does), or ``default``
+  (0) before the key's first entry or for a key it does not know.
+- Three datasets a user plugs in: ``TimelineDataset`` (in memory),
+  ``SqliteDataset`` (a table ``(key, time, value)``; the authors used SQLite)
+  and ``CallableDataset`` (a function ``(key, tau) -> value``, e.g. a real
+  service).  All are read-only and picklable (the SQLite connection is
+  reopened lazily after unpickling), so Spark can ship them.
+- ``FetchCounter`` is what engines read through: it counts fetches per
+  evaluation and refuses the ``budget + 1``-th one (``BudgetExceeded``), for
+  every dataset alike; ``budget=None`` is unbounded (AT-ASM, the note's one
+  documented exception).  ``latency`` (seconds) simulates a slow service.
+- The bulk load of the replica at ``t0`` is not counted; ``FetchCounter.load``
+  is that path.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import sqlite3
+import time as _time
+from typing import Callable, Protocol, runtime_checkable
+
+from spec.errors import InvalidParameter, StreamspecError
+
+TABLE = "timeline"
+
+
+class BudgetExceeded(StreamspecError, RuntimeError):
+    """An engine asked for more remote fetches in one evaluation than its budget allows."""
+
+
+@runtime_checkable
+class RemoteDataset(Protocol):
+    def value(self, key, tau: int) -> float:
+        """Value of ``key`` as of just before ``tau``."""
+
+
+class TimelineDataset:
+    """In-memory timelines: ``{key: [(time, value), ...]}`` (any order; sorted here)."""
+
+    def __init__(self, timelines: dict | None = None, default: float = 0.0):
+        self.default = float(default)
+        self._times: dict = {}
+        self._values: dict = {}
+        for key, entries in (timelines or {}).items():
+            entries = sorted((int(t), float(v)) for t, v in entries)
+            # equal times: the last one given wins, like a later row overwriting
+            dedup: dict[int, float] = {}
+            for t, v in entries:
+                dedup[t] = v
+            self._times[key] = list(dedup)
+            self._values[key] = list(dedup.values())
+
+    @classmethod
+    def from_rows(cls, rows, default: float = 0.0) -> "TimelineDataset":
+        """From ``(key, time, value)`` rows (later rows win on equal ``(key, time)``)."""
+        timelines: dict = {}
+        for key, t, v in rows:
+            timelines.setdefault(key, []).append((t, v))
+        return cls(timelines, default)
+
+    def value(self, key, tau: int) -> float:
+        times = self._times.get(key)
+        if not times:
+            return self.default
+        i = bisect.bisect_left(times, tau)  # entries with time < tau
+        return self._values[key][i - 1] if i else self.default
+
+    def keys(self) -> list:
+        return list(self._times)
+
+    def rows(self):
+        for key, times in self._times.items():
+            for t, v in zip(times, self._values[key]):
+                yield key, t, v
+
+    def value_range(self) -> tuple[float, float]:
+        """Min and max over every entry and the default (the CLI's default remote range)."""
+        vals = [v for vs in self._values.values() for v in vs] + [self.default]
+        return min(vals), max(vals)
+
+    def __eq__(self, other):
+        return (isinstance(other, TimelineDataset) and self.default == other.default
+                and self._times == other._times and self._values == other._values)
+
+
+class SqliteDataset:
+    """A SQLite table ``(key, time, value)``; one indexed query per fetch."""
+
+    def __init__(self, path: str, table: str = TABLE, default: float = 0.0):
+        if not table.isidentifier():
+            raise InvalidParameter(f"table name must be an identifier, got {table!r}")
+        self.path, self.table, self.default = str(path), table, float(default)
+        self._conn = None
+        cols = {row[1] for row in self._connection().execute(f"PRAGMA table_info({table})")}
+        if not {"key", "time", "value"} <= cols:
+            raise InvalidParameter(f"{path}: table {table!r} must have columns key, time, value "
+                                   f"(found {sorted(cols) or 'no table'})")
+
+    def _connection(self):
+        if self._conn is None:
+            self._conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
+                                         check_same_thread=False)
+        return self._conn
+
+    def value(self, key, tau: int) -> float:
+        row = self._connection().execute(
+            f"SELECT value FROM {self.table} WHERE key = ? AND time < ? "
+            f"ORDER BY time DESC, rowid DESC LIMIT 1", (key, int(tau))).fetchone()
+        return float(row[0]) if row else self.default
+
+    def value_range(self) -> tuple[float, float]:
+        lo, hi = self._connection().execute(
+            f"SELECT MIN(value), MAX(value) FROM {self.table}").fetchone()
+        if lo is None:
+            return self.default, self.default
+        return min(float(lo), self.default), max(float(hi), self.default)
+
+    @staticmethod
+    def write(path: str, rows, table: str = TABLE) -> None:
+        """Create ``path`` with the table ``(key, time, value)`` and an index (for tests and bench)."""
+        with sqlite3.connect(path) as conn:
+            conn.execute(f"CREATE TABLE {table} (key, time INTEGER, value REAL)")
+            conn.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)", rows)
+            conn.execute(f"CREATE INDEX {table}_key_time ON {table} (key, time)")
+        conn.close()
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_conn"] = None
+        return state
+
+
+class CallableDataset:
+    """A function ``(key, tau) -> value`` (a real service).  Must be picklable for Spark."""
+
+    def __init__(self, fn: Callable[[object, int], float]):
+        if not callable(fn):
+            raise InvalidParameter(f"expected a callable (key, tau) -> value, got {fn!r}")
+        self.fn = fn
+
+    def value(self, key, tau: int) -> float:
+        v = float(self.fn(key, int(tau)))
+        if not math.isfinite(v):
+            raise InvalidParameter(f"remote value of {key!r} at {tau} is not finite: {v}")
+        return v
+
+
+class FetchCounter:
+    """The engine's only door to the remote dataset: counts and limits fetches per evaluation."""
+
+    def __init__(self, dataset: RemoteDataset, budget: int | None, latency: float = 0.0):
+        self.dataset = dataset
+        self.budget = budget
+        self.latency = float(latency)
+        self.tau: int | None = None
+        self.count = 0
+        self.log: list[int] = []  # fetches of each finished evaluation
+
+    def begin(self, tau: int) -> None:
+        """Start the evaluation at ``tau`` (closes the previous one in ``log``)."""
+        if self.tau is not None:
+            self.log.append(self.count)
+        self.tau, self.count = int(tau), 0
+
+    def fetch(self, key) -> float:
+        """``value(key, tau)`` of the current evaluation; one unit of budget."""
+        if self.budget is not None and self.count >= self.budget:
+            raise BudgetExceeded(f"fetch {self.count + 1} of {key!r} at tau={self.tau} exceeds "
+                                 f"the budget of {self.budget} fetches per evaluation")
+        self.count += 1
+        if self.latency:
+            _time.sleep(self.latency)
+        return self.dataset.value(key, self.tau)
+
+    def load(self, key, t0: int) -> float:
+        """The replica's bulk load at ``t0`` (not counted)."""
+        return self.dataset.value(key, t0)
+
+    @property
+    def per_evaluation(self) -> list[int]:
+        """Fetches of every evaluation so far, the current one included."""
+        return self.log + ([self.count] if self.tau is not None else [])

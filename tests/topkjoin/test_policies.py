@@ -1,0 +1,26 @@
+"""Policy election rules (analysis note §6)."""
+import pytest
+
+from engines.topkjoin import policies
+
+
+def _ctx(gamma, k=5):
+    return policies.Context(0, 0, 100, gamma, k, {})
+
+
+@pytest.mark.parametrize("gamma,size,positions", [
+    (1, 30, [6]), (2, 30, [5, 6]), (3, 30, [5, 6, 7]), (5, 30, [4, 5, 6, 7, 8]),
+    (7, 30, list(range(3, 10))), (10, 30, list(range(1, 11))), (15, 30, list(range(1, 16))),
+    (20, 12, list(range(1, 13))), (7, 8, list(range(2, 9)))])
+def test_border_selection_positions(gamma, size, positions):
+    cands = list(range(1, size + 1))
+    assert policies.border(None, cands, _ctx(gamma)) == positions
+
+
+def test_top_selection_takes_gamma():
+    assert policies.top(None, list("GECF"), _ctx(2, k=3)) == ["G", "E"]
+
+
+def test_bsm_paper_example():
+    # K = 3, gamma = 2 on the list G, E, C, F, ...: refresh C and F (positions 3 and 4)
+    assert policies.border(None, list("GECFAB"), _ctx(2, k=3)) == ["C", "F"]

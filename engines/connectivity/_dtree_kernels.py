@@ -1,8 +1,7 @@
 """Numba kernels of the D-Tree engine (``engines.connectivity.dtree``).
 
-D-Tree: Chen, Lin, Yang, Xu, Gao, Luo, Chen, Yu, Qian, "Dynamic Spanning Trees
-for Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11),
-2022.  The module docstring of ``dtree.py`` maps the functions here to the
+D-Tree: Chen, Lachish, Helmer, Boehlen, "Dynamic Spanning Trees for
+Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11), 2022.  The module docstring of ``dtree.py`` maps the functions here to the
 paper's operations.  Only ``@njit`` functions over numpy arrays and scalars.
 
 All structures are flat int64 arrays bundled in one tuple ``T`` (see
@@ -101,7 +100,7 @@ def nt_remove(T, e):
     _nt_pop(T, 2 * e + 1, ev[e])
 
 
-# -- spanning-tree primitives (paper Section 4) -----------------------------------
+# -- spanning-tree primitives (reroot, link, unlink, insertion, deletion) -----------------------------------
 @njit(cache=True)
 def find_root(T, x):
     parent = T[0]

@@ -1,35 +1,41 @@
 """D-Tree: fully dynamic connectivity by balanced spanning trees, used as the BIC
 paper's FDC baseline.
 
-Paper: Chen, Lin, Yang, Xu, Gao, Luo, Chen, Yu, Qian, "Dynamic Spanning Trees for
-Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11), 2022.
+Paper: Qing Chen, Oded Lachish, Sven Helmer, Michael H. Boehlen, "Dynamic Spanning
+Trees for Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11),
+2022, 3263-3276 (reference [7] of the BIC technical report).
 Usage as in Zhang, Bonifati, Oezsu (BIC technical report Section 7.1; analysis
 note Sections 1.3, 7.3): every edge is inserted as it arrives; at each window
 slide the expired edges are deleted one by one, oldest first, from a FIFO; the
 workload is then answered by D-Tree connectivity queries.  Semantics:
 notes/connectivity.md.
 
-What follows the D-Tree paper (kernels in ``_dtree_kernels``):
+The D-Tree operations (functions of ``_dtree_kernels``):
 
-- Section 3 (the D-Tree): a spanning forest of rooted trees with parent
-  pointers and subtree sizes; non-tree edges in per-vertex adjacency lists.
-  A query walks both vertices to their roots and compares them.
-- Section 4.1 (query): ``find`` reroots at the root's child on the path when
-  that child holds more than half of the tree (moves the root towards the
-  centroid, so later walks are shorter).
-- Section 4.2 (insertion): between two trees, the smaller tree is rerooted at
-  its endpoint and linked under the other endpoint, then the joined tree is
-  rerooted at the deepest path vertex holding more than half of it
-  (``link``); inside one tree, if the endpoints' depths differ by 2 or more
-  the new edge replaces a tree edge on the deep side, making it shallower
-  (``insert_nontree_edge``); else it is a non-tree edge.
-- Section 4.3 (deletion): a non-tree edge is unlinked from its lists; a tree
-  edge splits the tree and the smaller part is searched breadth-first for a
-  non-tree edge into the larger part (the replacement, linked like an
-  insertion); if none exists the smaller part is rerooted near its centroid.
+- The D-tree: a spanning forest of rooted trees with parent pointers and
+  subtree sizes; non-tree edges in per-vertex adjacency lists.  A query
+  (``connected``) walks both vertices to their roots and compares them; on the way it reroots
+  at the root's child on the path when that child holds more than half of the
+  tree (``find``: the centroid heuristic applied lazily).
+- ``insert_tree_edge`` (edge between two trees): the smaller tree is rerooted at its
+  endpoint (``reroot``) and linked under the other endpoint (small-to-large);
+  ``link`` then reroots at the deepest path vertex holding more than half of
+  the joined tree (centroid heuristic).
+- ``insert_nontree_edge`` (edge inside one tree): if the endpoints' depths differ by 2
+  or more, the new edge replaces the tree edge above the deep endpoint's
+  ancestor at depth ``depth(shallow) + 2``, which becomes a non-tree edge (the
+  BFS heuristic, threshold ``depth(u) - depth(v) - 2``); else it is a non-tree
+  edge.
+- ``delete_edge`` of a non-tree edge: unlink it from the adjacency lists;
+  of a tree edge (``delete_tree_edge``): split
+  the tree, search the smaller part breadth-first for a non-tree edge into the
+  larger part (the replacement, linked as in ``insert_tree_edge``); without one, the
+  smaller part is rerooted near its centroid.
 
-The operations follow the authors' reference code as ported to C++ in a public
-dynamic-connectivity study (``DTree.cpp``), written here over flat arrays.
+The paper text was not available offline; the operations follow the authors'
+algorithms as ported to C++ in a public dynamic-connectivity study
+(``DTree.cpp``) and the ID-tree paper's description of the D-Tree thresholds,
+written here over flat arrays.
 
 Deviations and additions (the paper assumes a simple graph with known vertices):
 

@@ -237,14 +237,19 @@ def rollover(st, V, C, H):
 
 @njit(cache=True)
 def _u_find(U, x, ep):
+    """Find in the per-window union-find (parent < 0: a root of size -parent)."""
     if U[x, U_STAMP] != ep:
         U[x, U_STAMP] = ep
-        U[x, U_PARENT] = x
+        U[x, U_PARENT] = -1
         return x
-    while U[x, U_PARENT] != x:
-        U[x, U_PARENT] = U[U[x, U_PARENT], U_PARENT]
-        x = U[x, U_PARENT]
-    return x
+    r = x
+    while U[r, U_PARENT] >= 0:
+        r = U[r, U_PARENT]
+    while U[x, U_PARENT] >= 0 and U[x, U_PARENT] != r:   # full path compression
+        nxt = U[x, U_PARENT]
+        U[x, U_PARENT] = r
+        x = nxt
+    return r
 
 
 @njit(cache=True)
@@ -304,8 +309,11 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
         if (M[e, word] >> bit) & ONE:
             x = _u_find(U, E[e, EB], ep)
             y = _u_find(U, E[e, EF] + vcap, ep)
-            if x != y:
-                U[x, U_PARENT] = y
+            if x != y:                              # union by size
+                if U[x, U_PARENT] > U[y, U_PARENT]:
+                    x, y = y, x
+                U[x, U_PARENT] += U[y, U_PARENT]
+                U[y, U_PARENT] = x
     for k in range(npend):
         out[row, pend[0, k]] = _u_find(U, pend[1, k], ep) == _u_find(U, pend[2, k], ep)
 

@@ -71,29 +71,25 @@ def _build(scenario, omega, beta, k, n, budget, aggregate, weights, alphabet, id
 
 
 @st.composite
-def cases(draw, max_items: int = 40, scenario: str | None = None):
+def cases(draw, max_items: int = 30, scenario: str | None = None):
     scenario = scenario or draw(st.sampled_from(SCENARIOS))
     omega = draw(st.integers(1, MAX_WINDOW))
     beta = draw(st.integers(1, MAX_WINDOW))
-    k = draw(st.integers(1, 4))
-    n = draw(st.integers(0, 4))
-    budget = draw(st.integers(0, 4))
+    k, n, budget = draw(st.tuples(st.integers(1, 4), st.integers(0, 4), st.integers(0, 4)))
     aggregate = draw(st.sampled_from(["sum", "latest"]))
     weights = draw(st.sampled_from([(0.7, 0.3), (0.5, 0.5), (1.0, 0.0), (0.0, 1.0)]))
     alphabet = draw(st.integers(1, MAX_ALPHABET))
-    count = draw(st.integers(0, max_items))
-    ids = draw(st.lists(st.integers(0, alphabet - 1), min_size=count, max_size=count))
-    xs = draw(st.lists(st.sampled_from(VALUES), min_size=count, max_size=count))
-    step = st.one_of(st.just(0), st.integers(1, max(beta, 1)),
-                     st.integers(omega, 2 * (omega + beta) + 1))
-    steps = draw(st.lists(step, min_size=count, max_size=count))
+    # steps: bursts (0), progress within a slide, and a gap longer than the window
+    step = st.sampled_from([0, 0, 1, 1, max(beta // 2, 1), beta, omega + beta + 1])
+    rows = draw(st.lists(st.tuples(st.integers(0, alphabet - 1), st.sampled_from(VALUES), step),
+                         max_size=max_items))
+    ids, xs, steps = ([r[i] for r in rows] for i in range(3))
     first = draw(st.integers(-20, 20))
     origin_back = draw(st.one_of(st.none(), st.integers(0, 2 * beta)))
     span = sum(steps[1:]) + omega + 4
     entry = st.tuples(st.integers(0, span), st.sampled_from([0.0, 1.0, 2.0, 3.0]))
-    timelines = draw(st.dictionaries(st.integers(0, alphabet), st.lists(entry, max_size=5),
-                                     max_size=alphabet + 1))
-    cuts = draw(st.lists(st.integers(1, max(count - 1, 1)), max_size=6))
+    timelines = dict(enumerate(draw(st.lists(st.lists(entry, max_size=4), max_size=alphabet + 1))))
+    cuts = draw(st.lists(st.integers(1, max(len(rows) - 1, 1)), max_size=5))
     seed = draw(st.integers(0, 3))
     return _build(scenario, omega, beta, k, n, budget, aggregate, weights, alphabet, ids, xs,
                   steps, first, origin_back, timelines, cuts, seed)

@@ -1,0 +1,90 @@
+"""The one place that builds Spark sessions (DESIGN.md, "Spark pipeline").
+
+``session()`` runs locally on every core by default (``local[*]``); a cluster is
+chosen with ``master=`` (the CLI's ``--master``) or the ``SPARK_MASTER``
+environment variable.  Executors run the driver's own interpreter
+(``sys.executable``) so the engines, numba and the installed entry points they
+import are the same on both sides; on a real cluster that interpreter path (with
+streamspec installed) must exist on every worker.
+
+Logs are quiet: only errors from the JVM, no console progress bar (the
+pipeline draws its own, ``pipeline.progress``), no web UI unless asked.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import warnings
+
+DEFAULT_MASTER = "local[*]"
+
+# Spark's default log4j2 profile prints INFO/WARN banners on every start; this
+# profile keeps the driver's stderr for our own messages and real errors.
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+# the shell's logger at the root's level: no "Setting default log level" banner
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+"""
+
+
+_LOG4J2_VERSION = 2
+
+
+def _log4j2_file() -> str:
+    path = os.path.join(tempfile.gettempdir(), f"streamspec-log4j2-{os.getuid()}-{_LOG4J2_VERSION}.properties")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w") as f:
+            f.write(_LOG4J2)
+        os.replace(tmp, path)  # atomic: concurrent sessions never read half a file
+    return path
+
+
+def _quiet_python_warnings() -> None:
+    # pyspark 4 warns on every pandas UDF call that pandas 3 is "not fully
+    # supported"; the pipeline's tests cover what we use.
+    warnings.filterwarnings("ignore", message=".*does not yet fully support pandas.*")
+
+
+def session(master: str | None = None, app_name: str = "streamspec",
+            conf: dict[str, str] | None = None):
+    """A ``SparkSession``: ``master`` or ``$SPARK_MASTER`` or ``local[*]``.
+
+    ``conf`` adds Spark settings (the test fixture uses it for
+    ``spark.sql.shuffle.partitions`` and friends).  An existing session is
+    reused by Spark itself (``getOrCreate``); its static settings then stay.
+    """
+    from pyspark.sql import SparkSession
+
+    _quiet_python_warnings()
+    # the executors' Python must be the driver's: same packages, same numba
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    master = master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
+    log_opt = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
+    settings = {
+        "spark.pyspark.python": sys.executable,
+        "spark.pyspark.driver.python": sys.executable,
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.extraJavaOptions": log_opt,
+        "spark.executor.extraJavaOptions": log_opt,
+        # executors inherit the driver's warning filter for the pandas notice
+        "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",
+    }
+    settings.update(conf or {})
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

@@ -1,0 +1,26 @@
+"""Project-wide test fixtures: the one Spark session (STYLE.md, "Spark is expensive").
+
+Every test marked ``spark`` shares this session-scoped ``spark`` fixture:
+``local[2]``, two shuffle partitions, adaptive execution off (the partition
+counts a test asks for are the ones it gets), no UI.  Executors run this
+interpreter (``pipeline.spark.session`` sets ``PYSPARK_PYTHON``).  Property
+tests over Spark use ``conformance.profiles.spark_settings()`` (few examples).
+"""
+from __future__ import annotations
+
+import pytest
+
+SPARK_CONF = {
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.ui.enabled": "false",
+    "spark.default.parallelism": "2",
+}
+
+
+@pytest.fixture(scope="session")
+def spark():
+    from pipeline.spark import session
+    spark = session("local[2]", app_name="streamspec-tests", conf=SPARK_CONF)
+    yield spark
+    spark.stop()

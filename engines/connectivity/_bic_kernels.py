@@ -25,8 +25,8 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   third of the kernel's time.  Keys of absorbed roots go stale and are never
   looked up again (F-roots never come back within a chunk): no deletions.
 - ``U`` int32 ``(2 vcap, 2)``: the once-per-window union-find over BFBG edges
-  valid at ``j`` (note Section 6, last bullet); B-node ``x`` is ``x``, F-node
-  ``y`` is ``vcap + y``.
+  valid at ``j`` (note Section 6, last bullet): rows ``< vcap`` are B-nodes,
+  row ``vcap + y`` holds F-root ``y``'s representative B-node.
 
 Slots are time driven (note Section 8.4): slot ``sigma = (t - t0) div g``,
 ``g = gcd(r, s)``, chunks of ``K = r/g`` slots, window ``n`` spans slots
@@ -253,6 +253,18 @@ def _u_find(U, x, ep):
 
 
 @njit(cache=True)
+def _bfbg_node(U, node, vcap, ep):
+    """Set of a query's BFBG node at this window: a B-node's root, or the root
+    of an F-root's representative; -1 for an F-root without valid edges (its
+    component is its F-tree alone, which the intra-forward test already saw)."""
+    if node < vcap:
+        return _u_find(U, node, ep)
+    if U[node, U_STAMP] != ep:
+        return -1
+    return _u_find(U, U[node, U_PARENT], ep)
+
+
+@njit(cache=True)
 def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
     """Answers of one window, query procedure of note Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
@@ -301,21 +313,31 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
         npend += 1
     if npend == 0:
         return
+    # Union-find over the B-nodes only: an F-root is represented by the first
+    # B-node seen with it (rows vcap + y), so an F-root with a single valid edge
+    # costs one store and no find.
     st[U_EP] += 1
     ep = st[U_EP]
     word = j >> 6
     bit = np.uint64(j & 63)
     for e in range(st[E_CNT]):
         if (M[e, word] >> bit) & ONE:
+            fy = E[e, EF] + vcap
+            if U[fy, U_STAMP] != ep:
+                U[fy, U_STAMP] = ep
+                U[fy, U_PARENT] = E[e, EB]
+                continue
             x = _u_find(U, E[e, EB], ep)
-            y = _u_find(U, E[e, EF] + vcap, ep)
+            y = _u_find(U, U[fy, U_PARENT], ep)
             if x != y:                              # union by size
                 if U[x, U_PARENT] > U[y, U_PARENT]:
                     x, y = y, x
                 U[x, U_PARENT] += U[y, U_PARENT]
                 U[y, U_PARENT] = x
     for k in range(npend):
-        out[row, pend[0, k]] = _u_find(U, pend[1, k], ep) == _u_find(U, pend[2, k], ep)
+        a = _bfbg_node(U, pend[1, k], vcap, ep)
+        b = _bfbg_node(U, pend[2, k], vcap, ep)
+        out[row, pend[0, k]] = a >= 0 and a == b
 
 
 @njit(cache=True)

@@ -8,13 +8,16 @@ same run, so ``python -m bench.ratios`` can compare medians within the group:
   ``process`` call: BIC, RWC, D-Tree and scipy per-window recomputation.
 - ``connectivity-ci-small``: a stream small enough for networkx (25K edges,
   windows of 5K edges, K = 20): the same engines plus networkx per window.
-- ``connectivity-ci-window``: one window evaluation in steady state (a round
-  = one ``process`` call with one slide); the median is the typical window
-  latency (BIC answers most windows without rebuilding anything).
+- ``connectivity-ci-window``: one window in steady state (a round = one
+  ``process`` call with one slide: that slide's inserts and the window's
+  queries); the median is the typical window latency (BIC answers most
+  windows without rebuilding anything, RWC rebuilds the whole window).
 
 Engines come from the registry; one that is not registered is skipped with
 its reason, and ``bench.ratios`` then reports its floors as missing.
-Run: ``pytest bench/ -m bench --benchmark-json=bench.json`` (a few minutes).
+Run: ``pytest bench/ -m bench --benchmark-json=bench.json`` (about a minute
+on a quiet machine), then ``python -m bench.ratios bench.json``.  On a busy
+shared machine add ``--benchmark-timer=time.process_time``.
 """
 from __future__ import annotations
 

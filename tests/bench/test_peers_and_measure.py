@@ -4,10 +4,10 @@ import pytest
 
 from spec.connectivity import Params
 from spec.registry import Registry
-from reference.connectivity import OracleEngine, evaluate
+from reference.connectivity import evaluate
 
 from bench.connectivity.generators import Stream, rmat_stream, workload
-from bench.connectivity.measure import run, run_paper, splits_slides
+from bench.connectivity.measure import run, run_engine
 from bench.connectivity.peers import create
 
 
@@ -51,13 +51,14 @@ def test_measure_one_latency_per_full_window():
     params = Params(r=40, s=10, workload=workload(stream, 5, seed=0))
     m = run("scipy", stream, params)
     assert not m.truncated and m.n_edges == 3000
-    # windows evaluated by process: those ending by the last slide's start, (290 - 40) / 10 + 1
-    assert m.n_windows == 26
+    # windows evaluated by process: those ending by the last slide's start, (290 - 40) / 10 + 1,
+    # less the first (its call also fills the window)
+    assert m.n_windows == 25
     assert np.all(m.window_latencies > 0)
     assert m.throughput == pytest.approx(3000 / m.seconds)
     assert m.percentile(50) <= m.percentile(95) <= m.percentile(99)
     row = m.row()
-    assert row["windows"] == 26 and "all 26 full windows" in row["method"]
+    assert row["windows"] == 25 and "25 full windows" in row["method"]
 
 
 def test_measure_truncates_on_budget():
@@ -65,53 +66,36 @@ def test_measure_truncates_on_budget():
     params = Params(r=40, s=10, workload=workload(stream, 5, seed=0))
     m = run("networkx", stream, params, budget=0.0, clock="cpu")
     assert m.truncated and m.n_windows == 1 and m.n_edges < 3000
+    assert m.steady_edges == 100                               # one slide applied per window
     assert m.throughput == pytest.approx(m.steady_edges / m.steady_seconds)
     assert "truncated" in m.method and "cpu clock" in m.method
 
 
-@pytest.mark.parametrize("name", ["oracle", "scipy"])
-def test_paper_run_replays_every_window_like_the_oracle(name):
+ENGINES = sorted({n for _, n in Registry.names("connectivity")} | {"scipy", "networkx"})
+
+
+@pytest.mark.parametrize("name", ENGINES)
+@pytest.mark.parametrize("r, s", [(30, 10), (25, 10), (10, 30)])
+def test_engine_run_replays_every_window_like_the_oracle(name, r, s):
     stream = rmat_stream(80, 2000, 10, seed=3)                # times 0..199
-    params = Params(r=30, s=10, workload=workload(stream, 6, seed=3, top=None))
+    params = Params(r=r, s=s, workload=workload(stream, 6, seed=3, top=None))
     record = []
-    m = run_paper(name, stream, params, record=record)
+    m = run_engine(name, stream, params, record=record)
     expected = evaluate(list(zip(stream.u.tolist(), stream.v.tolist(), stream.t.tolist())), params)
     assert record == [w.answers for w in expected]
-    assert m.kind == "paper" and not m.truncated
-    assert m.n_windows == (190 - 30) // 10 + 1                 # full windows, as in run()
-    assert len(m.slide_latencies) == m.n_windows
-    assert np.all(m.slide_latencies >= m.window_latencies)
-    assert "paper latency" in m.method
+    assert m.kind == "engine" and not m.truncated and m.n_edges == 2000
+    assert "engine alone" in m.method
 
 
-def test_paper_run_truncates_on_budget():
+def test_engine_run_counts_like_the_contract_run():
+    stream = rmat_stream(200, 3000, 10, seed=0)
+    params = Params(r=40, s=10, workload=workload(stream, 5, seed=0))
+    a, b = run("oracle", stream, params), run_engine("oracle", stream, params)
+    assert a.n_windows == b.n_windows == 25
+
+
+def test_engine_run_truncates_on_budget():
     stream = rmat_stream(80, 2000, 10, seed=3)
     params = Params(r=30, s=10, workload=workload(stream, 6, seed=3, top=None))
-    m = run_paper("networkx", stream, params, budget=0.0, clock="cpu")
+    m = run_engine("networkx", stream, params, budget=0.0, clock="cpu")
     assert m.truncated and m.n_windows == 1 and m.n_edges < 2000
-
-
-class DropsLateEdges(OracleEngine):
-    """Correct under the base driver, but drops edges past the last window it evaluates."""
-
-    name = "drops-late-edges"
-
-    def _run(self, u, v, t, upto):
-        if upto > 0:
-            keep = t < self.windows.end(upto - 1)
-            u, v, t = u[keep], v[keep], t[keep]
-        return super()._run(u, v, t, upto)
-
-
-def test_paper_run_falls_back_for_engines_that_cannot_split():
-    Registry.register(DropsLateEdges)
-    try:
-        assert splits_slides("oracle") and not splits_slides("drops-late-edges")
-        stream = rmat_stream(80, 2000, 10, seed=3)
-        params = Params(r=30, s=10, workload=workload(stream, 6, seed=3, top=None))
-        m = run_paper("drops-late-edges", stream, params)
-        assert m.kind == "slide" and "upper bound" in m.method
-        assert m.n_windows == (190 - 30) // 10 + 1
-    finally:
-        Registry.unregister(DropsLateEdges)
-        splits_slides.cache_clear()

@@ -28,6 +28,10 @@ slide (50K edges at full size), which bounds the measurable RWC/BIC ratio.  Both
 shaped JSON (groups ``connectivity-<scale>-throughput`` / ``-p95`` /
 ``-memory``) that ``python -m bench.ratios`` checks against the floors.
 
+Expected duration at full size on a quiet machine: about 10 minutes (RWC
+rebuilds ~1M-edge windows 180 times, in two runs plus two memory
+subprocesses; scipy and ``--also`` engines are capped by ``--peer-budget``).
+
 Peers (scipy, and ``--also`` engines such as networkx or dtree) get a time
 budget (``--peer-budget``): past it their run stops and their numbers come from
 the windows reached (a prefix after the first window fills; per-window

@@ -1,0 +1,147 @@
+"""Inputs of the topkjoin job: the item stream and the remote timeline (notes/topkjoin.md).
+
+Items (``--stream``), by file name:
+
+- ``*.parquet`` or a directory: columns ``id, x, ts`` (optionally ``key``);
+  errors at ``file:row N``;
+- ``*.json``/``*.jsonl``: JSON lines ``{"id", "x", "ts"[, "key"]}``; errors at
+  ``file:line``;
+- anything else: CSV with a header naming ``id, x, ts`` (optionally ``key``);
+  errors at ``file:line``.
+
+A ``key`` column holds independent streams (many queries or key groups), each
+replayed by its own engine.  Ids are ints when every id parses as an int, else
+strings (``pipeline.io.id_column``); ``ts`` must be integers; ``x`` finite
+numbers.  Each key's stream is validated on the driver with the spec's own
+checks before Spark starts.
+
+Remote timeline (``--remote``): ``*.db``/``*.sqlite``/``*.sqlite3`` is a
+SQLite file with a table ``timeline(key, time, value)``; Parquet or CSV
+(header ``key, time, value``) is loaded in memory.  Keys follow the same
+int-or-string rule as ids.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import attrs
+import numpy as np
+import pandas as pd
+
+from pipeline.io import InputError, id_column, is_parquet, location
+from spec.errors import MalformedRecord, RecordError
+from spec.topkjoin import ItemBatch, id_type, validate
+from spec.topkjoin_remote import SqliteDataset, TimelineDataset
+
+SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
+@attrs.frozen
+class ItemStream:
+    """Validated items: a frame ``key, seq, id, x, t`` (``seq`` = input order) and its source."""
+
+    frame: pd.DataFrame
+    source: str
+    keyed: bool
+
+
+def _read_table(path: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, list[str]]:
+    """The rows as strings-or-values and the ``file:line`` of each row."""
+    if not is_parquet(path) and not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+        try:
+            frame = pq.read_table(path).to_pandas()
+        except (OSError, ValueError) as err:
+            raise InputError(f"{path}: cannot read Parquet: {err}") from None
+        wheres = [f"{path}:row {n}" for n in range(1, len(frame) + 1)]
+    elif path.endswith((".json", ".jsonl")):
+        rows, wheres = [], []
+        with open(path, encoding="utf-8") as f:
+            for number, raw in enumerate(f, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    row = json.loads(raw)
+                except json.JSONDecodeError as err:
+                    raise MalformedRecord(f"not JSON: {err.msg}").at(location(path, number)) from None
+                if not isinstance(row, dict):
+                    raise MalformedRecord("expected a JSON object").at(location(path, number))
+                rows.append(row), wheres.append(location(path, number))
+        frame = pd.DataFrame(rows, columns=sorted({c for r in rows for c in r}) or list(needed))
+    else:
+        try:
+            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+        except (OSError, ValueError, pd.errors.ParserError) as err:
+            raise InputError(f"{path}: cannot read CSV: {err}") from None
+        frame.columns = [c.strip() for c in frame.columns]
+        wheres = [location(path, n) for n in range(2, len(frame) + 2)]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: needs columns {', '.join(needed)} (missing {', '.join(missing)})")
+    return frame, wheres
+
+
+def _number(v, integer: bool):
+    if isinstance(v, (bool, np.bool_)) or v is None:
+        raise ValueError
+    if integer:
+        if isinstance(v, (int, np.integer)):
+            return int(v)
+        return int(str(v).strip())          # "1.5" and "" are errors, not truncated
+    return float(v)
+
+
+def _numbers(values, wheres, what: str, integer: bool) -> np.ndarray:
+    out = np.empty(len(values), dtype=np.int64 if integer else np.float64)
+    for n, v in enumerate(values):
+        try:
+            out[n] = _number(v, integer)
+        except (TypeError, ValueError, OverflowError):
+            raise MalformedRecord(f"{what} must be {'an integer' if integer else 'a number'}, "
+                                  f"got {v!r}").at(wheres[n]) from None
+    return out
+
+
+def _ids(values) -> np.ndarray:
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return np.asarray(values, dtype=np.int64) if len(values) else np.empty(0, np.int64)
+    return id_column([str(v) for v in values])
+
+
+def read_items(path: str) -> ItemStream:
+    """Parse and validate the item stream on the driver (module docstring)."""
+    frame, wheres = _read_table(path, ("id", "x", "ts"))
+    keyed = "key" in frame.columns
+    ids = _ids(frame["id"].tolist())
+    x = _numbers(frame["x"].tolist(), wheres, "x", integer=False)
+    ts = _numbers(frame["ts"].tolist(), wheres, "ts", integer=True)
+    keys = _ids(frame["key"].tolist()) if keyed else np.zeros(len(frame), dtype=np.int64)
+    out = pd.DataFrame({"key": keys, "seq": np.arange(len(frame), dtype=np.int64),
+                        "id": ids, "x": x, "t": ts})
+    kind = id_type(ids[0]) if len(ids) else int
+    for _, group in out.groupby("key", sort=False):
+        rows = group.index.to_numpy()
+        try:
+            validate(ItemBatch(ids[rows], x[rows], ts[rows]), kind, None)
+        except RecordError as err:
+            raise err.at(wheres[rows[err.index]]) from None
+    return ItemStream(out, path, keyed)
+
+
+def read_remote(path: str):
+    """The remote dataset: SQLite by suffix, else a Parquet/CSV timeline loaded in memory."""
+    if path.endswith(SQLITE_SUFFIXES):
+        if not os.path.exists(path):
+            raise InputError(f"{path}: no such file")
+        return SqliteDataset(path)
+    frame, wheres = _read_table(path, ("key", "time", "value"))
+    keys = _ids(frame["key"].tolist())
+    times = _numbers(frame["time"].tolist(), wheres, "time", integer=True)
+    values = _numbers(frame["value"].tolist(), wheres, "value", integer=False)
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        raise MalformedRecord(f"value must be finite, got {values[bad[0]]}").at(wheres[bad[0]])
+    return TimelineDataset.from_rows(zip(keys.tolist(), times.tolist(), values.tolist()))

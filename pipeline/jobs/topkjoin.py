@@ -1,0 +1,205 @@
+"""Continuous top-k join of a stream with an evolving remote dataset: one Parquet row per
+(evaluation, rank).
+
+``streamspec run topkjoin --stream ITEMS --remote TIMELINE --omega W --beta B
+--k K --n N --budget G --engine NAME --output DIR [--aggregate sum|latest]
+[--weights WS,WV] [--stream-range LO,HI] [--remote-range LO,HI] [--origin T0]
+[--oracle]`` (notes/topkjoin.md; readers: ``pipeline.io.topkjoin``).
+
+Output columns: ``window``, ``tau`` (evaluation time), ``rank`` (1..K), ``id``,
+``score``; plus ``key`` first when the stream is keyed.  An evaluation with an
+empty answer (empty window) is one row with ``rank`` 0 and null ``id`` and
+``score``, so every evaluation is visible.
+
+Defaults (documented choices): weights 0.7 (stream) and 0.3 (remote); the
+stream range is the min and max of the per-window streaming scores over the
+whole input (every key, every window), the remote range the min and max of
+every timeline value and the default 0; a degenerate range ``lo == hi``
+becomes ``(lo, lo + 1)``.  The origin defaults to each stream's first item.
+
+Replay: ``pipeline.replay.keyed``, one engine per key (a stream without a
+``key`` column is one key); equal to the single-process run, since keys are
+independent.  ``--oracle`` also replays the oracle and prints the cumulative
+and mean nDCG@k and precision@k of the engine against it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+
+from spec.topkjoin import PROBLEM, ItemBatch, Params
+
+ROW_COLUMNS = ("window", "tau", "rank", "id", "score")
+
+
+def output_schema(id_kind: str) -> str:
+    return f"window long, tau long, rank int, id {id_kind}, score double"
+
+
+def output_rows(evaluations) -> pd.DataFrame:
+    cols = {c: [] for c in ROW_COLUMNS}
+    for e in evaluations:
+        answer = e.answer or ((None, None),)
+        for rank, (key, score) in enumerate(answer, 1 if e.answer else 0):
+            for c, v in zip(ROW_COLUMNS, (e.window, e.tau, rank, key, score)):
+                cols[c].append(v)
+    frame = pd.DataFrame({"window": pd.Series(cols["window"], dtype="int64"),
+                          "tau": pd.Series(cols["tau"], dtype="int64"),
+                          "rank": pd.Series(cols["rank"], dtype="int32"),
+                          "id": pd.Series(cols["id"], dtype=object),
+                          "score": pd.Series(cols["score"], dtype="float64")})
+    return frame
+
+
+def run_stream(engine_cls, params: Params, events: pd.DataFrame) -> pd.DataFrame:
+    """One key's stream (in order) through one engine."""
+    ids = events["id"].to_numpy()
+    ids = ids.astype(np.int64) if ids.dtype.kind in "iu" or all(
+        isinstance(v, (int, np.integer)) for v in ids) else ids.astype(object)
+    engine = engine_cls(params)
+    batch = ItemBatch(ids, events["x"].to_numpy(np.float64), events["t"].to_numpy(np.int64))
+    return output_rows(list(engine.process(batch)) + engine.flush())
+
+
+def _stream_task(engine_cls, params):
+    def task(pdf: pd.DataFrame) -> pd.DataFrame:
+        return run_stream(engine_cls, params, pdf)
+    return task
+
+
+def replay(spark, stream, engine_cls, params: Params, partitions: int):
+    """The output rows as a Spark DataFrame (one engine per key)."""
+    from pipeline.replay import keyed
+
+    frame = stream.frame
+    id_kind = "long" if frame["id"].dtype.kind in "iu" else "string"
+    key_kind = "long" if frame["key"].dtype.kind in "iu" else "string"
+    df = spark.createDataFrame(frame, f"key {key_kind}, seq long, id {id_kind}, x double, t long")
+    rows = keyed(df.repartition(partitions, "key"), _stream_task(engine_cls, params),
+                 output_schema(id_kind))
+    return rows if stream.keyed else rows.drop("key")
+
+
+def default_stream_range(stream, params_kw: dict) -> tuple[float, float]:
+    """Min and max per-window streaming score over every key (module docstring)."""
+    from engines.topkjoin.window_aggregates import SlotAggregates
+    from spec.windows import SlidingWindows
+
+    lo, hi = np.inf, -np.inf
+    for _, g in stream.frame.groupby("key", sort=False):
+        t = g["t"].to_numpy(np.int64)
+        t0 = params_kw["t0"] if params_kw["t0"] is not None else int(t[0])
+        aggs = SlotAggregates(t0, params_kw["omega"], params_kw["beta"], params_kw["aggregate"])
+        ids = pd.factorize(g["id"])[0].astype(np.int64)
+        aggs.ingest(ids, g["x"].to_numpy(np.float64), t)
+        for i in range(SlidingWindows(params_kw["omega"], params_kw["beta"], t0).started_by(int(t[-1]))):
+            vals = aggs.window(i)[1]
+            if vals.size:
+                lo, hi = min(lo, float(vals.min())), max(hi, float(vals.max()))
+    if not np.isfinite(lo):
+        return 0.0, 1.0
+    return (lo, hi) if hi > lo else (lo, lo + 1.0)
+
+
+def _pair(text: str) -> tuple[float, float]:
+    try:
+        a, b = (float(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected two numbers A,B, got {text!r}") from None
+    return a, b
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stream", required=True, metavar="ITEMS",
+                        help="items: CSV (header id,x,ts[,key]), JSON lines or Parquet")
+    parser.add_argument("--remote", required=True, metavar="TIMELINE",
+                        help="remote timeline: CSV/Parquet with key,time,value, or a SQLite "
+                             "file (.db/.sqlite) with table timeline(key, time, value)")
+    parser.add_argument("--omega", type=int, required=True, metavar="W", help="window width")
+    parser.add_argument("--beta", type=int, required=True, metavar="B", help="slide")
+    parser.add_argument("--k", type=int, required=True, metavar="K", help="answers per evaluation")
+    parser.add_argument("--n", type=int, default=0, metavar="N", help="extra list slots (Topk+N)")
+    parser.add_argument("--budget", type=int, default=0, metavar="G",
+                        help="remote fetches per evaluation (gamma)")
+    parser.add_argument("--engine", default="at-tsm", help="engine (streamspec engines topkjoin)")
+    parser.add_argument("--output", required=True, metavar="DIR", help="output Parquet dataset")
+    parser.add_argument("--aggregate", choices=("sum", "latest"), default="sum")
+    parser.add_argument("--weights", type=_pair, default=(0.7, 0.3), metavar="WS,WV")
+    parser.add_argument("--stream-range", type=_pair, default=None, metavar="LO,HI")
+    parser.add_argument("--remote-range", type=_pair, default=None, metavar="LO,HI")
+    parser.add_argument("--origin", type=int, default=None, metavar="T0")
+    parser.add_argument("--seed", type=int, default=0, help="seed of WSJ-RND")
+    parser.add_argument("--oracle", action="store_true",
+                        help="also run the oracle and print nDCG@k and precision@k")
+    parser.add_argument("--partitions", type=int, default=None, metavar="P")
+    parser.add_argument("--master", default=None, metavar="URL")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+
+
+def build_params(args, stream, remote) -> Params:
+    kw = dict(omega=args.omega, beta=args.beta, aggregate=args.aggregate, t0=args.origin)
+    srange = args.stream_range or default_stream_range(stream, kw)
+    rrange = args.remote_range
+    if rrange is None:
+        lo, hi = remote.value_range()
+        rrange = (lo, hi) if hi > lo else (lo, lo + 1.0)
+    return Params(k=args.k, n=args.n, budget=args.budget, weights=args.weights,
+                  stream_range=srange, remote_range=rrange, remote=remote, seed=args.seed, **kw)
+
+
+def main(args) -> int:
+    from pipeline.io import check_output, read_parquet, write_parquet_atomic
+    from pipeline.io.topkjoin import read_items, read_remote
+    from pipeline.spark import session
+    from spec.errors import InvalidParameter
+    from spec.registry import Registry
+
+    began = time.monotonic()
+    if args.partitions is not None and args.partitions <= 0:
+        raise InvalidParameter(f"--partitions must be > 0, got {args.partitions}")
+    engine_cls = Registry.get(PROBLEM, args.engine)
+    stream = read_items(args.stream)
+    params = build_params(args, stream, read_remote(args.remote))
+    spark = session(args.master, app_name=f"streamspec topkjoin {engine_cls.name}")
+    check_output(spark, args.output, args.overwrite)
+    partitions = args.partitions or spark.sparkContext.defaultParallelism
+    write_parquet_atomic(replay(spark, stream, engine_cls, params, partitions), args.output,
+                         overwrite=args.overwrite)
+    result = read_parquet(spark, args.output).toPandas()
+    n_eval = len(result.drop_duplicates([c for c in ("key", "window") if c in result]))
+    print(f"topkjoin: {n_eval} evaluations ({len(result)} rows), {len(stream.frame)} items, "
+          f"omega={params.omega} beta={params.beta} K={params.k} N={params.n} "
+          f"budget={params.budget} {params.aggregate}, stream range {params.stream_range}, "
+          f"remote range {params.remote_range}, engine {engine_cls.name}, "
+          f"{time.monotonic() - began:.1f} s -> {args.output}")
+    if args.oracle:
+        oracle = replay(spark, stream, Registry.get(PROBLEM, "oracle"), params, partitions).toPandas()
+        print(f"topkjoin quality of {engine_cls.name} against the oracle: "
+              f"{quality_of_rows(result, oracle, params.k)}")
+    sys.stdout.flush()
+    return 0
+
+
+def quality_of_rows(result: pd.DataFrame, oracle: pd.DataFrame, k: int):
+    """Cumulative and mean nDCG@k and precision@k from output rows (any keys)."""
+    from spec.topkjoin_quality import Quality, ndcg_at_k, precision_at_k
+
+    group = [c for c in ("key", "window") if c in oracle]
+
+    def answers(frame):
+        frame = frame[frame["rank"] > 0].sort_values(group + ["rank"])
+        return {g: list(f["id"]) for g, f in frame.groupby(group, sort=False)}
+
+    got, want = answers(result), answers(oracle)
+    evaluations = oracle.drop_duplicates(group)
+    nd = pr = 0.0
+    for g in evaluations[group].itertuples(index=False, name=None):
+        g = g if len(group) > 1 else g[0]
+        a, o = got.get(g, []), want.get(g, [])
+        nd += ndcg_at_k(a, o, k)
+        pr += precision_at_k(a, o, k)
+    return Quality(len(evaluations), nd, pr)

@@ -16,8 +16,9 @@ vertex or edge touches one cache line, which is what the random accesses cost):
 - ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot.
 - ``E`` int32 ``(ecap, 4)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
   with their index bitsets (note Section 5) in one list per F-root; ``H``
-  int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` of the
-  pairs as created, so registration adds bits to an existing pair.
+  int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` for
+  F-roots larger than ``T_SMALL`` (small roots scan their own list), so a
+  registration adds bits to an existing pair.
 - Moves (note Section 5.3) re-point the absorbed root's edges and splice its
   list, without looking for an existing ``(x, n)`` pair to merge into: a
   duplicate pair is harmless to the union-find over the BFBG, and on random
@@ -55,6 +56,12 @@ U_STAMP, U_PARENT = range(2)
 # room kept free in E and the pair index before an edge is applied: two
 # registrations of at most (depth of B + 1) <= 33 edges each
 EDGE_HEADROOM = 80
+# F-roots of at most T_SMALL vertices find their pairs by scanning their own
+# (short, cache-warm) edge list; larger roots use the pair index, filled when
+# a root first grows past T_SMALL (its list then holds at most 2 T_SMALL
+# registrations' edges)
+T_SMALL = 8
+H_HEADROOM = EDGE_HEADROOM + 2 * T_SMALL * 34
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
@@ -129,10 +136,34 @@ def _set_bits(M, e, a, hi):
 
 
 @njit(cache=True)
+def _find_pair(V, E, H, x, y):
+    """The BFBG edge ``(x_B, y_F)`` of F-root ``y``, or -1."""
+    e = V[y, HF_HEAD]
+    if e == -1:
+        return -1
+    if V[y, F_SIZE] <= T_SMALL:
+        while e != -1:
+            if E[e, EB] == x:
+                return e
+            e = E[e, ENEXT]
+        return -1
+    return pair_get(H, x, y)
+
+
+@njit(cache=True)
+def index_pairs(st, V, E, H, y):
+    """F-root ``y`` grew past T_SMALL: put its edges into the pair index."""
+    e = V[y, HF_HEAD]
+    while e != -1:
+        pair_put(H, E[e, EB], y, e)
+        st[H_USED] += 1
+        e = E[e, ENEXT]
+
+
+@njit(cache=True)
 def _add_bits(st, V, E, M, H, x, y, a, hi):
     """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new)."""
-    # an F-root without edges has no pair yet: skip the (cache-missing) lookup
-    e = -1 if V[y, HF_HEAD] == -1 else pair_get(H, x, y)
+    e = _find_pair(V, E, H, x, y)
     if e < 0:
         e = st[E_CNT]
         st[E_CNT] += 1
@@ -141,8 +172,9 @@ def _add_bits(st, V, E, M, H, x, y, a, hi):
         M[e, :] = ZERO
         E[e, ENEXT] = V[y, HF_HEAD]
         V[y, HF_HEAD] = e
-        pair_put(H, x, y, e)
-        st[H_USED] += 1
+        if V[y, F_SIZE] > T_SMALL:
+            pair_put(H, x, y, e)
+            st[H_USED] += 1
     _set_bits(M, e, a, hi)
 
 
@@ -388,7 +420,7 @@ def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
             st[RESUME] = i
             return 1
         if bfbg and (st[E_CNT] + EDGE_HEADROOM > E.shape[0]
-                     or 2 * (st[H_USED] + EDGE_HEADROOM) > H.shape[0]):
+                     or 2 * (st[H_USED] + H_HEADROOM) > H.shape[0]):
             st[RESUME] = i
             return 2
         x = u[i]
@@ -426,6 +458,8 @@ def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
         if bfbg:
             if absorbed != -1:
                 move(V, E, absorbed, root)
+                if V[root, F_SIZE] > T_SMALL >= V[root, F_SIZE] - V[absorbed, F_SIZE]:
+                    index_pairs(st, V, E, H, root)
             if new_x:
                 register(st, V, E, M, H, x, root, j)
             if new_y:

@@ -69,10 +69,10 @@ class BicEngine(ConnectivityEngine):
             M = np.zeros((cap, self._M.shape[1]), dtype=np.uint64)
             M[:self._M.shape[0]] = self._M
             self._E, self._M = E, M
-        if 2 * (int(st[kern.H_USED]) + kern.EDGE_HEADROOM) <= self._H.shape[0]:
+        if 2 * (int(st[kern.H_USED]) + kern.H_HEADROOM) <= self._H.shape[0]:
             return
         cap = self._H.shape[0]
-        while cap < 4 * (int(st[kern.E_CNT]) + kern.EDGE_HEADROOM):
+        while cap < 4 * (int(st[kern.E_CNT]) + kern.H_HEADROOM):
             cap *= 2
         self._H = np.full((cap, 2), -1, dtype=np.int64)
         st[kern.H_USED] = kern.rehash(self._E, st[kern.E_CNT], self._H)

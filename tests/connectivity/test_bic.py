@@ -225,3 +225,27 @@ def test_random_streams_match_reference():
         for i in range(0, len(edges), size):
             got += list(engine.process(edges[i:i + size]))
         assert got + engine.flush() == expected, (k, edges, params)
+
+
+@pytest.mark.parametrize("r, s, per_t, n_vertices", [(100, 9, 60, 3000), (40, 40, 30, 400)])
+def test_larger_streams_grow_arrays_and_use_the_pair_index(r, s, per_t, n_vertices):
+    # big enough for F-roots past T_SMALL (pair index), and for the chunk
+    # buffer, the BFBG edges and the pair index to grow mid-stream
+    from engines.connectivity import _bic_kernels as kern
+    rng = np.random.default_rng(r)
+    n = 20000
+    u = rng.integers(0, n_vertices, n)
+    v = np.where(rng.random(n) < 0.02, u, rng.integers(0, n_vertices, n))
+    t = np.arange(n, dtype=np.int64) // per_t
+    edges = list(zip(u.tolist(), v.tolist(), t.tolist()))
+    params = Params(r, s, [tuple(rng.integers(0, n_vertices, 2).tolist()) for _ in range(30)])
+    engine = BicEngine(params)
+    got, used_index = [], False
+    for lo in range(0, n, 997):
+        got += list(engine.process(EdgeBatch(u[lo:lo + 997], v[lo:lo + 997], t[lo:lo + 997])))
+        used_index |= bool(engine._st[kern.H_USED] > 0)
+    assert got + engine.flush() == evaluate(edges, params)
+    assert used_index == (r != s)           # r == s: K = 1, no backward buffer, no BFBG
+    assert engine._C.shape[1] > 1024
+    if r != s:
+        assert engine._E.shape[0] > 1024 and engine._H.shape[0] > 4096

@@ -249,3 +249,21 @@ def test_larger_streams_grow_arrays_and_use_the_pair_index(r, s, per_t, n_vertic
     assert engine._C.shape[1] > 1024
     if r != s:
         assert engine._E.shape[0] > 1024 and engine._H.shape[0] > 4096
+
+
+def test_pickle_at_every_edge_continues_identically():
+    # includes states right after a j = 0 window, with the rollover deferred
+    rng = random.Random(3)
+    for k in range(6):
+        edges = random_stream(rng, 60, 9, 3)
+        params = Params(rng.choice([3, 4, 6]), rng.choice([1, 2, 3]),
+                        [(rng.randrange(9), rng.randrange(9)) for _ in range(5)])
+        engine, got = BicEngine(params), []
+        for e in edges:
+            got += list(engine.process([e]))
+            clone = pickle.loads(pickle.dumps(engine))
+            if got:
+                assert [clone.connected(a, b) for a in range(9) for b in range(9)] == \
+                    [engine.connected(a, b) for a in range(9) for b in range(9)]
+            engine = clone
+        assert got + engine.flush() == evaluate(edges, params)

@@ -136,7 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args) -> int:
-    from pipeline.io import InputError, check_output, is_parquet, write_parquet_atomic
+    from pipeline.io import (InputError, OutputExists, check_output, is_parquet,
+                             write_parquet_atomic)
     from pipeline.io import edges as edge_io
     from pipeline.progress import SparkProgress
     from pipeline.spark import session
@@ -155,6 +156,8 @@ def main(args) -> int:
     if not parquet and not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     text = None if parquet else edge_io.load_text_edges(args.input, args.lateness, args.origin)
+    if "://" not in args.output and not args.overwrite and os.path.exists(args.output):
+        raise OutputExists(f"{args.output}: output exists (pass --overwrite to replace it)")
 
     spark = session(args.master, app_name=f"streamspec connectivity {engine_name}")
     check_output(spark, args.output, args.overwrite)

@@ -36,8 +36,10 @@ class BicEngine(ConnectivityEngine):
         self._V = np.zeros((0, kern.N_V), dtype=np.int32)
         self._U = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
-        self._E = np.zeros((1024, kern.N_E), dtype=np.int32)
-        self._M = np.zeros((1024, words), dtype=np.uint64)
+        # bitsets are ceil(K/64) words per BFBG edge: start small when K is huge
+        ecap = max(16, min(1024, (1 << 17) // words))
+        self._E = np.zeros((ecap, kern.N_E), dtype=np.int32)
+        self._M = np.zeros((ecap, words), dtype=np.uint64)
         self._H = np.full((4096, 2), -1, dtype=np.int64)
         self._late = (_EMPTY, _EMPTY, _EMPTY)
         self._grow_vertices(self.n_vertices)

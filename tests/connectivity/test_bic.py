@@ -85,11 +85,11 @@ def test_non_multiple_stream():
     assert rows + engine.flush() == evaluate(edges, params)
 
 
-@pytest.mark.parametrize("r, s", [(2, 5), (3, 7), (1, 1), (4, 4), (6, 4)])
+@pytest.mark.parametrize("r, s", [(2, 5), (3, 7), (1, 1), (4, 4), (6, 4), (90, 1), (300, 7)])
 def test_slide_not_dividing_window(r, s):
     rng = random.Random(r * 100 + s)
     edges, t = [], 0
-    for _ in range(60):
+    for _ in range(300):
         t += rng.choice([0, 0, 1, 2, 3])
         edges.append((rng.randrange(8), rng.randrange(8), t))
     workload = [(rng.randrange(9), rng.randrange(9)) for _ in range(6)]

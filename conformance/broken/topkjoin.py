@@ -75,7 +75,7 @@ class StaleArrivals(AtTsmEngine):
     name = "broken-stale"
     description = "list entries not re-scored when their id arrives again"
 
-    def _arrivals(self, ids, sval, tsd):
+    def _arrivals(self, ids, sval, tsd, arrays):
         ext = self.keys.external
         for d in sorted((d for d in ids if d not in self.slist), key=lambda d: (tsd[d], ext(d))):
             self.slist.insert(d, *self._entry(d, sval[d], tsd[d]))

@@ -79,7 +79,7 @@ class AcquaTopEngine(TopkJoinEngine):
         sval = dict(zip(ids_l, sv_l))
         tsd = dict(zip(ids_l, ts_l))
         self.smin = min(sv_l) if sv_l else None
-        self._arrivals(ids_l, sval, tsd)
+        self._arrivals(ids_l, sval, tsd, (ids, svals, last_ts))
         changed = self._refresh(window, start, tau, ids_l, tsd)
         for d in sorted(changed, key=ext):
             self._changed_object(d, sval, tsd)
@@ -92,12 +92,34 @@ class AcquaTopEngine(TopkJoinEngine):
         return (rank_key(self.score(s, self.replica[d]), self.keys.external(d)), s, ts,
                 (ts - self.windows.t0) // self.params.beta)
 
-    def _arrivals(self, ids, sval, tsd):
+    def _hopeless(self, ids, svals, last_ts, ids_l) -> set:
+        """Ids that MinTopK's discard test would reject, found in one vectorised pass.
+
+        Qualifying is monotone in the window (later windows' thresholds are
+        weaker) and thresholds only tighten while objects are inserted, so an
+        object scoring strictly below the LBP of its newest window ``ew`` now is
+        discarded later too.  Ties are left to ``insert`` (the id decides).
+        """
+        if self.score.fn is not None or ids.size == 0:
+            return set()
+        vals = np.fromiter((self.replica[d] for d in ids_l), dtype=np.float64, count=ids.size)
+        scores = self.score(svals, vals)
+        ew = (last_ts - self.windows.t0) // self.params.beta
+        drop = np.zeros(ids.size, dtype=bool)
+        slist = self.slist
+        for w in np.unique(ew).tolist():
+            if slist.cnt.get(w, 0) == slist.cap:
+                drop |= (ew == w) & (scores < slist.lbp[w].score)
+        return set(ids[drop].tolist())
+
+    def _arrivals(self, ids, sval, tsd, arrays):
         """Step 1: the window's ids arrive (re-arrivals re-scored, new ones inserted)."""
         self.slist.rescore({e.dense: self._entry(e.dense, sval[e.dense], tsd[e.dense])
                             for e in self.slist.entries if e.dense in sval})
+        hopeless = self._hopeless(*arrays, ids)  # after the re-scoring: its thresholds are current
         ext = self.keys.external
-        for d in sorted((d for d in ids if d not in self.slist), key=lambda d: (tsd[d], ext(d))):
+        fresh = (d for d in ids if d not in self.slist and d not in hopeless)
+        for d in sorted(fresh, key=lambda d: (tsd[d], ext(d))):
             self.slist.insert(d, *self._entry(d, sval[d], tsd[d]))
 
     def _refresh(self, window, start, tau, ids, tsd) -> list[int]:

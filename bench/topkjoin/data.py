@@ -127,3 +127,25 @@ def mentions(users: list[int], seed: int, evaluations: int = EVALUATIONS, distin
     who = rng.choice(len(users), size=count, p=weights)
     ids = np.asarray(users, dtype=np.int64)[order][who]
     return ids, ts
+
+
+def write_sample(directory: str | Path, evaluations: int = 30, seed: int = 1, ch: int = 20) -> None:
+    """The bundled sample: ``mentions.csv`` (id,x,ts) and ``followers-dfc.csv`` (key,time,value),
+    the first ``evaluations`` windows of dataset ``seed`` of DS-CH-``ch``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    snapshots = load_snapshots()
+    ids, ts = mentions(list(snapshots), seed, evaluations=evaluations)
+    end = T0 + OMEGA + (evaluations - 1) * BETA
+    with open(directory / "mentions.csv", "w") as f:
+        f.write("id,x,ts\n")
+        f.writelines(f"{i},1,{t}\n" for i, t in zip(ids.tolist(), ts.tolist()))
+    with open(directory / "followers-dfc.csv", "w") as f:
+        f.write("key,time,value\n")
+        f.writelines(f"{k},{t},{int(v)}\n" for k, t, v in timeline_rows(ds_ch(snapshots, ch, seed))
+                     if t < end)
+
+
+if __name__ == "__main__":
+    import sys
+    write_sample(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("sample"))

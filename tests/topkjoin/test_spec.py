@@ -138,3 +138,25 @@ def test_windows_evaluated_across_gaps_and_at_flush():
     assert ev[3].answer == () and ev[8].ids == (2,)
     e = OracleEngine(p)
     assert list(e.process(items)) + e.flush() == ev
+
+
+@pytest.mark.parametrize("name", ["at-tsm", "wsj-rnd", "topkn", "oracle"])
+def test_engine_state_pickles_mid_stream(name):
+    from conformance.strategies.topkjoin import random_case
+    from spec.registry import Registry
+    case = random_case(7, max_items=80)
+    cls = Registry.get("topkjoin", name)
+    half = len(case.items) // 2
+    a = cls(case.params)
+    first = list(a.process(case.items[:half]))
+    b = pickle.loads(pickle.dumps(a))
+    rest_a = list(a.process(case.items[half:])) + a.flush()
+    rest_b = list(b.process(case.items[half:])) + b.flush()
+    assert rest_a == rest_b
+    assert [e.window for e in first + rest_a] == [e.window for e in evaluate(case.items, case.params)]
+
+
+def test_latest_aggregate_uses_the_last_item():
+    p = Params(omega=10, beta=10, k=3, aggregate="latest", stream_range=(0, 10))
+    ev = evaluate([Item(1, 5.0, 0), Item(2, 3.0, 1), Item(1, 1.0, 2)], p)
+    assert ev[0].ids == (2, 1)

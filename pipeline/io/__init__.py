@@ -142,3 +142,19 @@ def read_parquet(spark, path: str):
     if not fs.exists(hpath):
         raise InputError(f"{path}: no such file or directory")
     return spark.read.parquet(path)
+
+
+def write_stream_parquet(df, path: str, checkpoint: str, available_now: bool = False):
+    """Start a streaming query appending ``df`` to the Parquet dataset ``path``.
+
+    Spark's file sink commits each micro-batch in its metadata log, and the
+    checkpoint keeps offsets and state: restarting with the same
+    ``checkpoint`` neither loses nor repeats output.  ``available_now``
+    processes what has arrived, then stops.  Read the output with
+    ``spark.read.parquet(path)`` (it honours the sink's log).
+    """
+    writer = (df.writeStream.format("parquet").outputMode("append")
+              .option("path", path).option("checkpointLocation", checkpoint))
+    if available_now:
+        writer = writer.trigger(availableNow=True)
+    return writer.start()

@@ -296,3 +296,19 @@ def workload(pairs: list[tuple[str, str]], stream: EdgeStream) -> tuple[tuple, E
                 .withColumn("v", stream.df["v"].cast("string"))
             stream = attrs.evolve(stream, df=df, vertex_type=str)
     return tuple(zip(values[0::2], values[1::2])), stream
+
+
+# -- streams -----------------------------------------------------------------------------
+def read_edge_stream(spark, directory: str, vertex_type: type = int, key_type: type = str,
+                     files_per_batch: int = 1):
+    """A streaming DataFrame of the CSV files (header ``u,v,t,key``) arriving in ``directory``.
+
+    Files are taken in arrival order, ``files_per_batch`` per micro-batch; a
+    malformed row fails the query (``FAILFAST``): streams cannot be rewound
+    to report a line, so validate files before dropping them in.
+    """
+    id_sql = "long" if vertex_type is int else "string"
+    key_sql = "long" if key_type is int else "string"
+    return (spark.readStream.schema(f"u {id_sql}, v {id_sql}, t long, key {key_sql}")
+            .option("header", True).option("mode", "FAILFAST")
+            .option("maxFilesPerTrigger", files_per_batch).csv(directory))

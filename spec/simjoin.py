@@ -43,6 +43,7 @@ import attrs
 import numpy as np
 
 from spec._simjoin_similarity import KIND
+from spec._simjoin_tokens import TokenNumbering
 from spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder, StreamspecError
 
 PROBLEM = "simjoin"
@@ -136,11 +137,29 @@ def _id_ok(x) -> bool:
     return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer, str))
 
 
+@attrs.frozen(eq=False)
+class RecordBatch:
+    """Records as columns, the fast path for large inputs: ``id`` int64,
+    ``ts`` int64 or float64, the tokens of record ``n`` are
+    ``tok[tok_ptr[n]:tok_ptr[n+1]]`` (int64; duplicates collapse), ``side``
+    None (self join) or int8 0 = R / 1 = S.  Integer ids and tokens only."""
+
+    id: np.ndarray
+    ts: np.ndarray
+    tok_ptr: np.ndarray
+    tok: np.ndarray
+    side: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return len(self.ts)
+
+
 @attrs.define
 class Prepared:
     """A validated batch in engine form: ``op`` 0 insert / 1 advance, float
     times, R/S side (0 for the self join), ``seq`` of inserts, and the dense
-    token ids of each insert (deduplicated) as CSR ``tok_ptr``/``tok``."""
+    token ids of each insert as CSR ``tok_ptr``/``tok`` (a record's tokens
+    may repeat: engines treat them as a set)."""
 
     op: np.ndarray
     ts: np.ndarray
@@ -174,8 +193,9 @@ class SimJoinEngine:
         self.dropped_late = 0
         self.closed = False
         self.ids: list = []                 # seq -> external id
-        self._id_set: set = set()
-        self.tokens: dict = {}              # external token -> dense id (first appearance)
+        self._int_ids: set = set()
+        self._str_ids: set = set()
+        self.tokens = TokenNumbering()      # external token -> dense id (first appearance)
         self.token_kind: type | None = None
         self._seen = 0
         self._start()
@@ -185,6 +205,9 @@ class SimJoinEngine:
         """Consume records and advances in order; yield a ``TopK`` whenever the list changes."""
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
+        if isinstance(events, RecordBatch):
+            yield from self._feed_columns(events)
+            return
         for chunk in _batches(events):
             yield from self._feed(list(chunk))
 
@@ -227,6 +250,64 @@ class SimJoinEngine:
                         tuple((ids[i], ids[j], float(s), float(e)) for i, j, s, e in pairs))
             out.append((where[pos], topk) if positions else topk)
         return out
+
+    def _feed_columns(self, batch: RecordBatch) -> list[TopK]:
+        """``process`` of a ``RecordBatch``: the same checks, vectorised."""
+        n = len(batch)
+        if n == 0:
+            return []
+        first = self._seen
+        if self.token_kind is str:
+            raise InvalidRecord("int tokens in a stream of str tokens", index=first)
+        ids, ts, ptr, tok = (np.asarray(a) for a in (batch.id, batch.ts, batch.tok_ptr, batch.tok))
+        if ids.dtype.kind not in "iu" or tok.dtype.kind not in "iu" or ptr.shape != (n + 1,):
+            raise MalformedRecord("RecordBatch: int ids and tokens, tok_ptr of length n+1", index=first)
+        if ts.dtype.kind not in "iuf":
+            raise MalformedRecord("RecordBatch: numeric ts", index=first)
+        tf = ts.astype(np.float64)
+        bad = np.flatnonzero(~np.isfinite(tf) | (np.abs(tf) > MAX_EXACT))
+        if bad.size:
+            raise MalformedRecord(f"timestamp {ts[bad[0]]!r} is not finite/exact", index=first + int(bad[0]))
+        two = self.params.join == "rs"
+        if two != (batch.side is not None):
+            raise InvalidRecord("side column required exactly for the two-stream join", index=first)
+        if two and not np.isin(batch.side, (0, 1)).all():
+            raise InvalidRecord("side must be 0 (R) or 1 (S)", index=first)
+        prev = np.empty(n)
+        prev[0] = self.index_time if self.index_time is not None else tf[0]
+        prev[1:] = np.maximum.accumulate(tf)[:-1]
+        prev[1:] = np.maximum(prev[1:], prev[0])
+        keep = tf >= prev
+        if not keep.all() and self.params.lateness == "error":
+            i = int(np.flatnonzero(~keep)[0])
+            raise OutOfOrder(f"time {tf[i]!r} is earlier than {prev[i]!r}", index=first + i)
+        id_list = ids[keep].tolist()
+        if len(set(id_list)) != len(id_list) or not self._int_ids.isdisjoint(id_list):
+            seen, where = set(), np.flatnonzero(keep)
+            for x, at in zip(id_list, where.tolist()):
+                if x in seen or x in self._int_ids:
+                    raise InvalidRecord(f"duplicate record id {x!r}", index=first + at)
+                seen.add(x)
+        # validated
+        self._seen += n
+        self.dropped_late += int(n - keep.sum())
+        if self.token_kind is None and tok.size:
+            self.token_kind = int
+        sizes = np.diff(ptr)[keep]
+        tok_keep = np.repeat(keep, np.diff(ptr))
+        tok = self.tokens.add_ints(tok[tok_keep])
+        m = len(id_list)
+        seq = np.arange(len(self.ids), len(self.ids) + m, dtype=np.int64)
+        self.ids.extend(id_list)
+        self._int_ids.update(id_list)
+        tk = tf[keep]
+        self.index_time = float(tk[-1]) if m else self.index_time
+        side = batch.side[keep].astype(np.int64) if two else np.zeros(m, np.int64)
+        prepared = Prepared(np.zeros(m, np.int64), tk, side, seq,
+                            np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), tok)
+        return [TopK(float(tk[pos]), tuple((self.ids[i], self.ids[j], float(s), float(e))
+                                          for i, j, s, e in pairs))
+                for pos, pairs in self._apply(prepared)]
 
     def _validate(self, events: list) -> tuple[list[bool], type | None]:
         two = self.params.join == "rs"
@@ -273,7 +354,8 @@ class SimJoinEngine:
                 continue
             if isinstance(ev, Record):
                 key = (type(ev.id) is str, ev.id)
-                if key in self._id_set or key in fresh:
+                known = self._str_ids if key[0] else self._int_ids
+                if ev.id in known or key in fresh:
                     raise InvalidRecord(f"duplicate record id {ev.id!r}", index=index)
                 fresh.add(key)
             keep.append(True)
@@ -287,8 +369,7 @@ class SimJoinEngine:
         side = np.zeros(n, np.int64)
         seq = np.full(n, -1, np.int64)
         ptr = np.zeros(n + 1, np.int64)
-        toks: list[int] = []
-        dense = self.tokens
+        toks: list = []
         for p, ev in enumerate(events):
             if isinstance(ev, Advance):
                 op[p], ts[p] = 1, float(ev.t)
@@ -297,19 +378,14 @@ class SimJoinEngine:
                 side[p] = SIDES[ev.side] if ev.side is not None else 0
                 seq[p] = len(self.ids)
                 self.ids.append(ev.id)
-                self._id_set.add((type(ev.id) is str, ev.id))
-                mine = set()
-                for tok in ev.tokens:
-                    tok = int(tok) if not isinstance(tok, str) else tok
-                    d = dense.get(tok)
-                    if d is None:
-                        d = dense[tok] = len(dense)
-                    if d not in mine:
-                        mine.add(d)
-                        toks.append(d)
+                (self._str_ids if isinstance(ev.id, str) else self._int_ids).add(
+                    ev.id if isinstance(ev.id, str) else int(ev.id))
+                toks.extend(ev.tokens)
             ptr[p + 1] = len(toks)
+        dense = (self.tokens.add_strs(toks) if self.token_kind is str
+                 else self.tokens.add_ints(np.asarray(toks, dtype=np.int64)))
         self.index_time = float(ts[-1]) if self.index_time is None else max(self.index_time, float(ts[-1]))
-        return Prepared(op, ts, side, seq, ptr, np.asarray(toks, dtype=np.int64))
+        return Prepared(op, ts, side, seq, ptr, dense)
 
     # -- engine hooks ------------------------------------------------------------
     def _start(self) -> None:

@@ -27,7 +27,8 @@ Flags select the ablations of the paper's Figure 13 and the SCase
 competitor: ``use_index`` (off: scan the whole window newest first),
 ``crop`` (stop a list once ``lb > ub``), ``incremental`` (off: recompute
 the skyband of ``S + C`` from scratch), ``lb_linear`` (scan ``S`` for the
-lower bound instead of Theorem 2).
+lower bound instead of Theorem 2), ``shortest_first`` (off: look lists up in
+first-appearance order instead of the shortest-list-first heap).
 """
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ from numba import njit
 from spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
 
 REC_BASE, N_REC, POST_BASE, N_POST, OLDEST, NS, NTOP, OUT_EV, OUT_ROW, \
-    PRECAND, CAND, MAX_STOCK, SUM_STOCK = range(13)
-META = 13
+    PRECAND, CAND, MAX_STOCK, SUM_STOCK, SCANNED = range(14)
+META = 14
 NEED_STOCK, NEED_OUT = 1, 2
 
 
@@ -214,7 +215,8 @@ def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
 @njit(cache=True)
 def get_candidates(seq, side, lr, a0, kind, k, w, opp, meta, r_ts, r_side, r_ptr, r_len,
                    p_tok, p_rec, p_prev, l_tail, l_count, mark,
-                   s_sc, s_e, e_e, pc, pclb, c_sc, c_e, c_j, use_index, crop, lb_linear):
+                   s_sc, s_e, e_e, pc, pclb, c_sc, c_e, c_j, use_index, crop, lb_linear,
+                   shortest_first):
     """Algorithm 1: crop the new set's index lists (shortest first) with
     ``lb(e, k) > ub(|r|, rho)``, then verify the pre-candidates with an
     early-exit overlap against ``overlap(|r|, |s|, lb)``.  Returns #candidates."""
@@ -225,7 +227,10 @@ def get_candidates(seq, side, lr, a0, kind, k, w, opp, meta, r_ts, r_side, r_ptr
         cnt = np.empty(lr, np.int64)
         for q in range(lr):
             cnt[q] = l_count[p_tok[a0 + q] * 2 + opp]
-        order = np.argsort(cnt, kind="mergesort")      # the shortest-list-first heap
+        if shortest_first:                                 # the shortest-list-first heap
+            order = np.argsort(cnt, kind="mergesort")
+        else:                                              # plain first-appearance order
+            order = np.arange(lr)
         for rho in range(1, lr + 1):
             key = p_tok[a0 + order[rho - 1]] * 2 + opp
             if l_count[key] == 0:
@@ -247,6 +252,7 @@ def get_candidates(seq, side, lr, a0, kind, k, w, opp, meta, r_ts, r_side, r_ptr
                     last_e = ej
                 if crop and lb > limit:
                     break
+                meta[SCANNED] += 1
                 if mark[lj] != stamp:
                     mark[lj] = stamp
                     pc[npc] = j
@@ -343,7 +349,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta,
             s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, top_i, top_j,
             pc, pclb, c_sc, c_e, c_i, c_j,
             out_pos, out_ptr, out_i, out_j, out_sc, out_e,
-            use_index, crop, incremental, lb_linear):
+            use_index, crop, incremental, lb_linear, shortest_first):
     """Apply operations ``start..`` in order; return ``(next_op, status)``:
     status 0 done, NEED_STOCK / NEED_OUT when a buffer must grow first."""
     n = op.size
@@ -358,13 +364,15 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta,
                s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, two)
         if op[p] == 0:
             seq = meta[N_REC]
-            lr = tok_ptr[p + 1] - tok_ptr[p]
             L = seq - meta[REC_BASE]
             a0 = meta[N_POST] - meta[POST_BASE]
             mine = np.sort(tok[tok_ptr[p]:tok_ptr[p + 1]])
-            for q in range(lr):          # descending dense id: later first appearance first
-                p_tok[a0 + q] = mine[lr - 1 - q]
-                p_rec[a0 + q] = seq
+            lr = 0
+            for q in range(mine.size - 1, -1, -1):   # descending dense id, duplicates dropped
+                if lr == 0 or p_tok[a0 + lr - 1] != mine[q]:
+                    p_tok[a0 + lr] = mine[q]
+                    p_rec[a0 + lr] = seq
+                    lr += 1
             r_ts[L] = t
             r_side[L] = side[p]
             r_ptr[L] = meta[N_POST]
@@ -376,7 +384,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta,
                 nc = get_candidates(seq, side[p], lr, a0, kind, k, w, opp, meta, r_ts, r_side,
                                     r_ptr, r_len, p_tok, p_rec, p_prev, l_tail, l_count, mark,
                                     s_sc, s_e, e_e, pc, pclb, c_sc, c_e, c_j,
-                                    use_index, crop, lb_linear)
+                                    use_index, crop, lb_linear, shortest_first)
             for q in range(lr):          # Section 5.2: append at the tails
                 key = p_tok[a0 + q] * 2 + side[p]
                 p_prev[a0 + q] = l_tail[key]

@@ -5,7 +5,8 @@ turns the kernel's output buffers into top-k lists.
 
 ``SwoopNoIndex`` and ``SwoopNoIncrement`` are the ablations of Figure 13
 (no candidate index: scan the whole window; no incremental stock: the skyband
-is recomputed per insert), ``SCaseEngine`` is the SCase competitor (every
+is recomputed per insert), ``SwoopNoHeap`` the token-order ablation of Section
+5.6, ``SCaseEngine`` is the SCase competitor (every
 window set is a pre-candidate, linear-time lower bound, stock skyband
 recomputed from scratch per insert).
 """
@@ -34,7 +35,7 @@ class SwoopEngine(SimJoinEngine):
     name = "swoop"
     exact = True
     description = "SWOOP: candidate index, positional/skyband bounds, minimal stock (numba)"
-    use_index, crop, incremental, lb_linear = True, True, True, False
+    use_index, crop, incremental, lb_linear, shortest_first = True, True, True, False, True
 
     def _start(self):
         self.meta = np.zeros(K.META, _I8)
@@ -82,7 +83,7 @@ class SwoopEngine(SimJoinEngine):
         need_p = int(m[K.N_POST] - m[K.POST_BASE]) + int(prep.tok.size)
         for name in ("p_tok", "p_rec", "p_prev"):
             setattr(self, name, _grow(getattr(self, name), need_p))
-        keys = 2 * len(self.tokens)
+        keys = 2 * self.tokens.size
         self.l_tail = _grow(self.l_tail, keys, fill=-1)
         self.l_count = _grow(self.l_count, keys, fill=0)
 
@@ -116,7 +117,7 @@ class SwoopEngine(SimJoinEngine):
                 self.p_tok, self.p_rec, self.p_prev, self.l_tail, self.l_count, self.mark,
                 *self.s, *self.e, self.top_i, self.top_j, self.pc, self.pclb, *self.c,
                 self.out_pos, self.out_ptr, self.out_i, self.out_j, self.out_sc, self.out_e,
-                self.use_index, self.crop, self.incremental, self.lb_linear)
+                self.use_index, self.crop, self.incremental, self.lb_linear, self.shortest_first)
             if status == 0:
                 break
             if status == K.NEED_STOCK:
@@ -152,7 +153,7 @@ class SwoopEngine(SimJoinEngine):
         m = self.meta
         return {"precandidates": int(m[K.PRECAND]), "candidates": int(m[K.CAND]),
                 "stock": int(m[K.NS]), "max_stock": int(m[K.MAX_STOCK]),
-                "stock_sum": int(m[K.SUM_STOCK])}
+                "stock_sum": int(m[K.SUM_STOCK]), "scanned": int(m[K.SCANNED])}
 
 
 class SwoopNoIndex(SwoopEngine):
@@ -169,6 +170,14 @@ class SwoopNoIncrement(SwoopEngine):
     name = "swoop-noincrement"
     description = "SWOOP without the incremental stock (ablation, Figure 13)"
     incremental = False
+
+
+class SwoopNoHeap(SwoopEngine):
+    """Ablation (Section 5.6): lists looked up in first-appearance token order, no heap."""
+
+    name = "swoop-noheap"
+    description = "SWOOP without the shortest-list-first heap (token-order ablation, Section 5.6)"
+    shortest_first = False
 
 
 class SCaseEngine(SwoopEngine):

@@ -1,0 +1,116 @@
+"""Stream rate of the simjoin engines against the window size and k (SWOOP
+Section 7.2, Figures 12-13): sets per second of CPU time in steady state,
+pre-candidates and candidates per set, stock size.
+
+    python -m bench.simjoin.throughput --windows 100,1000,10000 --k 10 \
+        --engines swoop,swoop-noindex,swoop-noincrement,swoop-noheap,scase,base
+
+Each run generates a seeded stream (``--generator tweet|enron|dblp``), fills
+the window with ``w`` sets (one set per time unit, so |W| = w), then measures
+``--sets`` more sets fed in batches of 10,000 (``RecordBatch``), on the CPU
+clock (``time.process_time``) so a shared machine's load does not count.  A
+run stops early after ``--budget`` CPU seconds (slow baselines); its rate is
+then over the sets it did.  Writes ``throughput.csv`` and ``throughput.png``
+under ``--out`` (default ``bench/results/simjoin``).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import time
+
+from bench.simjoin.generators import dblp_like, enron_like, tweet_like
+from spec.registry import Registry
+from spec.simjoin import Params, RecordBatch
+
+GENERATORS = {"tweet": tweet_like, "enron": enron_like, "dblp": dblp_like}
+STEP = 10_000
+
+
+def window_slice(b: RecordBatch, a: int, c: int) -> RecordBatch:
+    return RecordBatch(b.id[a:c], b.ts[a:c], b.tok_ptr[a:c + 1] - b.tok_ptr[a],
+                       b.tok[b.tok_ptr[a]:b.tok_ptr[c]])
+
+
+def measure(engine: str, stream: RecordBatch, w: int, k: int, sets: int, budget: float,
+            similarity: str = "jaccard") -> dict:
+    cls = Registry.get("simjoin", engine)
+    eng = cls(Params(k=k, w=w, similarity=similarity))
+    warm = min(w, len(stream) - sets)
+    t0 = time.process_time()
+    for a in range(0, warm, STEP):
+        list(eng.process(window_slice(stream, a, min(a + STEP, warm))))
+    fill = time.process_time() - t0
+    before = dict(getattr(eng, "stats", {}))
+    done, spent, outputs = 0, 0.0, 0
+    step = STEP if engine.startswith("swoop") else 500
+    for a in range(warm, warm + sets, step):
+        c = min(a + step, warm + sets)
+        t = time.process_time()
+        outputs += len(list(eng.process(window_slice(stream, a, c))))
+        spent += time.process_time() - t
+        done += c - a
+        if spent > budget:
+            break
+    stats = getattr(eng, "stats", {})
+    per = max(done, 1)
+    return {"engine": engine, "w": w, "k": k, "sets": done, "cpu_s": round(spent, 3),
+            "sets_per_s": round(done / spent, 1) if spent else float("inf"),
+            "fill_s": round(fill, 2), "outputs": outputs,
+            "precandidates_per_set": round((stats.get("precandidates", 0) - before.get("precandidates", 0)) / per, 1)
+            if stats else "",
+            "candidates_per_set": round((stats.get("candidates", 0) - before.get("candidates", 0)) / per, 2)
+            if stats else "",
+            "stock": stats.get("stock", ""), "max_stock": stats.get("max_stock", "")}
+
+
+def plot(rows: list[dict], path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for engine in dict.fromkeys(r["engine"] for r in rows):
+        mine = [r for r in rows if r["engine"] == engine]
+        ax.plot([r["w"] for r in mine], [r["sets_per_s"] for r in mine], marker="o", label=engine)
+    ax.set_xscale("log"), ax.set_yscale("log")
+    ax.set_xlabel("window size |W| (sets)"), ax.set_ylabel("sets / s (CPU)")
+    ax.set_title(f"simjoin stream rate, k={rows[0]['k']}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--engines", default="swoop,swoop-noindex,swoop-noincrement,swoop-noheap,scase,base")
+    ap.add_argument("--windows", default="100,1000,10000")
+    ap.add_argument("--k", type=int, default=10)
+    ap.add_argument("--sets", type=int, default=20_000)
+    ap.add_argument("--generator", choices=sorted(GENERATORS), default="tweet")
+    ap.add_argument("--budget", type=float, default=20.0, help="CPU seconds per run at most")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=os.path.join("bench", "results", "simjoin"))
+    args = ap.parse_args(argv)
+    windows = [int(x) for x in args.windows.split(",")]
+    engines = args.engines.split(",")
+    stream = GENERATORS[args.generator](max(windows) + args.sets, seed=args.seed)
+    rows = []
+    for w in windows:
+        for engine in engines:
+            row = measure(engine, stream, w, args.k, args.sets, args.budget)
+            row["generator"] = args.generator
+            print(row, flush=True)
+            rows.append(row)
+    os.makedirs(args.out, exist_ok=True)
+    name = f"throughput-{args.generator}-k{args.k}"
+    with open(os.path.join(args.out, f"{name}.csv"), "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, os.path.join(args.out, f"{name}.png"))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,7 +7,9 @@ case's chunks and, after every chunk, checks that
   due once an edge with ``t >= end(n)`` has arrived; ``flush`` emits every
   window whose start is at or before the last edge), in order of ``n``;
 - each emitted ``WindowResult`` equals the oracle's (``reference.connectivity``);
-- ``connected(a, b)`` on the probe pairs answers for the last emitted window.
+- ``connected(a, b)`` on the probe pairs answers for the last emitted window;
+- a second engine built with ``hold_back=False`` (edges applied on arrival)
+  emits the same windows at the same steps.
 
 ``check_invalid`` slips one bad record into the stream and checks the typed
 error, and that the engine, having rejected it, goes on exactly as if it had
@@ -44,12 +46,19 @@ def _bits(answers) -> str:
 def check(engine_cls, case: Case) -> Mismatch | None:
     expected = evaluate(case.edges, case.params)
     engine = engine_cls(case.params)
+    eager = engine_cls(case.params, hold_back=False)
     got, pos = [], 0
     windows = None
     for size in case.chunks:
         chunk = case.edges[pos:pos + size]
         pos += size
         out = list(engine.process(chunk))
+        eager_out = list(eager.process(chunk))
+        if eager_out != out:
+            return Mismatch(f"after edge {pos - 1} (t={chunk[-1].t})",
+                            "hold_back=False emits other windows than hold_back=True",
+                            [(w.index, _bits(w.answers)) for w in out],
+                            [(w.index, _bits(w.answers)) for w in eager_out])
         if windows is None:
             t0 = case.params.t0 if case.params.t0 is not None else case.edges[0].t
             windows = SlidingWindows(case.params.r, case.params.s, t0)
@@ -63,6 +72,11 @@ def check(engine_cls, case: Case) -> Mismatch | None:
         if problem:
             return problem
     out = list(engine.flush())
+    eager_out = list(eager.flush())
+    if eager_out != out:
+        return Mismatch("flush", "hold_back=False emits other windows than hold_back=True",
+                        [(w.index, _bits(w.answers)) for w in out],
+                        [(w.index, _bits(w.answers)) for w in eager_out])
     problem = _compare(got, out, expected, len(expected), "flush")
     if problem:
         return problem

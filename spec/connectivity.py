@@ -24,9 +24,14 @@ Decisions where the note is silent (a user's expectations):
   every window with ``end <= t`` is evaluated now.  Spark's partitioned replay
   and streaming use it to close windows that no later edge triggers.
 - ``connected(a, b)`` answers for the most recently evaluated window.  To make
-  that exact for every engine, the driver holds back the edges that arrived
-  after the last due window (at most one slide of them) until the next
-  window falls due; they are never lost and ``flush`` applies them.
+  that exact for every engine, the driver by default holds back the edges that
+  arrived after the last due window (at most one slide of them) until the next
+  window falls due; they are never lost.  ``hold_back=False`` (constructor)
+  applies every edge on arrival instead: the outputs are the same, a window's
+  latency is then just its queries plus the triggering edge (BIC TR Section 7's
+  latency), and ``connected`` raises ``AdHocUnavailable``.
+- At end of stream with ``r < s``, edges after the last window's end lie in no
+  window: they are validated and counted, never applied.
 - ``flush`` ends the stream: ``process`` after ``flush`` is an error.
 - Lateness policy ``error`` (default): an edge earlier than one already seen
   is an ``OutOfOrder`` error.  ``drop``: such edges are dropped and counted in
@@ -44,7 +49,7 @@ from typing import ClassVar, Iterable, Iterator
 import attrs
 import numpy as np
 
-from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
+from spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
                          NoWindowYet, OutOfOrder, StreamspecError)
 from spec.vertices import IdIndex
 from spec.windows import SlidingWindows
@@ -207,10 +212,14 @@ class ConnectivityEngine:
     decides which windows are due and holds back edges past the last due
     window.  Subclasses implement three hooks over dense ids:
 
-    - ``_run(u, v, t, upto) -> bool array (upto - next_window, Q)``: apply the
-      edges in order, evaluating window ``w`` before the first edge with
-      ``t >= end(w)``; after the last edge, evaluate the remaining windows up to
-      ``upto`` (exclusive).  ``self.next_window`` is the first one to evaluate.
+    - ``_run(u, v, t, upto) -> bool array (upto - next_window, Q)``: apply
+      every given edge in order, evaluating window ``w`` before the first edge
+      with ``t >= end(w)``; after the last edge, evaluate the remaining windows
+      up to ``upto`` (exclusive).  ``self.next_window`` is the first one to
+      evaluate.  The driver guarantees that no edge handed over has
+      ``t >= end(upto)`` and that windows evaluated after the last edge
+      contain every edge handed over; a call may evaluate nothing
+      (``upto == next_window``) and only apply edges.
     - ``_connected(a, b) -> bool``: ad-hoc query on window ``next_window - 1``
       (``-1`` is a vertex never seen).
     - ``_start()``: called once ``self.windows`` (with ``t0``) is known.
@@ -221,10 +230,11 @@ class ConnectivityEngine:
     exact: ClassVar[bool] = True
     description: ClassVar[str]
 
-    def __init__(self, params: Params):
+    def __init__(self, params: Params, *, hold_back: bool = True):
         if not isinstance(params, Params):
             raise InvalidParameter(f"expected spec.connectivity.Params, got {type(params).__name__}")
         self.params = params
+        self.hold_back = bool(hold_back)
         self.windows: SlidingWindows | None = None
         self.vertices: IdIndex | None = None
         self.queries = np.empty((0, 2), dtype=np.int64)
@@ -248,6 +258,8 @@ class ConnectivityEngine:
 
     def advance_to(self, t: int) -> list[WindowResult]:
         """Watermark: no edge earlier than ``t`` will come; evaluate windows ending by ``t``."""
+        if self.closed:
+            raise StreamspecError("the stream was flushed; create a new engine")
         if self.windows is None:
             if self.params.t0 is None:
                 return []
@@ -265,8 +277,14 @@ class ConnectivityEngine:
 
     def connected(self, a, b) -> bool:
         """``Q(a, b)`` on the most recently evaluated window."""
+        if not self.hold_back:
+            raise AdHocUnavailable("ad-hoc queries need an engine built with hold_back=True")
         if self.next_window == 0:
             raise NoWindowYet("no window has been evaluated yet")
+        for x in (a, b):
+            if self.vertices and _vertex_type(x) is not self.vertices.kind:
+                raise InvalidRecord(f"vertex {x!r} is not of the stream's vertex type "
+                                    f"{self.vertices.kind.__name__}")
         ga, gb = (self.vertices.lookup([a, b]).tolist() if self.vertices else (-1, -1))
         if ga < 0 or gb < 0:
             return False
@@ -320,17 +338,27 @@ class ConnectivityEngine:
         return self._evaluate(self.windows.due_before(self.last_t), final=False)
 
     def _evaluate(self, upto: int, final: bool) -> list[WindowResult]:
-        if upto <= self.next_window and not final:
-            return []
         upto = max(upto, self.next_window)
         pu, pv, pt = self._pending
-        if final:
-            cut = len(pt)
+        if upto == self.next_window and not final and self.hold_back:
+            return []
+        # edges before the trigger of the last due window go in with the windows;
+        # the rest are held back (hold_back) or applied right after (eager); at
+        # flush the rest lie in no window (r < s) and are dropped
+        cut = int(np.searchsorted(pt, self.windows.end(upto - 1), side="left")) if upto else 0
+        lo = self.next_window
+        if cut or upto > lo or final:
+            answers = self._run(pu[:cut], pv[:cut], pt[:cut], upto)
         else:
-            cut = int(np.searchsorted(pt, self.windows.end(upto - 1), side="left"))
-        answers = self._run(pu[:cut], pv[:cut], pt[:cut], upto)
-        self._pending = (pu[cut:], pv[cut:], pt[cut:])
-        lo, self.next_window = self.next_window, upto
+            answers = np.zeros((0, len(self.queries)), dtype=bool)
+        self.next_window = upto
+        if final:
+            self._pending = (pu[:0], pv[:0], pt[:0])
+        elif self.hold_back:
+            self._pending = (pu[cut:], pv[cut:], pt[cut:])
+        else:
+            self._run(pu[cut:], pv[cut:], pt[cut:], upto)
+            self._pending = (pu[:0], pv[:0], pt[:0])
         w = self.windows
         return [WindowResult(n, w.start(n), w.end(n), row)
                 for n, row in zip(range(lo, upto), answers.tolist())]

@@ -26,6 +26,10 @@ class NoWindowYet(StreamspecError, RuntimeError):
     """An ad-hoc query was asked before any window was evaluated."""
 
 
+class AdHocUnavailable(StreamspecError, RuntimeError):
+    """Ad-hoc queries were asked of an engine driven with ``hold_back=False``."""
+
+
 class RecordError(StreamspecError, ValueError):
     """A single input record is bad.  Names the record it is about."""
 

@@ -63,5 +63,5 @@ class Registry:
         return [cls.get(p, n) for p, n in cls.names(problem)]
 
     @classmethod
-    def create(cls, problem: str, name: str, params):
-        return cls.get(problem, name)(params)
+    def create(cls, problem: str, name: str, params, **options):
+        return cls.get(problem, name)(params, **options)

@@ -363,10 +363,6 @@ def dtree_run(T, deg, fifo_eid, fifo_t, head, tail, free_ids, n_free, queue,
             for q in range(nq):
                 out[row, q] = connected(T, deg, qa[q], qb[q])
             w += 1
-        if w >= upto and upto > 0 and ti >= t0 + (upto - 1) * s + r:
-            # in no window to be evaluated (end of stream with r < s): keep the
-            # last window's graph for connected()
-            break
         n_free -= 1
         e = free_ids[n_free]
         fifo_eid[tail] = e

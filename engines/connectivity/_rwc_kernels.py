@@ -93,10 +93,6 @@ def rwc_run(fifo_u, fifo_v, fifo_t, head, tail, u, v, t, t0, r, s, first_window,
             for q in range(nq):
                 out[row, q] = uf_connected(parent, stamp, epoch, qa[q], qb[q])
             w += 1
-        if w >= upto and upto > 0 and ti >= t0 + (upto - 1) * s + r:
-            # past the last window to evaluate (only at end of stream when r < s):
-            # such an edge lies in no window, keep the last window's state
-            break
         fifo_u[tail] = u[i]
         fifo_v[tail] = v[i]
         fifo_t[tail] = ti

@@ -15,7 +15,6 @@ import numpy as np
 from engines.connectivity import _bic_kernels as kern
 from spec.connectivity import ConnectivityEngine
 
-_EMPTY = np.empty(0, dtype=np.int64)
 
 
 class BicEngine(ConnectivityEngine):
@@ -41,7 +40,6 @@ class BicEngine(ConnectivityEngine):
         self._E = np.zeros((ecap, kern.N_E), dtype=np.int32)
         self._M = np.zeros((ecap, words), dtype=np.uint64)
         self._H = np.full((4096, 2), -1, dtype=np.int64)
-        self._late = (_EMPTY, _EMPTY, _EMPTY)
         self._grow_vertices(self.n_vertices)
 
     # -- array growth (doubling) -------------------------------------------------
@@ -82,15 +80,7 @@ class BicEngine(ConnectivityEngine):
     # -- hooks -------------------------------------------------------------------
     def _run(self, u, v, t, upto):
         w = self.windows
-        lu, lv, lt = self._late
-        if lt.size:
-            u, v, t = np.concatenate([lu, u]), np.concatenate([lv, v]), np.concatenate([lt, t])
         nw0 = self.next_window
-        # edges at or after the end of the last window to evaluate must not touch
-        # the state (flush with r < s hands them over): keep them for later
-        cut = int(np.searchsorted(t, w.end(upto - 1), side="left"))
-        self._late = (u[cut:], v[cut:], t[cut:])
-        u, v, t = u[:cut], v[:cut], t[:cut]
         self._grow_vertices(self.n_vertices)
         sigma = (t - w.t0) // w.g
         target = (upto - 1) * self._m + self._K if upto > nw0 else -1

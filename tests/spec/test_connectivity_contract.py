@@ -98,6 +98,15 @@ def test_flush_ends_the_stream():
     engine.flush()
     with pytest.raises(StreamspecError):
         list(engine.process(STREAM))
+    with pytest.raises(StreamspecError):
+        engine.advance_to(100)
+
+
+def test_adhoc_query_of_the_wrong_vertex_type():
+    engine = OracleEngine(Params(r=3, s=2, workload=WORKLOAD))
+    list(engine.process(STREAM))
+    with pytest.raises(InvalidRecord):
+        engine.connected("a", 1)
 
 
 def test_columnar_and_object_inputs_agree_and_pickle_midstream():
@@ -113,3 +122,24 @@ def test_columnar_and_object_inputs_agree_and_pickle_midstream():
 def test_lazy_iterables_are_consumed_in_batches():
     params = Params(r=3, s=2, workload=WORKLOAD)
     assert list(OracleEngine(params).process(iter(STREAM))) == evaluate(STREAM, params)[:4]
+
+
+def test_eager_engine_emits_the_same_and_refuses_adhoc_queries():
+    from spec.errors import AdHocUnavailable
+    params = Params(r=3, s=2, workload=WORKLOAD)
+    held, eager = OracleEngine(params), OracleEngine(params, hold_back=False)
+    for e in STREAM:
+        assert list(held.process([e])) == list(eager.process([e]))
+        assert not eager._pending[2].size          # nothing waits: applied on arrival
+    assert held.flush() == eager.flush()
+    with pytest.raises(AdHocUnavailable):
+        eager.connected(0, 1)
+
+
+def test_flush_with_r_below_s_never_applies_edges_outside_every_window():
+    params = Params(r=2, s=5, workload=[(0, 1), (1, 2)])
+    engine = OracleEngine(params)
+    edges = [(0, 1, 0), (1, 2, 3)]                 # t=3 lies between window 0 [0,2) and window 1 [5,7)
+    out = list(engine.process(edges)) + list(engine.flush())
+    assert out == evaluate(edges, params)
+    assert engine.connected(0, 1) is True and engine.connected(1, 2) is False

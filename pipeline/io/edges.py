@@ -303,7 +303,8 @@ def read_edge_stream(spark, directory: str, vertex_type: type = int, key_type: t
                      files_per_batch: int = 1):
     """A streaming DataFrame of the CSV files (header ``u,v,t,key``) arriving in ``directory``.
 
-    Files are taken in arrival order, ``files_per_batch`` per micro-batch; a
+    Files are taken in modification-time order (Spark's file source; give
+    files of one key increasing times), ``files_per_batch`` per micro-batch; a
     malformed row fails the query (``FAILFAST``): streams cannot be rewound
     to report a line, so validate files before dropping them in.
     """

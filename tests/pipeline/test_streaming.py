@@ -1,6 +1,7 @@
 """Structured Streaming: engines in group state, restart from the checkpoint exactly once."""
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -14,9 +15,11 @@ from spec.registry import Registry
 pytestmark = pytest.mark.spark
 
 
-def drop_file(folder, name, rows):
+def drop_file(folder, name, rows, arrival):
     lines = ["u,v,t,key"] + [f"{e.u},{e.v},{e.t},{k}" for e, k in rows]
     (folder / name).write_text("\n".join(lines) + "\n")
+    # the file source takes files in modification-time order: make arrival order explicit
+    os.utime(folder / name, (1_700_000_000 + arrival, 1_700_000_000 + arrival))
 
 
 def test_restart_from_checkpoint_loses_and_repeats_nothing(spark, tmp_path):
@@ -36,10 +39,10 @@ def test_restart_from_checkpoint_loses_and_repeats_nothing(spark, tmp_path):
             out, checkpoint, available_now=True)
         query.awaitTermination()
 
-    drop_file(source, "part-0.csv", thirds[0])
-    drop_file(source, "part-1.csv", thirds[1])
+    drop_file(source, "part-0.csv", thirds[0], 0)
+    drop_file(source, "part-1.csv", thirds[1], 10)
     run_available()
-    drop_file(source, "part-2.csv", thirds[2])
+    drop_file(source, "part-2.csv", thirds[2], 20)
     run_available()   # a new query on the same checkpoint: the engines come back from state
     run_available()   # nothing new: nothing written
     got = sorted((r.key, r.window, r.start, r.end, tuple(r.answers))

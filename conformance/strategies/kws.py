@@ -1,0 +1,161 @@
+"""Hypothesis strategies for S-KWS streams (public; notes/kws.md).
+
+Streams are valid by construction (no ``.filter``): the builder tracks the
+schema and the alive tuples while it draws.  Small on purpose so joins and
+ties are frequent: up to 3 relations ``R, S, T`` with attributes ``a, b``
+(join values from ``{0, 1, 2, None}``) and ``s`` (text drawn from a
+vocabulary of 3 keywords plus noise, in mixed case and punctuation); random
+join edges, which cover chains, stars, cycles, parallel edges and self joins;
+both lifespan models (window 1..6 or deletions); time steps of 0 (ties) to 7
+(gaps longer than the window); optional schema changes; int or str tids.
+
+- ``cases(schema_changes=True)``: a ``conformance.kws.Case`` with chunking.
+- ``random_case(seed)``: the same builder driven by ``random.Random`` (Spark fuzzing).
+- ``invalid_cases()``: ``(case, position, bad_record, error_type)``.
+"""
+from __future__ import annotations
+
+import random
+
+from hypothesis import strategies as st
+
+from spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
+from spec.kws import (AddEdge, AddRelation, Delete, Insert, Params, RemoveEdge,
+                      RemoveRelation)
+from spec.kws_schema import JoinEdge, Relation, Schema
+
+VOCAB = ("k0", "k1", "k2")
+WORDS = ("k0", "K1", "k2!", "zz", "k0-k1", "Kk", "k1,k2")
+VALUES = (0, 1, 1, 2, None)
+STEPS = (0, 0, 0, 1, 1, 1, 2, 3, 7)
+NAMES = ("R", "S", "T", "U")
+ATTRS = ("a", "b", "s")
+
+
+def _relation(name):
+    return Relation(name, ATTRS)
+
+
+def build(pick, schema_changes: bool = True, max_events: int = 16):
+    """A valid (params, events, chunks) drawn with ``pick(sequence) -> element``."""
+    from conformance.kws import Case
+    # dense cases: one relation joined with itself on two values, where tuples join
+    # themselves and CNs repeat nodes (what the join's refusal is for, Figure 3.7)
+    dense = pick((False, False, False, True))
+    values_pool = (0, 1) if dense else VALUES
+    n_rel = 1 if dense else pick((1, 1, 2, 2, 3, 3))
+    rels = [_relation(n) for n in NAMES[:n_rel]]
+    edges = [JoinEdge("e0", "R", "a", "R", "b")] if dense else []
+    for k in range(len(edges), len(edges) + pick((0, 1, 1, 1, 2, 2, 3, 4))):
+        edges.append(JoinEdge(f"e{k}", pick(rels).name, pick(("a", "b")), pick(rels).name, pick(("a", "b"))))
+    keywords = []
+    for _ in range(pick((1, 2, 2, 3))):
+        k = pick(VOCAB)
+        if k not in keywords:
+            keywords.append(k)
+    window = pick((None, None, 1, 2, 2, 3, 6))
+    # 4-node trees with 3 keywords over self joins give thousands of CNs: keep cases quick
+    t_max = pick((1, 2, 3, 4, 4, 4) if len(keywords) <= 2 else (1, 2, 3, 3))
+    params = Params(Schema(tuple(rels), tuple(edges)), tuple(keywords), t_max, window)
+    tid_str = pick((False, False, True))
+    live_rels = {r.name for r in rels}
+    live_edges = {e.id: e for e in edges}
+    alive = []                     # (tid, relation, t_start)
+    events, t, next_tid, next_edge = [], 0, 0, len(edges)
+    for _ in range(pick(tuple(range(max_events + 1)))):
+        t += pick(STEPS)
+        alive = [x for x in alive if x[1] in live_rels and (window is None or t < x[2] + window)]
+        kinds = ["insert"] * 6 + (["delete"] * 2 if alive else [])
+        if schema_changes:
+            kinds += ["add_edge", "remove_edge", "add_rel", "remove_rel"]
+        kind = pick(kinds)
+        if kind == "insert" and live_rels:
+            rel = pick(sorted(live_rels))
+            values = {"a": pick(values_pool), "b": pick(values_pool)}
+            words = [pick(WORDS) for _ in range(pick((0, 1, 1, 2)))]
+            if words or pick((True, False)):
+                values["s"] = " ".join(words)
+            tid = f"t{next_tid}" if tid_str else next_tid
+            next_tid += 1
+            events.append(Insert(rel, tid, values, t))
+            alive.append((tid, rel, t))
+        elif kind == "delete" and alive:
+            victim = pick(alive)
+            alive.remove(victim)
+            events.append(Delete(victim[0], t))
+        elif kind == "add_edge" and live_rels:
+            names = sorted(live_rels)
+            e = JoinEdge(f"e{next_edge}", pick(names), pick(("a", "b")), pick(names), pick(("a", "b")))
+            next_edge += 1
+            live_edges[e.id] = e
+            events.append(AddEdge(e, t))
+        elif kind == "remove_edge" and live_edges:
+            eid = pick(sorted(live_edges))
+            del live_edges[eid]
+            events.append(RemoveEdge(eid, t))
+        elif kind == "add_rel" and len(live_rels) < len(NAMES):
+            name = pick([n for n in NAMES if n not in live_rels])
+            live_rels.add(name)
+            events.append(AddRelation(_relation(name), t))
+        elif kind == "remove_rel" and live_rels:
+            name = pick(sorted(live_rels))
+            live_rels.discard(name)
+            live_edges = {k: e for k, e in live_edges.items() if name not in (e.left, e.right)}
+            events.append(RemoveRelation(name, t))
+    chunks, left = [], len(events)
+    while left > 0:
+        size = min(left, pick((1, 1, 2, 3, 5, 100)))
+        chunks.append(size)
+        left -= size
+    return Case(params, events, chunks)
+
+
+@st.composite
+def cases(draw, schema_changes: bool = True, max_events: int = 16):
+    return build(lambda seq: draw(st.sampled_from(list(seq))), schema_changes, max_events)
+
+
+def random_case(seed: int, schema_changes: bool = True, max_events: int = 16):
+    rng = random.Random(seed)
+    return build(lambda seq: rng.choice(list(seq)), schema_changes, max_events)
+
+
+def _bad_records(case, position):
+    """Bad records that fit the stream before ``position``, with their error types."""
+    before = case.events[:position]
+    t = before[-1].t if before else 0
+    rel = case.params.schema.relations[0].name
+    out = [
+        (Insert("Nope", "fresh", {"a": 1}, t), InvalidRecord),
+        (Insert(rel, "fresh", {"zzz": 1}, t), InvalidRecord),
+        (Insert(rel, "fresh", {"a": [1]}, t), InvalidRecord),
+        (Insert(rel, True, {"a": 1}, t), InvalidRecord),
+        (Delete("never-seen", t), InvalidRecord),
+        (RemoveEdge("no-such-edge", t), InvalidRecord),
+        (AddEdge(JoinEdge("fresh-edge", rel, "nope", rel, "a"), t), InvalidRecord),
+        (RemoveRelation("Nope", t), InvalidRecord),
+        ("not an event", MalformedRecord),
+        (Insert(rel, "fresh", {"a": 1}, "late"), MalformedRecord),
+    ]
+    if t > 0:
+        out.append((Insert(rel, "fresh", {"a": 1}, t - 1), OutOfOrder))
+    inserts = [e for e in before if isinstance(e, Insert)]
+    if inserts:
+        out.append((Insert(rel, inserts[0].tid, {}, t), InvalidRecord))
+    deleted = [e.tid for e in before if isinstance(e, Delete)]
+    if deleted:
+        out.append((Delete(deleted[0], t), InvalidRecord))
+    w = case.params.window
+    if w is not None:
+        dead = [e.tid for e in inserts if e.t + w <= t]
+        if dead:
+            out.append((Delete(dead[0], t), InvalidRecord))
+    return out
+
+
+@st.composite
+def invalid_cases(draw):
+    case = draw(cases(schema_changes=False, max_events=8))
+    position = draw(st.integers(0, len(case.events)))
+    record, error = draw(st.sampled_from(_bad_records(case, position)))
+    return case, position, record, error

@@ -1,0 +1,248 @@
+"""Tuple processing over operator trees or the operator mesh (paper Section 4).
+
+``MeshEngine`` routes each arriving tuple through the operators of
+``engines.kws.operators``: the tuple is probed against the (shared) output
+buffer of the left input of every join whose right source is its node, and
+every new composite travels up to the running parents, which probe their
+right source (hash index on the join attribute).  New composites at a CN
+operator go to the output operator.  Every composite holding the new tuple is
+built exactly once: buffers do not hold the tuple yet, and a join refuses a
+tuple already in the composite.
+
+Options (class attributes, or keyword arguments for ablations):
+
+- ``shared``: the mesh (shared joins and buffers) instead of the forest.
+- ``demand_driven`` (Section 4.1): a join runs only while its right source
+  has alive tuples and it feeds the output operator or a running parent; a
+  join going to sleep tells its left child (Pstop), which sleeps when all its
+  parents sleep.  Waking (Pstart) wakes the left child first.  Departure from
+  the paper: a sleeping join drops its output buffer and rebuilds it on
+  waking from its inputs, instead of catching up from ``stopTime``; the
+  result is the same buffer (all alive composites), and a sleeping join
+  holds no dead tuples, so the sleeping-operator queue is not needed.
+- ``purge`` (Section 4.3): ``"lazy"`` drops dead composites when a probe
+  scans them; ``"eager"`` drops them from every buffer as soon as a source
+  tuple expires.  Deletions (negative tuples) are always purged eagerly.
+
+Schema changes (Section 4.4) rebuild the operators from the new CNs and
+replay the alive tuples in arrival order; the difference between the results
+before and after is what the change ended or started.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from engines.kws.cngen import cngen
+from engines.kws.operators import INF, build, join_condition
+from spec.kws import KwsEngine, Result
+
+
+def _holds(rows, row) -> bool:
+    for r in rows:
+        if r is row:
+            return True
+    return False
+
+
+class MeshEngine(KwsEngine):
+    shared = True
+    demand_driven = True
+    purge = "lazy"
+    refuses = staticmethod(_holds)   # the join's refusal test (Figure 3.7)
+
+    def __init__(self, params, **options):
+        for k, v in options.items():
+            if k not in ("shared", "demand_driven", "purge"):
+                raise TypeError(f"unknown option {k!r}")
+            setattr(self, k, v)
+        super().__init__(params)
+
+    # -- construction ------------------------------------------------------------
+    def _start(self) -> None:
+        self.now = None
+        self._rows: dict = {}            # tid -> Row, alive tuples
+        self._expiry: deque = deque()    # rows in arrival order (window model)
+        self._arriving = None
+        self._build()
+
+    def _build(self) -> None:
+        schema, m = self.schema, len(self.keywords)
+        self.cns = cngen(schema, m, self.params.t_max)
+        self.ops = build(self.cns, self.shared)
+        self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
+        self._roots: dict = {}
+        self._by_right: dict = {}
+        self._index: dict = {}
+        for op in self.ops:
+            if op.left is None:
+                self._roots.setdefault(op.node, []).append(op)
+                continue
+            op.cond = join_condition(schema, op.label)
+            op.running = not self.demand_driven
+            self._by_right.setdefault(op.node, []).append(op)
+            self._index.setdefault((op.node, op.cond[1]), {})
+
+    # -- hooks ---------------------------------------------------------------------
+    def _insert(self, row, t):
+        self._advance(t)
+        results = []
+        self._route(row, results)
+        return results
+
+    def _delete(self, tid, t):
+        self._advance(t)
+        row = self._rows[tid]
+        results = [self._result(op, c) for op in self.ops if op.cn
+                   for c in op.out if c[0] > t and _holds(c[1], row)]
+        for op in self.ops:  # the negative tuple expunges every composite holding it
+            if op.out:
+                op.out = [c for c in op.out if not _holds(c[1], row)]
+        self._remove(row)
+        return results
+
+    def _schema_change(self, event, t):
+        self._advance(t)
+        before = self._current(t)
+        rels = {r.name for r in self.schema.relations}
+        rows = sorted((r for r in self._rows.values() if r.relation in rels), key=lambda r: r.seq)
+        self._rows, self._expiry = {}, deque()
+        self._build()
+        for row in rows:
+            self._route(row, None)
+        after = self._current(t)
+        return before - after, after - before
+
+    # -- processing ----------------------------------------------------------------
+    def _advance(self, t: int) -> None:
+        if self.now == t:
+            return
+        self.now = t
+        q, expired = self._expiry, False
+        while q and q[0].t_end <= t:
+            row = q.popleft()
+            if self._rows.get(row.tid) is row:
+                self._remove(row)
+                expired = True
+        if expired and self.purge == "eager":
+            for op in self.ops:
+                if op.out:
+                    op.out = [c for c in op.out if c[0] > t]
+
+    def _route(self, row, results) -> None:
+        """Process an arriving tuple; new results go to ``results`` (None: discard)."""
+        node = (row.relation, row.kbits)
+        src = self._sources[node]
+        joins = tuple(self._by_right.get(node, ()))  # the partial mesh grows and shrinks it
+        if self.demand_driven and not src:
+            self._arriving = node
+            for j in joins:
+                if not j.running and self._wants(j):
+                    self._wake(j)
+            self._arriving = None
+        t_end = INF if row.t_end is None else row.t_end
+        for op in self._roots.get(node, ()):
+            self._emit(op, [(t_end, (row,))], results)
+        for j in joins:
+            if not j.running:
+                continue
+            pa, xa = j.cond
+            xv = row.values[xa]
+            if xv is None:
+                continue
+            pp, new, refuses = j.parent_pos, [], self.refuses
+            for c in self._live(j.left):
+                if c[1][pp].values[pa] == xv and not refuses(c[1], row):
+                    new.append((min(c[0], t_end), c[1] + (row,)))
+            if new:
+                self._emit(j, new, results)
+        # only now does the tuple enter its source
+        src[row.tid] = row
+        self._rows[row.tid] = row
+        for (n, a), idx in self._index.items():
+            if n == node and row.values[a] is not None:
+                idx.setdefault(row.values[a], {})[row.tid] = row
+        if row.t_end is not None:
+            self._expiry.append(row)
+
+    def _emit(self, op, new: list, results) -> None:
+        op.out.extend(new)
+        if op.cn and results is not None:
+            results.extend(self._result(op, c) for c in new)
+        for q in op.parents:
+            if q.running:
+                more = self._probe_right(q, new)
+                if more:
+                    self._emit(q, more, results)
+
+    def _probe_right(self, q, left: list) -> list:
+        pa, xa = q.cond
+        idx, pp, now = self._index[(q.node, xa)], q.parent_pos, self.now
+        out, refuses = [], self.refuses
+        for c in left:
+            v = c[1][pp].values[pa]
+            if v is None:
+                continue
+            for y in idx.get(v, {}).values():
+                if not refuses(c[1], y):
+                    te = INF if y.t_end is None else y.t_end
+                    out.append((min(c[0], te), c[1] + (y,)))
+        return [c for c in out if c[0] > now]
+
+    def _live(self, op) -> list:
+        """The op's output buffer without dead composites (lazy purge)."""
+        now, out = self.now, op.out
+        alive = [c for c in out if c[0] > now]
+        if len(alive) != len(out):
+            op.out = alive
+        return alive
+
+    def _remove(self, row) -> None:
+        node = (row.relation, row.kbits)
+        del self._rows[row.tid]
+        src = self._sources[node]
+        src.pop(row.tid, None)
+        for (n, a), idx in self._index.items():
+            if n == node:
+                bucket = idx.get(row.values[a])
+                if bucket is not None:
+                    bucket.pop(row.tid, None)
+                    if not bucket:
+                        del idx[row.values[a]]
+        if self.demand_driven and not src:
+            for j in self._by_right.get(node, ()):
+                if j.running:
+                    self._sleep(j)
+
+    # -- demand-driven execution (Section 4.1) -------------------------------------
+    def _nonempty(self, node) -> bool:
+        return bool(self._sources[node]) or node == self._arriving
+
+    def _wants(self, j) -> bool:
+        return self._nonempty(j.right) and (j.cn or any(p.running for p in j.parents))
+
+    def _wake(self, j) -> None:
+        j.running = True
+        k = j.left
+        if k.left is not None and not k.running and self._nonempty(k.right):
+            self._wake(k)
+        j.out = self._probe_right(j, self._live(k))
+
+    def _sleep(self, j) -> None:
+        j.running = False
+        j.out = []
+        k = j.left
+        if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
+            self._sleep(k)
+
+    # -- results -------------------------------------------------------------------
+    def _result(self, op, c) -> Result:
+        rows = c[1]
+        edges = []
+        for i in range(1, len(rows)):
+            p, (eid, parent_left) = op.shape[i]
+            edges.append((eid, rows[p].tid, rows[i].tid) if parent_left
+                         else (eid, rows[i].tid, rows[p].tid))
+        return Result.of([r.tid for r in rows], edges)
+
+    def _current(self, t) -> set:
+        return {self._result(op, c) for op in self.ops if op.cn for c in op.out if c[0] > t}

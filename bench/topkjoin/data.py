@@ -94,11 +94,17 @@ def ds_ch(snapshots: dict, target: float, seed: int) -> dict[int, tuple[np.ndarr
     return series
 
 
-def timeline_rows(series: dict):
-    """``(key, time, value)`` rows of a DS-CH series."""
+def timeline_rows(series: dict, first_at: int | None = T0 - 1):
+    """``(key, time, value)`` rows of a DS-CH series.
+
+    Each user's first snapshot (taken at about t0 + 15 s) is stamped ``first_at``
+    (default ``t0 - 1``) so that the replica's bulk load at ``t0`` sees it, as
+    the authors' code initialises the replica with each user's earliest row
+    (analysis note §1.4); ``first_at=None`` keeps the real times.
+    """
     for user, (times, values) in series.items():
-        for t, v in zip(times.tolist(), values.tolist()):
-            yield user, t, float(v)
+        for j, (t, v) in enumerate(zip(times.tolist(), values.tolist())):
+            yield user, (first_at if j == 0 and first_at is not None else t), float(v)
 
 
 def mentions(users: list[int], seed: int, evaluations: int = EVALUATIONS, distinct: float = 30.0,

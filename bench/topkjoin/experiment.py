@@ -13,7 +13,8 @@ evaluations, K 5, N 10, gamma 7, CH 20; mention counts (``sum`` of x = 1);
 weights 0.7/0.3; the stream range is the min/max per-window mention count and
 the remote range the min/max of the dataset (computed once per dataset, as
 the authors did); dataset ``i`` of CH ``x`` is ``ds_ch(x, seed=i)`` with the
-mention stream of seed ``i``.
+mention stream of seed ``i``; the replica starts from each user's first
+snapshot (``data.timeline_rows``), as in the authors' code.
 """
 from __future__ import annotations
 

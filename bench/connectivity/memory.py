@@ -8,10 +8,11 @@ Method (documented in every row it produces):
 2. The child warms the engine up on a tiny stream (numba compiles), then
    resets the kernel's peak-RSS counter (``/proc/self/clear_refs`` with ``5``,
    Linux >= 4.0) and records its current RSS as the baseline.
-3. It replays the stream slide by slide, exactly as ``measure.run`` does, and
-   reads the peak RSS (``VmHWM``).  **peak delta = peak RSS - baseline**: what
-   the engine's state and its transient buffers (and the spec boundary's
-   held-back edges, the same for every engine) added on top of the input.
+3. It replays the stream with ``measure.run`` (``hold_back=False``, the
+   triggering edge of each window, then the rest of the slide) and reads the
+   peak RSS (``VmHWM``).  **peak delta = peak RSS - baseline**: what the
+   engine's state and its transient buffers (and the spec boundary's id
+   index, the same for every engine) added on top of the input.
    Where the peak counter cannot be reset, ``resource.getrusage`` maxrss is
    used for both readings and the row says so.
 4. Optionally (``tracemalloc=True``, a second child) ``tracemalloc``'s peak,
@@ -38,8 +39,7 @@ import numpy as np
 from spec.connectivity import Params
 
 from bench.connectivity.generators import Stream
-from bench.connectivity.measure import warm_up
-from bench.connectivity.peers import create
+from bench.connectivity.measure import run, warm_up
 
 
 def _status_kib(field: str) -> int | None:
@@ -67,11 +67,7 @@ def _maxrss_kib() -> int:
 
 
 def replay(name: str, stream: Stream, params: Params) -> None:
-    engine = create(name, params)
-    for batch in stream.slides(params.s, params.t0):
-        for _ in engine.process(batch):
-            pass
-    engine.flush()
+    run(name, stream, params, warm=False)
 
 
 def child(name: str, stream_path: str, params_path: str, use_tracemalloc: bool) -> dict:

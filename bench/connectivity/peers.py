@@ -59,30 +59,50 @@ def _answer(labels, present, queries) -> np.ndarray:
 
 
 class _PerWindow(ConnectivityEngine):
-    """Keeps the edges not yet expired; at each window, slices them and recomputes."""
+    """Keeps the edges not yet expired; at each due window, slices them by time
+    and recomputes.  Built with ``hold_back=False``, edges are kept as they
+    arrive and a window's latency is its recomputation."""
 
     exact = True
 
     def _start(self):
-        self._u = np.empty(0, np.int64)
-        self._v = np.empty(0, np.int64)
-        self._t = np.empty(0, np.int64)
+        # a FIFO of (u, v, t) columns with a moving head: appends are amortised O(1)
+        self._fifo = np.empty((3, 1024), np.int64)
+        self._head = self._tail = 0
+
+    def _append(self, u, v, t) -> None:
+        n = len(t)
+        if self._tail + n > self._fifo.shape[1]:
+            live = self._fifo[:, self._head:self._tail].copy()
+            cap = self._fifo.shape[1]
+            while live.shape[1] + n > cap // 2:
+                cap *= 2
+            if cap != self._fifo.shape[1]:
+                self._fifo = np.empty((3, cap), np.int64)
+            self._fifo[:, :live.shape[1]] = live
+            self._head, self._tail = 0, live.shape[1]
+        self._fifo[0, self._tail:self._tail + n] = u
+        self._fifo[1, self._tail:self._tail + n] = v
+        self._fifo[2, self._tail:self._tail + n] = t
+        self._tail += n
 
     def _run(self, u, v, t, upto):
-        # every edge handed over has t < end(upto - 1); windows slice by time
-        self._u = np.concatenate([self._u, u])
-        self._v = np.concatenate([self._v, v])
-        self._t = np.concatenate([self._t, t])
-        n_windows = upto - self.next_window
+        # the hook evaluates window w before the first edge with t >= end(w): the
+        # edges before end(upto - 1) go in first and each window takes its time slice
+        n_windows = max(upto - self.next_window, 0)
         out = np.zeros((n_windows, len(self.queries)), dtype=bool)
+        first = int(np.searchsorted(t, self.windows.end(upto - 1), side="left")) if n_windows \
+            else 0
+        self._append(u[:first], v[:first], t[:first])
+        live = self._fifo[:, self._head:self._tail]
         for row, n in enumerate(range(self.next_window, upto)):
-            lo = int(np.searchsorted(self._t, self.windows.start(n), side="left"))
-            hi = int(np.searchsorted(self._t, self.windows.end(n), side="left"))
-            out[row] = self._window(self._u[lo:hi], self._v[lo:hi])
+            lo = int(np.searchsorted(live[2], self.windows.start(n), side="left"))
+            hi = int(np.searchsorted(live[2], self.windows.end(n), side="left"))
+            out[row] = self._window(live[0, lo:hi], live[1, lo:hi])
         if n_windows:
-            # keep what the next window can still see
-            cut = int(np.searchsorted(self._t, self.windows.start(upto), side="left"))
-            self._u, self._v, self._t = self._u[cut:], self._v[cut:], self._t[cut:]
+            # drop what the next window can no longer see
+            self._head += int(np.searchsorted(live[2], self.windows.start(upto), side="left"))
+        self._append(u[first:], v[first:], t[first:])
         return out
 
     def _window(self, u, v) -> np.ndarray:
@@ -127,9 +147,9 @@ class NetworkxPerWindow(_PerWindow):
 PEERS = {"scipy": ScipyPerWindow, "networkx": NetworkxPerWindow}
 
 
-def create(name: str, params):
+def create(name: str, params, hold_back: bool = True):
     """An engine by name: a peer of this module, else a registered engine (``Registry``)."""
     if name in PEERS:
-        return PEERS[name](params)
+        return PEERS[name](params, hold_back=hold_back)
     from spec.registry import Registry
-    return Registry.create("connectivity", name, params)
+    return Registry.create("connectivity", name, params, hold_back=hold_back)

@@ -2,6 +2,8 @@
 import csv
 import json
 
+import pytest
+
 from spec.connectivity import Params
 
 from bench import ratios
@@ -9,12 +11,15 @@ from bench.connectivity import experiment, memory, targets
 from bench.connectivity.generators import rmat_stream, workload
 
 
-def test_experiment_writes_csv_and_png(tmp_path):
+@pytest.mark.parametrize("alone", [False, True])
+def test_experiment_writes_csv_and_png(tmp_path, alone):
     out = tmp_path / "exp.csv"
     assert experiment.main(["--quick", "--edges", "2000", "--vertices", "300", "--rate", "10",
                             "--slide", "2", "--window", "40", "--engines", "oracle,scipy,nosuch",
-                            "--queries", "5", "--clock", "cpu", "--out", str(out)]) == 0
+                            "--queries", "5", "--clock", "cpu", "--out", str(out)]
+                           + ["--engine-alone"] * alone) == 0
     rows = list(csv.DictReader(out.open()))
+    assert all(("engine alone" in r["method"]) == alone for r in rows)
     assert {r["engine"] for r in rows} == {"oracle", "scipy"}
     assert {(r["experiment"], r["slides_per_window"]) for r in rows} == {
         ("window", "10"), ("window", "20"), ("window", "40"), ("window", "80"),
@@ -32,10 +37,13 @@ def test_targets_write_verdicts_and_ratio_json(tmp_path, monkeypatch):
                          "--no-memory", "--clock", "cpu", "--out", str(out)]) == 0
     rows = {r["target"]: r for r in csv.DictReader(out.open())}
     assert set(rows) == {"bic_throughput_eps", "bic_over_rwc_throughput", "rwc_p95_over_bic_p95",
-                         "bic_over_scipy_throughput"}
+                         "rwc_p95_over_bic_p95_engine_alone", "bic_over_scipy_throughput"}
+    assert "through process(), hold_back=False" in rows["rwc_p95_over_bic_p95"]["how"]
+    assert "engine alone" in rows["rwc_p95_over_bic_p95_engine_alone"]["how"]
     assert all(r["scale"] == "quick" for r in rows.values())
     table = ratios.medians(json.loads(out.with_suffix(".json").read_text()))
-    assert set(table) == {"connectivity-quick-throughput", "connectivity-quick-p95"}
+    assert set(table) == {"connectivity-quick-throughput", "connectivity-quick-p95",
+                          "connectivity-quick-p95-engine"}
     assert set(table["connectivity-quick-throughput"]) == {"bic", "rwc", "scipy"}
     assert (tmp_path / "t-engines.csv").exists()
 

@@ -192,13 +192,15 @@ def quality_of_rows(result: pd.DataFrame, oracle: pd.DataFrame, k: int):
 
     def answers(frame):
         frame = frame[frame["rank"] > 0].sort_values(group + ["rank"])
-        return {g: list(f["id"]) for g, f in frame.groupby(group, sort=False)}
+        return {tuple(f[group].iloc[0]): list(f["id"]) for _, f in frame.groupby(group, sort=False)}
 
     got, want = answers(result), answers(oracle)
-    evaluations = oracle.drop_duplicates(group)
+    evaluations = list(oracle.drop_duplicates(group)[group].itertuples(index=False, name=None))
+    emitted = set(result.drop_duplicates(group)[group].itertuples(index=False, name=None))
     nd = pr = 0.0
-    for g in evaluations[group].itertuples(index=False, name=None):
-        g = g if len(group) > 1 else g[0]
+    for g in evaluations:
+        if g not in emitted:
+            continue  # a missing evaluation scores 0
         a, o = got.get(g, []), want.get(g, [])
         nd += ndcg_at_k(a, o, k)
         pr += precision_at_k(a, o, k)

@@ -123,3 +123,17 @@ def test_streamspec_run_topkjoin(spark, tmp_path, capsys):
                  "--output", str(out), "--overwrite", "--oracle"]) == 0
     assert "cumulative nDCG@k 4.000 (mean 1.0000), cumulative precision@k 4.000" in \
         capsys.readouterr().out
+
+
+@pytest.mark.parametrize("engine", ["wst", "at-tsm", "wsj-wbm"])
+def test_quality_of_rows_equals_the_spec_metrics(engine):
+    from conformance.topkjoin import quality_of
+    from spec.topkjoin_quality import Quality
+    stream, params = _keyed_stream([21])
+    cls, oracle = Registry.get("topkjoin", engine), Registry.get("topkjoin", "oracle")
+    got = run_stream(cls, params, stream.frame)
+    want = run_stream(oracle, params, stream.frame)
+    case = random_case(21, max_items=60)
+    q = quality_of(cls, case)
+    assert quality_of_rows(got, want, params.k) == Quality(q.evaluations, pytest.approx(q.ndcg),
+                                                           pytest.approx(q.precision))

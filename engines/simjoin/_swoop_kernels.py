@@ -297,7 +297,14 @@ def get_candidates(seq, side, lr, a0, kind, k, w, opp, meta, r_ts, r_side, r_ptr
 @njit(cache=True)
 def insert_candidates(seq, nc, k, meta, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
                       c_sc, c_e, c_i, c_j, incremental):
-    """Add the candidates to S and E, then restore minimality."""
+    """Add the candidates to S and E, then restore minimality.
+
+    The paper's Algorithm 3 interleaves the merge with the relevance walk; here
+    its two ingredients run one after the other, the "insert via cleanup" the
+    paper derives it from (Section 6.3): candidates already passed the
+    relevance test against the old stock (``score > lb(e)``, Algorithm 1),
+    are merged into S and E in O(|S| + |C|), and Algorithm 2 removes what the
+    new pairs made irrelevant (including candidates beaten by candidates)."""
     ns = meta[NS]
     c_i[:nc] = seq
     order = _key_order(c_sc, c_e, c_j, nc, False)

@@ -70,7 +70,16 @@ class IdIndex:
         self._maybe_grow(int(arr.max()), arr.size)
         cap = self._direct.size
         if arr.min() >= 0 and arr.max() < cap:
-            # the common case (dense ints): one scatter and one gather, no sort
+            if arr.size * 16 < cap:
+                # a small batch (one edge, one slide): O(batch log batch), not O(table)
+                dense = self._direct[arr]
+                fresh = dense < 0
+                if fresh.any():
+                    keys = np.unique(arr[fresh])          # increasing, as below
+                    self._direct[keys] = self._number(keys)
+                    dense = self._direct[arr]
+                return dense
+            # a large batch of dense ints: one scatter and one gather, no sort
             mark = np.zeros(cap, dtype=bool)
             mark[arr] = True
             keys = np.flatnonzero(mark & (self._direct < 0))

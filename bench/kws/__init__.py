@@ -1,0 +1,1 @@
+"""S-KWS benchmarks (paper Section 5)."""

@@ -1,0 +1,150 @@
+"""Inputs of the kws job: the streaming schema, one tuple file per relation, deletions
+(notes/kws.md).
+
+- Schema (``--schema``): JSON, or YAML when PyYAML is installed::
+
+      {"relations": [{"name": "movie", "attributes": ["mid", "did", "title"],
+                      "text": ["title"]}, ...],          # "text" optional
+       "edges": [{"id": "md", "left": "movie.did", "right": "director.did"}, ...]}
+
+- Tuples (``--input REL=FILE``): CSV with a header, JSON lines or Parquet
+  (``.parquet`` file or directory).  Column ``t`` (integer time) is required,
+  ``tid`` optional (default ``REL:LINE``); every other column must be an
+  attribute of the relation.  CSV fields are typed one by one: an integer,
+  else a float, else the text; an empty field is null.
+- Deletions (``--deletions FILE``): the same formats with columns ``tid, t``.
+
+Events are merged in time order; ties keep the order of the inputs on the
+command line (deletions last), then the file order.  Each event remembers
+its ``file:line`` for error messages.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+
+from pipeline.io import InputError, is_parquet, location
+from spec.errors import InvalidParameter, MalformedRecord
+from spec.kws import Delete, Insert
+from spec.kws_schema import JoinEdge, Relation, Schema
+
+
+def read_schema(path: str) -> Schema:
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if path.endswith((".yaml", ".yml")):
+        try:
+            import yaml
+        except ImportError:
+            raise InputError(f"{path}: YAML schemas need PyYAML; use JSON") from None
+        doc = yaml.safe_load(text)
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(f"{path}: not JSON: {err.msg} (line {err.lineno})") from None
+    try:
+        rels = tuple(Relation(r["name"], r["attributes"], r.get("text")) for r in doc["relations"])
+        edges = []
+        for e in doc.get("edges", []):
+            (lr, la), (rr, ra) = (_qualified(e["left"]), _qualified(e["right"]))
+            edges.append(JoinEdge(e["id"], lr, la, rr, ra))
+        return Schema(rels, tuple(edges))
+    except (KeyError, TypeError) as err:
+        raise InputError(f"{path}: bad schema ({err!r}); see pipeline/io/kws.py") from None
+    except InvalidParameter as err:
+        raise InputError(f"{path}: {err}") from None
+
+
+def _qualified(text: str) -> tuple[str, str]:
+    rel, dot, attr = str(text).partition(".")
+    if not dot:
+        raise InvalidParameter(f"edge end {text!r} must be RELATION.ATTRIBUTE")
+    return rel, attr
+
+
+def _csv_value(text: str):
+    if text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _rows(path: str) -> tuple[list[dict], list[str]]:
+    """Rows as dicts and the ``file:line`` of each."""
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+        try:
+            frame = pq.read_table(path).to_pandas()
+        except (OSError, ValueError) as err:
+            raise InputError(f"{path}: cannot read Parquet: {err}") from None
+        rows = [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
+                for r in frame.to_dict("records")]
+        return rows, [f"{path}:row {n}" for n in range(1, len(rows) + 1)]
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if path.endswith((".json", ".jsonl")):
+        rows, wheres = [], []
+        with open(path, encoding="utf-8") as f:
+            for number, raw in enumerate(f, 1):
+                if not raw.strip():
+                    continue
+                try:
+                    row = json.loads(raw)
+                except json.JSONDecodeError as err:
+                    raise MalformedRecord(f"not JSON: {err.msg}").at(location(path, number)) from None
+                if not isinstance(row, dict):
+                    raise MalformedRecord("expected a JSON object").at(location(path, number))
+                rows.append(row), wheres.append(location(path, number))
+        return rows, wheres
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (OSError, ValueError, pd.errors.ParserError) as err:
+        raise InputError(f"{path}: cannot read CSV: {err}") from None
+    frame.columns = [c.strip() for c in frame.columns]
+    rows = [{k: _csv_value(v) for k, v in r.items()} for r in frame.to_dict("records")]
+    return rows, [location(path, n) for n in range(2, len(rows) + 2)]
+
+
+def _time(row: dict, where: str):
+    t = row.get("t")
+    if isinstance(t, float) and t.is_integer():
+        t = int(t)
+    if isinstance(t, (np.integer,)):
+        t = int(t)
+    if isinstance(t, bool) or not isinstance(t, int):
+        raise MalformedRecord(f"column t must be an integer time, got {t!r}").at(where)
+    return t
+
+
+def read_events(inputs: list[tuple[str, str]], deletions: str | None) -> tuple[list, list[str]]:
+    """Insert and Delete events in stream order, and the ``file:line`` of each."""
+    tagged = []
+    for order, (rel, path) in enumerate(inputs):
+        rows, wheres = _rows(path)
+        for n, (row, where) in enumerate(zip(rows, wheres)):
+            t = _time(row, where)
+            tid = row.get("tid")
+            tid = f"{rel}:{where.rsplit(':', 1)[-1].split()[-1]}" if tid is None else str(tid)
+            values = {k: v for k, v in row.items() if k not in ("t", "tid")}
+            tagged.append((t, order, n, Insert(rel, tid, values, t), where))
+    if deletions:
+        rows, wheres = _rows(deletions)
+        for n, (row, where) in enumerate(zip(rows, wheres)):
+            if row.get("tid") is None:
+                raise MalformedRecord("a deletion needs a tid").at(where)
+            t = _time(row, where)
+            tagged.append((t, len(inputs), n, Delete(str(row["tid"]), t), where))
+    tagged.sort(key=lambda x: x[:3])
+    return [x[3] for x in tagged], [x[4] for x in tagged]

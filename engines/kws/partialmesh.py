@@ -40,7 +40,6 @@ class PartialMeshEngine(MeshEngine):
                     kids.append(cn[: i + 1])
             self._is_cn.add(cn)
         self._mat: dict = {}           # prefix -> materialised Op
-        self.ops = self._mat.values()
         self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
         self._roots, self._by_right, self._index = {}, {}, {}
         for e in schema.edges:  # every possible right input gets an index up front (cheap)
@@ -55,6 +54,11 @@ class PartialMeshEngine(MeshEngine):
                 op.key, op.cn = key, key in self._is_cn
                 self._mat[key] = op
                 self._roots.setdefault(op.node, []).append(op)
+
+    @property
+    def ops(self) -> list:
+        """The materialised operators."""
+        return list(self._mat.values())
 
     def _emit(self, op, new, results) -> None:
         if not op.out and not op.parents:

@@ -26,7 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-DATA = Path("/work/shared/data/acquatop/follower_snapshots.csv")
+import os
+
+# the project's shared data sits beside the checkout (``<repo>/../shared/data``);
+# STREAMSPEC_SHARED_DATA points elsewhere
+SHARED_DATA = Path(os.environ.get("STREAMSPEC_SHARED_DATA",
+                                  Path(__file__).resolve().parents[2].parent / "shared" / "data"))
+DATA = SHARED_DATA / "acquatop" / "follower_snapshots.csv"
 T0 = 1420574422643          # the first tweet: the query's start (analysis §1.1)
 OMEGA, BETA, EVALUATIONS = 100_000, 60_000, 150
 

@@ -13,7 +13,9 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   labels and vertex labels, TR Section 5 / note Section 4).  Stamps equal to
   the epoch mean "present"; B's sizes borrow the edge-list column while B is
   built (F is discarded right after).
-- ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot.
+- ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot
+  (while a backward build is deferred, ``st[C_OLD]`` edges of the completed
+  chunk come first: ``rollover`` and ``settle``).
 - ``E`` int32 ``(ecap, 4)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
   with their index bitsets (note Section 5) in one list per F-root; ``H``
   int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` for
@@ -27,7 +29,8 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   looked up again (F-roots never come back within a chunk): no deletions.
 - ``U`` int32 ``(2 vcap, 2)``: the once-per-window union-find over BFBG edges
   valid at ``j`` (note Section 6, last bullet): rows ``< vcap`` are B-nodes,
-  row ``vcap + y`` holds F-root ``y``'s representative B-node.
+  row ``vcap + y`` holds F-root ``y``'s representative B-node.  ``settle``
+  borrows its stamps to mark the vertices it has replayed.
 
 Slots are time driven (note Section 8.4): slot ``sigma = (t - t0) div g``,
 ``g = gcd(r, s)``, chunks of ``K = r/g`` slots, window ``n`` spans slots
@@ -39,8 +42,9 @@ import numpy as np
 from numba import njit
 
 # st
-CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME = range(11)
-N_ST = 11
+CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER = \
+    range(14)
+N_ST = 14
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 B_SIZE = HF_HEAD   # only while B is built
@@ -62,6 +66,11 @@ EDGE_HEADROOM = 80
 # registrations' edges)
 T_SMALL = 8
 H_HEADROOM = EDGE_HEADROOM + 2 * T_SMALL * 34
+# default st[DEFER]: the backward build of a completed chunk waits until the
+# next chunk holds this many edges (or a slot closes, or an ad-hoc query or
+# inspection needs B), so the call whose edge completes the chunk, which also
+# answers the chunk's last window, does not pay it (see ``rollover``)
+BUILD_DEFER = 1024
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
@@ -219,15 +228,15 @@ def move(V, E, o, n):
 
 
 @njit(cache=True)
-def build_backward(st, V, C):
-    """B of the completed chunk by a reverse scan over slots K-1..1: union by
-    size (ties: the source's root stays), each new tree edge labelled with its
-    slot, each vertex labelled with the slot it is first met in; no path
-    compression (TR Section 5.2, note Section 4)."""
+def build_backward(st, V, C, end):
+    """B of the completed chunk (edges ``C[:, :end]``) by a reverse scan over
+    slots K-1..1: union by size (ties: the source's root stays), each new tree
+    edge labelled with its slot, each vertex labelled with the slot it is first
+    met in; no path compression (TR Section 5.2, note Section 4)."""
     st[B_EP] += 1
     bep = st[B_EP]
     nv = 0
-    e = st[COUNT] - 1
+    e = end - 1
     while e >= 0 and C[CP, e] >= 1:
         j = C[CP, e]
         x = C[CU, e]
@@ -255,16 +264,63 @@ def build_backward(st, V, C):
 
 @njit(cache=True)
 def rollover(st, V, C, H):
-    """Chunk completed (note Section 8.3): build B in place, empty F, the BFBG
-    and the chunk buffer."""
-    build_backward(st, V, C)
+    """Chunk completed (note Section 8.3): empty F and the BFBG; B is built later
+    (``settle``).  Until then the completed chunk's edges stay at the front of
+    the chunk buffer, the new chunk's edges go in F only (no registration: B is
+    not there yet) and are appended behind them."""
     st[F_EP] += 1
     st[E_CNT] = 0
     if st[H_USED] > 0:
         H[:, 0] = -1
         st[H_USED] = 0
-    st[COUNT] = 0
+    st[C_OLD] = st[COUNT]                 # >= 0: a build is pending
     st[PEND] = 0
+
+
+@njit(cache=True)
+def settle(st, V, U, C, E, M, H, K):
+    """Finish a deferred rollover: build B from the completed chunk's edges,
+    then register the new chunk's vertices that F took in meanwhile, each at
+    the snapshot index of its first appearance with its current F-root (what
+    registering at insertion and moving on every later root change would have
+    left, up to duplicate pairs).  Returns 0, or 2 when E or the pair index
+    must grow first (it resumes from ``st[REPLAY]``; -1 = nothing to replay)."""
+    if st[C_OLD] >= 0:
+        old = st[C_OLD]
+        n_new = st[COUNT] - old
+        build_backward(st, V, C, old)
+        for e in range(n_new):
+            C[CU, e] = C[CU, old + e]
+            C[CV, e] = C[CV, old + e]
+            C[CP, e] = C[CP, old + e]
+            V[C[CU, e], HF_HEAD] = -1     # B_SIZE borrowed the column while B was built
+            V[C[CV, e], HF_HEAD] = -1
+        st[COUNT] = n_new
+        st[C_OLD] = -1
+        st[U_EP] += 1                     # U stamps mark vertices already replayed
+        st[REPLAY] = 0 if st[B_NV] > 0 and n_new > 0 else -1
+    if st[REPLAY] < 0:
+        return 0
+    ep = st[U_EP]
+    for e in range(st[REPLAY], st[COUNT]):
+        if (st[E_CNT] + EDGE_HEADROOM > E.shape[0]
+                or 2 * (st[H_USED] + H_HEADROOM) > H.shape[0]):
+            st[REPLAY] = e
+            return 2
+        j = C[CP, e] + 1
+        for w in (C[CU, e], C[CV, e]):
+            if U[w, U_STAMP] != ep:
+                U[w, U_STAMP] = ep
+                if j <= K - 1:
+                    register(st, V, E, M, H, w, f_find(V, w), j)
+    st[REPLAY] = -1
+    return 0
+
+
+@njit(cache=True)
+def unsettled(st):
+    """B of the last completed chunk not built yet, or its registrations not replayed."""
+    return st[C_OLD] >= 0 or st[REPLAY] >= 0
 
 
 @njit(cache=True)
@@ -376,19 +432,23 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
 def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     """Close slots ``cur .. target-1``, evaluating each window whose last slot
     closes and rolling the chunk over lazily (the rollover after a ``j = 0``
-    window waits for the next slot or edge, so that window stays queryable).
+    window waits for the next slot or edge, so that window stays queryable;
+    a deferred backward build is finished before any slot closes).
     Once everything is empty at a chunk start, the windows ending before
-    ``target`` are empty: their rows stay all false and ``cur`` jumps."""
+    ``target`` are empty: their rows stay all false and ``cur`` jumps.
+    Returns 0, or 2 when the arrays must grow first (re-entrant)."""
     while st[CUR] < target:
         if st[PEND]:
             rollover(st, V, C, H)
+        if unsettled(st) and settle(st, V, U, C, E, M, H, K):
+            return 2
         cur = st[CUR]
         if cur % K == 0 and st[COUNT] == 0 and st[B_NV] == 0:
             n_hi = (target - K) // m + 1 if target >= K else 0
             if n_hi > st[NW]:
                 st[NW] = n_hi
             st[CUR] = target
-            return
+            return 0
         a = cur + 1 - K
         if a >= 0 and a % m == 0:
             n = a // m
@@ -397,6 +457,7 @@ def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
         if (cur + 1) % K == 0:
             st[PEND] = 1
         st[CUR] = cur + 1
+    return 0
 
 
 @njit(cache=True)
@@ -408,13 +469,19 @@ def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
     pend = np.empty((3, max(qa.shape[0], 1)), dtype=np.int64)
     for i in range(i0, sigma.shape[0]):
         s = sigma[i]
-        if st[CUR] < s:
-            close_to(st, V, U, C, E, M, H, qa, qb, s, K, m, nw0, out, pend)
+        if st[CUR] < s and close_to(st, V, U, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
+            st[RESUME] = i
+            return 2
         if st[PEND]:
             rollover(st, V, C, H)
+        if (st[C_OLD] >= 0 and st[COUNT] - st[C_OLD] >= st[DEFER]) or st[REPLAY] >= 0:
+            if settle(st, V, U, C, E, M, H, K):
+                st[RESUME] = i
+                return 2
         p = s % K
         j = p + 1
-        bfbg = j <= K - 1 and st[B_NV] > 0   # the last slot feeds a j = 0 window: F only
+        # the last slot feeds a j = 0 window: F only; while B is deferred, F only
+        bfbg = j <= K - 1 and st[B_NV] > 0 and st[C_OLD] < 0
         cnt = st[COUNT]
         if cnt >= C.shape[1]:
             st[RESUME] = i
@@ -464,7 +531,9 @@ def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
                 register(st, V, E, M, H, x, root, j)
             if new_y:
                 register(st, V, E, M, H, y, root, j)
-    close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend)
+    if close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
+        st[RESUME] = sigma.shape[0]
+        return 2
     return 0
 
 

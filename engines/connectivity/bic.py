@@ -46,6 +46,7 @@ class BicEngine(ConnectivityEngine):
         self._st[kern.REPLAY] = -1
         self._st[kern.DEFER] = self.build_defer
         self._q = self._qa = self._qb = None
+        self._no_edges = np.zeros(0, dtype=np.int64)
         self._V = np.zeros((0, kern.N_V), dtype=np.int32)
         self._U = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
@@ -99,22 +100,28 @@ class BicEngine(ConnectivityEngine):
 
     # -- hooks -------------------------------------------------------------------
     def _run(self, u, v, t, upto):
+        # a window's triggering call runs this twice on cold caches (after a
+        # slide of inserts): keep the Python steps few
         nw0 = self.next_window
-        if len(t) == 0 and upto <= nw0:
-            return np.zeros((0, len(self.queries)), dtype=bool)     # nothing to apply or answer
-        w = self.windows
-        self._grow_vertices(self.n_vertices)
-        sigma = (t - w.t0) // w.g
-        target = (upto - 1) * self._m + self._K if upto > nw0 else -1
         q = self.queries
+        if len(t) == 0 and upto <= nw0:
+            return np.zeros((0, len(q)), dtype=bool)         # nothing to apply or answer
+        if self.n_vertices > self._V.shape[0]:
+            self._grow_vertices(self.n_vertices)
+        if len(t) == 0:
+            sigma = u = v = self._no_edges
+        else:
+            w = self.windows
+            sigma = (t - w.t0) // w.g
+            u = np.ascontiguousarray(u, dtype=np.int64)
+            v = np.ascontiguousarray(v, dtype=np.int64)
+        target = (upto - 1) * self._m + self._K if upto > nw0 else -1
         if q is not self._q:            # the kernel wants contiguous int64 columns: once
             self._q = q
             self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
             self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
-        qa, qb = self._qa, self._qb
         out = np.zeros((max(upto - nw0, 0), len(q)), dtype=bool)
-        u = np.ascontiguousarray(u, dtype=np.int64)
-        v = np.ascontiguousarray(v, dtype=np.int64)
+        qa, qb = self._qa, self._qb
         i0 = 0
         while True:
             status = kern.run(self._st, self._V, self._U, self._C, self._E, self._M,

@@ -208,9 +208,14 @@ def test_str_vertices_and_unknown_query_vertices():
 
 
 # -- seeded differential test ----------------------------------------------------------
-def test_random_streams_match_reference():
+@pytest.mark.parametrize("build_defer", [None, 0, 1, 37], ids=lambda d: f"defer={d}")
+def test_random_streams_match_reference(build_defer, monkeypatch):
+    # build_defer: the backward build waits until the new chunk holds that many edges
+    # (None: the default); 0 builds in the triggering call, as the paper's driver does
+    if build_defer is not None:
+        monkeypatch.setattr(BicEngine, "build_defer", build_defer)
     rng = random.Random(20240601)
-    for k in range(N_RANDOM):
+    for k in range(N_RANDOM if build_defer is None else N_RANDOM // 3):
         n_vertices = rng.randint(1, 10)
         edges = random_stream(rng, rng.randint(0, 50), n_vertices, rng.choice([1, 3, 12]))
         r, s = rng.randint(1, 12), rng.randint(1, 6)
@@ -239,7 +244,7 @@ def test_larger_streams_grow_arrays_and_use_the_pair_index(r, s, per_t, n_vertic
     t = np.arange(n, dtype=np.int64) // per_t
     edges = list(zip(u.tolist(), v.tolist(), t.tolist()))
     params = Params(r, s, [tuple(rng.integers(0, n_vertices, 2).tolist()) for _ in range(30)])
-    engine = BicEngine(params)
+    engine = BicEngine(params, hold_back=False)     # one-slide batches: builds deferred mid-batch
     got, used_index = [], False
     for lo in range(0, n, 997):
         got += list(engine.process(EdgeBatch(u[lo:lo + 997], v[lo:lo + 997], t[lo:lo + 997])))

@@ -42,13 +42,12 @@ Decisions where the note is silent (a user's expectations):
 """
 from __future__ import annotations
 
-import itertools
-from collections.abc import Sequence
 from typing import ClassVar, Iterable, Iterator
 
 import attrs
 import numpy as np
 
+from spec.engine import validation_units
 from spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
                          NoWindowYet, OutOfOrder, StreamspecError)
 from spec.vertices import IdIndex
@@ -252,7 +251,7 @@ class ConnectivityEngine:
         """Consume edges in order; yield the windows they make due (a generator)."""
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
-        for chunk in _batches(events):
+        for chunk in validation_units(events, (EdgeBatch,), BATCH):
             batch = chunk if isinstance(chunk, EdgeBatch) else EdgeBatch.of(chunk, self._seen)
             yield from self._feed(batch)
 
@@ -373,16 +372,3 @@ class ConnectivityEngine:
     def _connected(self, a: int, b: int) -> bool:
         raise NotImplementedError
 
-
-def _batches(events) -> Iterator:
-    """Validation units: the whole input when it is sized, else ``BATCH`` records."""
-    if isinstance(events, EdgeBatch) or (
-            isinstance(events, Sequence) and not isinstance(events, (str, bytes))):
-        yield events
-        return
-    it = iter(events)
-    while True:
-        chunk = list(itertools.islice(it, BATCH))
-        if not chunk:
-            return
-        yield chunk

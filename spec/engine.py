@@ -15,7 +15,11 @@ before any state changes, then hands it to the engine.
 """
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
 from typing import Any, ClassVar, Iterable, Iterator, Protocol, runtime_checkable
+
+BATCH = 4096
 
 
 @runtime_checkable
@@ -40,3 +44,22 @@ def describe(engine_cls) -> dict:
         "exact": bool(engine_cls.exact),
         "description": engine_cls.description,
     }
+
+
+def validation_units(events, columnar: tuple = (), size: int = BATCH) -> Iterator:
+    """Split ``process`` input into the units validated atomically.
+
+    A sized input (a list, a tuple, or one of the problem's ``columnar`` batch
+    types) is one unit: a bad record anywhere leaves the engine unchanged.  A
+    lazy iterable is consumed ``size`` records at a time, each unit atomic.
+    """
+    if isinstance(events, columnar) or (
+            isinstance(events, Sequence) and not isinstance(events, (str, bytes))):
+        yield events
+        return
+    it = iter(events)
+    while True:
+        chunk = list(itertools.islice(it, size))
+        if not chunk:
+            return
+        yield chunk

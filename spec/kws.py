@@ -36,13 +36,12 @@ Decisions where the note is silent:
 """
 from __future__ import annotations
 
-import itertools
 from collections import deque
-from collections.abc import Sequence
 from typing import ClassVar, Iterator
 
 import attrs
 
+from spec.engine import validation_units
 from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
                          OutOfOrder, StreamspecError)
 from spec.kws_events import (EVENTS, SCHEMA_EVENTS, AddEdge, AddRelation, Appear,  # noqa: F401
@@ -172,7 +171,7 @@ class KwsEngine:
     def process(self, events) -> Iterator:
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
-        for chunk in _batches(events):
+        for chunk in validation_units(events, (), BATCH):
             yield from self._feed(list(chunk))
 
     def advance_to(self, t: int) -> list:
@@ -366,14 +365,3 @@ def _alive(entry, rels: _Layer, t: int) -> bool:
     rel = rels.get(name)
     return rel is not None and rel[1] == gen and (t_end is None or t < t_end)
 
-
-def _batches(events) -> Iterator:
-    if isinstance(events, Sequence) and not isinstance(events, (str, bytes)):
-        yield events
-        return
-    it = iter(events)
-    while True:
-        chunk = list(itertools.islice(it, BATCH))
-        if not chunk:
-            return
-        yield chunk

@@ -34,14 +34,13 @@ Decisions where the note is silent (a user's expectations):
 """
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Sequence
 from typing import ClassVar, Iterator
 
 import attrs
 import numpy as np
 
+from spec.engine import validation_units
 from spec._simjoin_similarity import KIND
 from spec._simjoin_tokens import TokenNumbering
 from spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder, StreamspecError
@@ -208,7 +207,7 @@ class SimJoinEngine:
         if isinstance(events, RecordBatch):
             yield from self._feed_columns(events)
             return
-        for chunk in _batches(events):
+        for chunk in validation_units(events, (), BATCH):
             yield from self._feed(list(chunk))
 
     def changes(self, events) -> list[tuple[int, TopK]]:
@@ -394,15 +393,3 @@ class SimJoinEngine:
     def _apply(self, prepared: Prepared) -> list:
         raise NotImplementedError
 
-
-def _batches(events) -> Iterator:
-    """Validation units: the whole input when it is sized, else ``BATCH`` events."""
-    if isinstance(events, Sequence) and not isinstance(events, (str, bytes)):
-        yield events
-        return
-    it = iter(events)
-    while True:
-        chunk = list(itertools.islice(it, BATCH))
-        if not chunk:
-            return
-        yield chunk

@@ -34,14 +34,13 @@ Decisions where the note is silent:
 """
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Sequence
 from typing import Callable, ClassVar, Iterable, Iterator
 
 import attrs
 import numpy as np
 
+from spec.engine import validation_units
 from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
                          OutOfOrder, StreamspecError)
 from spec.topkjoin_remote import FetchCounter, RemoteDataset, TimelineDataset
@@ -301,7 +300,7 @@ class TopkJoinEngine:
         """Consume items in order; yield the evaluations they make due (a generator)."""
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
-        for chunk in _batches(events):
+        for chunk in validation_units(events, (ItemBatch,), BATCH):
             batch = chunk if isinstance(chunk, ItemBatch) else ItemBatch.of(chunk, self._seen)
             yield from self._feed(batch)
 
@@ -361,16 +360,3 @@ class TopkJoinEngine:
     def _evaluate(self, window: int, start: int, tau: int) -> list[tuple[int, float]]:
         raise NotImplementedError
 
-
-def _batches(events) -> Iterator:
-    """Validation units: the whole input when it is sized, else ``BATCH`` records."""
-    if isinstance(events, ItemBatch) or (
-            isinstance(events, Sequence) and not isinstance(events, (str, bytes))):
-        yield events
-        return
-    it = iter(events)
-    while True:
-        chunk = list(itertools.islice(it, BATCH))
-        if not chunk:
-            return
-        yield chunk

@@ -135,7 +135,7 @@ def plot(rows, path: Path, title: str) -> None:
             ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend()
     fig.suptitle(title + "\nlatency = the call with the window's triggering edge (queries + that "
-                 "insert + backward build); hollow ring: run sampled (time budget)", fontsize=10)
+                 "insert; BIC defers backward builds); hollow ring: run sampled (time budget)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

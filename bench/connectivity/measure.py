@@ -61,7 +61,7 @@ from bench.connectivity.peers import create
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 KINDS = {"contract": "through process(), hold_back=False",
          "engine": "engine alone (ids remapped up front, the driver's _evaluate called directly)"}
-LATENCY = "latency = the triggering edge's call (queries + its insert + any backward build)"
+LATENCY = "latency = the triggering edge's call (queries + its insert; BIC defers backward builds)"
 
 
 @attrs.frozen

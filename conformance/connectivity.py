@@ -21,11 +21,11 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch
+from conformance.runner import Mismatch, check_rejection
 from conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
 from reference.connectivity import evaluate, window_answers
 from spec.connectivity import Edge, Params
-from spec.errors import NoWindowYet, StreamspecError
+from spec.errors import NoWindowYet
 from spec.windows import SlidingWindows
 
 PROBLEM = "connectivity"
@@ -119,27 +119,8 @@ def _probe(engine, case, windows, due, step) -> Mismatch | None:
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
     """Offer ``bad`` before edge ``position``: the error must be ``error`` and change nothing."""
-    clean = engine_cls(case.params)
-    dirty = engine_cls(case.params)
-    before, after = case.edges[:position], case.edges[position:]
-    want = list(clean.process(before))
-    have = list(dirty.process(before))
-    try:
-        list(dirty.process([bad]))
-    except error:
-        pass
-    except StreamspecError as other:
-        return Mismatch(f"record {position}", f"raised {type(other).__name__}, expected {error.__name__}",
-                        error.__name__, repr(other))
-    else:
-        return Mismatch(f"record {position}", f"bad record {bad!r} was accepted", error.__name__, None)
-    want += list(clean.process(after)) + list(clean.flush())
-    have += list(dirty.process(after)) + list(dirty.flush())
-    if want != have:
-        return Mismatch("after the rejected record", "the rejection changed the engine's state",
-                        [_bits(w.answers) for w in want], [_bits(w.answers) for w in have])
-    return None
-
+    return check_rejection(engine_cls, case.params, case.edges[:position], case.edges[position:],
+                           bad, error, position, show=lambda w: _bits(w.answers))
 
 def dump(case: Case) -> str:
     p = case.params

@@ -15,10 +15,9 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch
+from conformance.runner import Mismatch, check_rejection
 from conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
 from reference.kws import evaluate
-from spec.errors import StreamspecError
 from spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, Params,
                       RemoveEdge, RemoveRelation)
 from spec.kws_schema import JoinEdge, Relation, Schema
@@ -68,27 +67,11 @@ def _mismatch(step, want, got) -> Mismatch:
 
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
-    clean, dirty = engine_cls(case.params), engine_cls(case.params)
-    before, after = case.events[:position], case.events[position:]
-    want = list(clean.process(before))
-    have = list(dirty.process(before))
-    try:
-        list(dirty.process([bad]))
-    except error as exc:
-        if getattr(exc, "index", None) != position:
-            return Mismatch(f"record {position}", "the error names the wrong record", position,
-                            getattr(exc, "index", None))
-    except StreamspecError as other:
-        return Mismatch(f"record {position}", f"raised {type(other).__name__}, expected {error.__name__}",
-                        error.__name__, repr(other))
-    else:
-        return Mismatch(f"record {position}", f"bad record {bad!r} was accepted", error.__name__, None)
-    # the rejected record still counts in the index of later records: compare outputs only
-    want += list(clean.process(after)) + list(clean.flush())
-    have += list(dirty.process(after)) + list(dirty.flush())
-    if want != have:
-        return Mismatch("after the rejected record", "the rejection changed the engine's state", want, have)
-    return None
+    """Offer ``bad`` before event ``position``: the error must be ``error``, name that
+    record, and change nothing (the rejected record still counts in the index of later
+    records, so outputs are compared, not indices)."""
+    return check_rejection(engine_cls, case.params, case.events[:position], case.events[position:],
+                           bad, error, position, check_index=True)
 
 
 # -- reproducers: JSON lines -----------------------------------------------------------

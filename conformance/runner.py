@@ -18,6 +18,8 @@ from pathlib import Path
 import attrs
 from hypothesis import given, settings
 
+from spec.errors import StreamspecError
+
 FAILURES_DIR = Path(os.environ.get("STREAMSPEC_FAILURES", ".streamspec-failures"))
 
 
@@ -107,3 +109,31 @@ def replay(engine_cls, path: str | Path) -> str | None:
     case = suite(engine_cls.problem).load(Path(path).read_text())
     mismatch = suite(engine_cls.problem).check(engine_cls, case)
     return None if mismatch is None else f"{engine_label(engine_cls)}: {mismatch}"
+
+
+def check_rejection(engine_cls, params, before: list, after: list, bad, error: type,
+                    position: int, *, check_index: bool = False, show=None,
+                    noun: str = "record") -> Mismatch | None:
+    """Offer ``bad`` between ``before`` and ``after``: the error must be ``error`` (naming
+    record ``position`` when ``check_index``), and the engine must then go on exactly as
+    an engine that was never offered it.  ``show`` renders outputs in a mismatch."""
+    show = show or (lambda out: out)
+    clean, dirty = engine_cls(params), engine_cls(params)
+    want, have = list(clean.process(before)), list(dirty.process(before))
+    try:
+        list(dirty.process([bad]))
+    except error as err:
+        if check_index and getattr(err, "index", None) != position:
+            return Mismatch(f"{noun} {position}", "the error names the wrong record", position,
+                            getattr(err, "index", None))
+    except StreamspecError as other:
+        return Mismatch(f"{noun} {position}", f"raised {type(other).__name__}, expected {error.__name__}",
+                        error.__name__, repr(other))
+    else:
+        return Mismatch(f"{noun} {position}", f"bad {noun} {bad!r} was accepted", error.__name__, None)
+    want += list(clean.process(after)) + list(clean.flush())
+    have += list(dirty.process(after)) + list(dirty.flush())
+    if want != have:
+        return Mismatch(f"after the rejected {noun}", "the rejection changed the engine's state",
+                        [show(x) for x in want], [show(x) for x in have])
+    return None

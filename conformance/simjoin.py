@@ -16,10 +16,9 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch
+from conformance.runner import Mismatch, check_rejection
 from conformance.strategies.simjoin import cases, invalid_cases, random_case  # noqa: F401
 from reference.simjoin import evaluate
-from spec.errors import StreamspecError
 from spec.simjoin import Advance, Params, Record
 
 PROBLEM = "simjoin"
@@ -58,29 +57,10 @@ def _show(topk) -> tuple:
 
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
-    """Offer ``bad`` before event ``position``: the error must be ``error`` and change nothing."""
-    clean = engine_cls(case.params)
-    dirty = engine_cls(case.params)
-    before, after = case.events[:position], case.events[position:]
-    want = list(clean.process(before))
-    have = list(dirty.process(before))
-    try:
-        list(dirty.process([bad]))
-    except error as err:
-        if getattr(err, "index", None) != position:
-            return Mismatch(f"event {position}", f"error names record {err.index}", position, err.index)
-    except StreamspecError as other:
-        return Mismatch(f"event {position}", f"raised {type(other).__name__}, expected {error.__name__}",
-                        error.__name__, repr(other))
-    else:
-        return Mismatch(f"event {position}", f"bad event {bad!r} was accepted", error.__name__, None)
-    want += list(clean.process(after)) + list(clean.flush())
-    have += list(dirty.process(after)) + list(dirty.flush())
-    if want != have:
-        return Mismatch("after the rejected event", "the rejection changed the engine's state",
-                        [_show(x) for x in want], [_show(x) for x in have])
-    return None
-
+    """Offer ``bad`` before event ``position``: the error must be ``error``, name that
+    record, and change nothing."""
+    return check_rejection(engine_cls, case.params, case.events[:position], case.events[position:],
+                           bad, error, position, check_index=True, show=_show, noun="event")
 
 def _event_json(e) -> str:
     if isinstance(e, Advance):

@@ -26,7 +26,7 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch
+from conformance.runner import Mismatch, check_rejection
 from conformance.strategies.topkjoin import cases, invalid_cases, random_case  # noqa: F401
 from reference.topkjoin import aggregate, evaluate
 from spec.errors import StreamspecError
@@ -181,25 +181,8 @@ def _engine_invariants(engine, case, evaluations, out, step) -> Mismatch | None:
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
     """Offer ``bad`` before item ``position``: the error must be ``error`` and change nothing."""
-    clean, dirty = engine_cls(case.params), engine_cls(case.params)
-    before, after = case.items[:position], case.items[position:]
-    want, have = list(clean.process(before)), list(dirty.process(before))
-    try:
-        list(dirty.process([bad]))
-    except error:
-        pass
-    except StreamspecError as other:
-        return Mismatch(f"record {position}", f"raised {type(other).__name__}, expected {error.__name__}",
-                        error.__name__, repr(other))
-    else:
-        return Mismatch(f"record {position}", f"bad record {bad!r} was accepted", error.__name__, None)
-    want += list(clean.process(after)) + list(clean.flush())
-    have += list(dirty.process(after)) + list(dirty.flush())
-    if want != have:
-        return Mismatch("after the rejected record", "the rejection changed the engine's state",
-                        [e.answer for e in want], [e.answer for e in have])
-    return None
-
+    return check_rejection(engine_cls, case.params, case.items[:position], case.items[position:],
+                           bad, error, position, show=lambda e: e.answer)
 
 def dump(case: Case) -> str:
     p = case.params

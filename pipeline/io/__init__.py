@@ -18,6 +18,7 @@ edge lists and query files).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import uuid
@@ -25,7 +26,7 @@ from typing import Iterator
 
 import numpy as np
 
-from spec.errors import StreamspecError
+from spec.errors import MalformedRecord, StreamspecError
 
 _FIELD_SEPARATOR = re.compile(r"[,\s]+")
 
@@ -40,6 +41,26 @@ class InputError(StreamspecError, OSError):
 
 def location(path: str, line: int) -> str:
     return f"{path}:{line}"
+
+
+def json_objects(path: str) -> Iterator[tuple[str, dict]]:
+    """``(file:line, object)`` of each non-blank line of a JSON lines file."""
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+    with f:
+        for number, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            where = location(path, number)
+            try:
+                row = json.loads(raw)
+            except json.JSONDecodeError as err:
+                raise MalformedRecord(f"not JSON: {err.msg}").at(where) from None
+            if not isinstance(row, dict):
+                raise MalformedRecord("expected a JSON object").at(where)
+            yield where, row
 
 
 def text_records(path: str) -> Iterator[tuple[int, list[str]]]:

@@ -26,7 +26,7 @@ import os
 import numpy as np
 import pandas as pd
 
-from pipeline.io import InputError, is_parquet, location
+from pipeline.io import InputError, is_parquet, json_objects, location
 from spec.errors import InvalidParameter, MalformedRecord
 from spec.kws import Delete, Insert
 from spec.kws_schema import JoinEdge, Relation, Schema
@@ -95,18 +95,8 @@ def _rows(path: str) -> tuple[list[dict], list[str]]:
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
     if path.endswith((".json", ".jsonl")):
-        rows, wheres = [], []
-        with open(path, encoding="utf-8") as f:
-            for number, raw in enumerate(f, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    row = json.loads(raw)
-                except json.JSONDecodeError as err:
-                    raise MalformedRecord(f"not JSON: {err.msg}").at(location(path, number)) from None
-                if not isinstance(row, dict):
-                    raise MalformedRecord("expected a JSON object").at(location(path, number))
-                rows.append(row), wheres.append(location(path, number))
+        pairs = list(json_objects(path))
+        wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
         return rows, wheres
     try:
         frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)

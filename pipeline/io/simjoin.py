@@ -22,14 +22,13 @@ Ids (and keys) must be all ints or all strs; tokens likewise.
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 
 import attrs
 import pandas as pd
 
-from pipeline.io import InputError, is_parquet, location
+from pipeline.io import InputError, is_parquet, json_objects
 from spec.errors import InvalidRecord, MalformedRecord, RecordError
 from spec.simjoin import Params, Record, SimJoinEngine
 
@@ -79,23 +78,6 @@ def _row_record(row: dict, where: str) -> tuple[Record, object]:
     return Record(row["id"], list(tokens), row["ts"], row.get("side")), row.get("key")
 
 
-def _json_rows(path: str):
-    try:
-        f = open(path, encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
-    with f:
-        for number, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            where = location(path, number)
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as err:
-                raise MalformedRecord(f"not JSON: {err.msg}").at(where) from None
-            yield where, row
-
-
 def _parquet_rows(path: str):
     import pyarrow.parquet as pq
     try:
@@ -126,7 +108,7 @@ def _one_kind(values, what: str, wheres) -> None:
 
 def read_sets(path: str, params: Params) -> SetStream:
     """Parse and validate a set stream on the driver (see the module docstring)."""
-    rows = _parquet_rows(path) if is_parquet(path) else _json_rows(path)
+    rows = _parquet_rows(path) if is_parquet(path) else json_objects(path)
     wheres, records, keys = [], [], []
     for where, row in rows:
         record, key = _row_record(row, where)
@@ -166,5 +148,5 @@ def read_sets(path: str, params: Params) -> SetStream:
 
 def sides_present(path: str) -> bool:
     """Whether any record names a side (the job's default join kind)."""
-    rows = _parquet_rows(path) if is_parquet(path) else _json_rows(path)
+    rows = _parquet_rows(path) if is_parquet(path) else json_objects(path)
     return any(isinstance(row, dict) and row.get("side") is not None for _, row in rows)

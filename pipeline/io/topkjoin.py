@@ -22,14 +22,13 @@ int-or-string rule as ids.
 """
 from __future__ import annotations
 
-import json
 import os
 
 import attrs
 import numpy as np
 import pandas as pd
 
-from pipeline.io import InputError, id_column, is_parquet, location
+from pipeline.io import InputError, id_column, is_parquet, json_objects, location
 from spec.errors import MalformedRecord, RecordError
 from spec.topkjoin import ItemBatch, id_type, validate
 from spec.topkjoin_remote import SqliteDataset, TimelineDataset
@@ -58,18 +57,8 @@ def _read_table(path: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, list[
             raise InputError(f"{path}: cannot read Parquet: {err}") from None
         wheres = [f"{path}:row {n}" for n in range(1, len(frame) + 1)]
     elif path.endswith((".json", ".jsonl")):
-        rows, wheres = [], []
-        with open(path, encoding="utf-8") as f:
-            for number, raw in enumerate(f, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    row = json.loads(raw)
-                except json.JSONDecodeError as err:
-                    raise MalformedRecord(f"not JSON: {err.msg}").at(location(path, number)) from None
-                if not isinstance(row, dict):
-                    raise MalformedRecord("expected a JSON object").at(location(path, number))
-                rows.append(row), wheres.append(location(path, number))
+        pairs = list(json_objects(path))
+        wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
         frame = pd.DataFrame(rows, columns=sorted({c for r in rows for c in r}) or list(needed))
     else:
         try:

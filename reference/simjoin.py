@@ -97,9 +97,16 @@ class OracleEngine(SimJoinEngine):
             if prep.op[p] == 0:
                 toks = frozenset(prep.tok[prep.tok_ptr[p]:prep.tok_ptr[p + 1]].tolist())
                 self._window.append((int(prep.seq[p]), toks, t, int(prep.side[p])))
-            self._window = [r for r in self._window if t < r[2] + self.params.wf]
-            current = topk(self._window, self.params, t)
+            self._window = [r for r in self._window if self._alive(r, t)]
+            current = self._top(t)
             if current != self._last:
                 changes.append((p, current))
                 self._last = current
         return changes
+
+    def _alive(self, record, t: float) -> bool:
+        """A record stays in the window while ``t < ts + w``."""
+        return t < record[2] + self.params.wf
+
+    def _top(self, t: float) -> tuple:
+        return topk(self._window, self.params, t)

@@ -15,21 +15,12 @@ class ClosedWindowEnd(OracleEngine):
     name = "broken-closed-end"
     description = "window end inclusive"
 
-    def _apply(self, prep):
-        changes = []
-        for p in range(len(prep.op)):
-            t = float(prep.ts[p])
-            if prep.op[p] == 0:
-                toks = frozenset(prep.tok[prep.tok_ptr[p]:prep.tok_ptr[p + 1]].tolist())
-                self._window.append((int(prep.seq[p]), toks, t, int(prep.side[p])))
-            self._window = [r for r in self._window if t <= r[2] + self.params.wf]
-            # pairs still count at t == ts_j + w (a hair before t is the closed window)
-            pairs = valid_pairs(self._window, self.params, t - 1e-9)
-            current = tuple(q[1:] for q in pairs[:self.params.k])
-            if current != self._last:
-                changes.append((p, current))
-                self._last = current
-        return changes
+    def _alive(self, record, t):
+        return t <= record[2] + self.params.wf
+
+    def _top(self, t):
+        # pairs still count at t == ts_j + w (a hair before t is the closed window)
+        return tuple(q[1:] for q in valid_pairs(self._window, self.params, t - 1e-9)[:self.params.k])
 
 
 class ScoreOnlyOrder(OracleEngine):
@@ -38,20 +29,9 @@ class ScoreOnlyOrder(OracleEngine):
     name = "broken-score-only"
     description = "ties broken by recency, not by (-e, seq_i, seq_j)"
 
-    def _apply(self, prep):
-        changes = []
-        for p in range(len(prep.op)):
-            t = float(prep.ts[p])
-            if prep.op[p] == 0:
-                toks = frozenset(prep.tok[prep.tok_ptr[p]:prep.tok_ptr[p + 1]].tolist())
-                self._window.append((int(prep.seq[p]), toks, t, int(prep.side[p])))
-            self._window = [r for r in self._window if t < r[2] + self.params.wf]
-            pairs = sorted(valid_pairs(self._window, self.params, t), key=lambda q: (-q[3], -q[1], -q[2]))
-            current = tuple(q[1:] for q in pairs[:self.params.k])
-            if current != self._last:
-                changes.append((p, current))
-                self._last = current
-        return changes
+    def _top(self, t):
+        pairs = sorted(valid_pairs(self._window, self.params, t), key=lambda q: (-q[3], -q[1], -q[2]))
+        return tuple(q[1:] for q in pairs[:self.params.k])
 
 
 class KeepsExpiredTop(OracleEngine):

@@ -27,61 +27,56 @@ from numba import njit
 FREE, TREE, NONTREE, LOOP = 0, 1, 2, 3
 
 
-# -- children lists -------------------------------------------------------------
+# -- intrusive doubly linked lists (children of a vertex, non-tree edges of a vertex) --
+@njit(cache=True)
+def _list_push(head, nxt, prv, x, owner):
+    prv[x] = -1
+    first = head[owner]
+    nxt[x] = first
+    if first != -1:
+        prv[first] = x
+    head[owner] = x
+
+
+@njit(cache=True)
+def _list_remove(head, nxt, prv, x, owner):
+    nx = nxt[x]
+    pv = prv[x]
+    if pv != -1:
+        nxt[pv] = nx
+    else:
+        head[owner] = nx
+    if nx != -1:
+        prv[nx] = pv
+
+
 @njit(cache=True)
 def _add_child(T, c, p):
-    parent, size, child_head, sib_next, sib_prev = T[0], T[1], T[2], T[3], T[4]
-    parent[c] = p
-    sib_prev[c] = -1
-    h = child_head[p]
-    sib_next[c] = h
-    if h != -1:
-        sib_prev[h] = c
-    child_head[p] = c
+    T[0][c] = p
+    _list_push(T[2], T[3], T[4], c, p)
 
 
 @njit(cache=True)
 def _cut_child(T, c):
-    parent, child_head, sib_next, sib_prev = T[0], T[2], T[3], T[4]
+    parent, sib_next = T[0], T[3]
     p = parent[c]
     if p == -1:
         return
-    nx = sib_next[c]
-    pv = sib_prev[c]
-    if pv != -1:
-        sib_next[pv] = nx
-    else:
-        child_head[p] = nx
-    if nx != -1:
-        sib_prev[nx] = pv
+    _list_remove(T[2], sib_next, T[4], c, p)
     parent[c] = -1
     sib_next[c] = -1
-    sib_prev[c] = -1
+    T[4][c] = -1
 
 
 # -- non-tree edges ---------------------------------------------------------------
 @njit(cache=True)
 def _nt_push(T, h, owner):
-    nt_head, he_next, he_prev = T[6], T[10], T[11]
-    he_prev[h] = -1
-    first = nt_head[owner]
-    he_next[h] = first
-    if first != -1:
-        he_prev[first] = h
-    nt_head[owner] = h
+    _list_push(T[6], T[10], T[11], h, owner)
 
 
 @njit(cache=True)
 def _nt_pop(T, h, owner):
-    nt_head, he_next, he_prev = T[6], T[10], T[11]
-    nx = he_next[h]
-    pv = he_prev[h]
-    if pv != -1:
-        he_next[pv] = nx
-    else:
-        nt_head[owner] = nx
-    if nx != -1:
-        he_prev[nx] = pv
+    _list_remove(T[6], T[10], T[11], h, owner)
 
 
 @njit(cache=True)

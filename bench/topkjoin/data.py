@@ -143,7 +143,8 @@ def mentions(users: list[int], seed: int, evaluations: int = EVALUATIONS, distin
 
 def write_sample(directory: str | Path, evaluations: int = 30, seed: int = 1, ch: int = 20) -> None:
     """The bundled sample: ``mentions.csv`` (id,x,ts) and ``followers-dfc.csv`` (key,time,value),
-    the first ``evaluations`` windows of dataset ``seed`` of DS-CH-``ch``."""
+    the first ``evaluations`` windows of dataset ``seed`` of DS-CH-``ch``; the timeline keeps the
+    mentioned users only (the others never join), so the sample stays under 200 KB."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     snapshots = load_snapshots()
@@ -154,10 +155,14 @@ def write_sample(directory: str | Path, evaluations: int = 30, seed: int = 1, ch
         f.writelines(f"{i},1,{t}\n" for i, t in zip(ids.tolist(), ts.tolist()))
     with open(directory / "followers-dfc.csv", "w") as f:
         f.write("key,time,value\n")
+        mentioned = set(ids.tolist())
         f.writelines(f"{k},{t},{int(v)}\n" for k, t, v in timeline_rows(ds_ch(snapshots, ch, seed))
-                     if t < end)
+                     if t < end and k in mentioned)
 
+
+# the sample ``streamspec demo`` runs (package data of ``pipeline``)
+DEMO_SAMPLE = Path(__file__).resolve().parents[2] / "pipeline" / "data" / "topkjoin"
 
 if __name__ == "__main__":
     import sys
-    write_sample(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).with_name("sample"))
+    write_sample(sys.argv[1] if len(sys.argv) > 1 else DEMO_SAMPLE)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,18 @@ import pandas as pd
 from spec.topkjoin import PROBLEM, ItemBatch, Params
 
 ROW_COLUMNS = ("window", "tau", "rank", "id", "score")
+# the demo sample: 30 windows of the paper's setting (seeded mentions of the 400 users, DS-CH-20
+# dataset 1 restricted to the mentioned users; ``python -m bench.topkjoin.data`` rebuilds it)
+DATA = Path(__file__).resolve().parent.parent / "data" / "topkjoin"
+DEMO_ORIGIN = 1420574422643     # the first tweet of the authors' stream (bench.topkjoin.data.T0)
+
+
+def demo_argv(output_dir: str) -> list[str]:
+    """``streamspec demo``: AT-TSM in the paper's default setting, scored against the oracle."""
+    return ["--stream", str(DATA / "mentions.csv"), "--remote", str(DATA / "followers-dfc.csv"),
+            "--omega", "100000", "--beta", "60000", "--k", "5", "--n", "10", "--budget", "7",
+            "--engine", "at-tsm", "--origin", str(DEMO_ORIGIN), "--output", output_dir,
+            "--overwrite", "--oracle"]
 
 
 def output_schema(id_kind: str) -> str:

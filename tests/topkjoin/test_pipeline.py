@@ -137,3 +137,19 @@ def test_quality_of_rows_equals_the_spec_metrics(engine):
     q = quality_of(cls, case)
     assert quality_of_rows(got, want, params.k) == Quality(q.evaluations, pytest.approx(q.ndcg),
                                                            pytest.approx(q.precision))
+
+
+def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
+    # what ``streamspec demo`` runs, replayed in-process: AT-TSM over the bundled sample
+    from pipeline.cli import build_parser
+    from pipeline.jobs import topkjoin as job
+
+    args = build_parser().parse_args(["run", "topkjoin", *job.demo_argv(str(tmp_path / "out"))])
+    stream, remote = read_items(args.stream), read_remote(args.remote)
+    assert len(stream.frame) > 500 and (job.DATA / "followers-dfc.csv").stat().st_size < 300_000
+    params = job.build_params(args, stream, remote)
+    rows = run_stream(Registry.get("topkjoin", args.engine), params, stream.frame)
+    oracle = run_stream(Registry.get("topkjoin", "oracle"), params, stream.frame)
+    assert rows["window"].nunique() == oracle["window"].nunique() == 31
+    q = quality_of_rows(rows, oracle, params.k)
+    assert q.evaluations == 31 and 0 < q.precision <= q.evaluations

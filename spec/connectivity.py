@@ -55,6 +55,9 @@ from spec.windows import SlidingWindows
 
 PROBLEM = "connectivity"
 BATCH = 4096
+# batches up to this size take plain-Python paths at the boundary (validation,
+# id remapping): numpy's per-call overhead dominates there
+SMALL = 16
 LATENESS = ("error", "drop")
 
 
@@ -160,7 +163,7 @@ class WindowResult:
     index: int
     start: int
     end: int
-    answers: tuple = attrs.field(converter=lambda a: tuple(bool(x) for x in a))
+    answers: tuple = attrs.field(converter=lambda a: tuple(map(bool, a)))
 
 
 def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
@@ -184,9 +187,9 @@ def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
                 if _vertex_type(x) is not kind:
                     raise InvalidRecord(f"vertex {x!r} is not of the stream's vertex type "
                                         f"{kind.__name__}", index=first_index + i)
+    if n <= SMALL:
+        return _validate_times_small(batch.t.tolist(), last_t, lateness, first_index)
     keep = np.ones(n, dtype=bool)
-    if n == 0:
-        return keep
     t = batch.t
     prev = np.empty(n, dtype=np.int64)
     prev[0] = t[0] if last_t is None else last_t
@@ -201,6 +204,29 @@ def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
     else:
         running = np.maximum.accumulate(np.concatenate([prev[:1], t]))[:-1]
         keep = t >= running
+    return keep
+
+
+def _validate_times_small(ts: list, last_t: int | None, lateness: str, first_index: int):
+    """``validate``'s time check for a few edges, in plain Python: a one-edge
+    ``process`` call (the paper's per-window latency is one) would otherwise
+    spend more time in numpy call overhead than BIC spends answering."""
+    if not ts:
+        return np.ones(0, dtype=bool)
+    before = ts[0] if last_t is None else last_t
+    drop = None
+    for i, t in enumerate(ts):
+        if t >= before:
+            before = t
+        elif lateness == "error":
+            raise OutOfOrder(f"edge time {t} is earlier than {before} already seen",
+                             index=first_index + i)
+        else:
+            drop = [] if drop is None else drop
+            drop.append(i)
+    keep = np.ones(len(ts), dtype=bool)
+    if drop:
+        keep[drop] = False
     return keep
 
 
@@ -327,37 +353,51 @@ class ConnectivityEngine:
             self._init_vertices(kind)
         if self.windows is None:
             self._set_origin(self.params.t0 if self.params.t0 is not None else int(batch.t[0]))
-        ends = np.concatenate([batch.u, batch.v]) if batch.u.dtype == batch.v.dtype else \
-            np.concatenate([batch.u.astype(object), batch.v.astype(object)])
+        if n <= SMALL:
+            ends = batch.u.tolist() + batch.v.tolist()
+        elif batch.u.dtype == batch.v.dtype:
+            ends = np.concatenate([batch.u, batch.v])
+        else:
+            ends = np.concatenate([batch.u.astype(object), batch.v.astype(object)])
         gid = self.vertices.add(ends)
+        t = batch.t.astype(np.int64)     # a copy: held-back edges must not alias the caller's array
         pu, pv, pt = self._pending
-        self._pending = (np.concatenate([pu, gid[:n]]), np.concatenate([pv, gid[n:]]),
-                         np.concatenate([pt, batch.t.astype(np.int64)]))
-        self.last_t = int(batch.t[-1])
+        if len(pt):
+            self._pending = (np.concatenate([pu, gid[:n]]), np.concatenate([pv, gid[n:]]),
+                             np.concatenate([pt, t]))
+        else:       # nothing held back (always so in eager mode): no concatenation
+            self._pending = (gid[:n], gid[n:], t)
+        self.last_t = int(t[-1])
         return self._evaluate(self.windows.due_before(self.last_t), final=False)
 
     def _evaluate(self, upto: int, final: bool) -> list[WindowResult]:
-        upto = max(upto, self.next_window)
-        pu, pv, pt = self._pending
-        if upto == self.next_window and not final and self.hold_back:
-            return []
-        # edges before the trigger of the last due window go in with the windows;
-        # the rest are held back (hold_back) or applied right after (eager); at
-        # flush the rest lie in no window (r < s) and are dropped
-        cut = int(np.searchsorted(pt, self.windows.end(upto - 1), side="left")) if upto else 0
         lo = self.next_window
-        if cut or upto > lo or final:
-            answers = self._run(pu[:cut], pv[:cut], pt[:cut], upto)
+        upto = max(upto, lo)
+        pu, pv, pt = self._pending
+        if upto == lo and not final and self.hold_back:
+            return []
+        if not self.hold_back:
+            # eager: every pending edge has t < end(upto) and the hook evaluates
+            # each window before the first edge at or past its end, so one call
+            # answers the due windows and applies the edges after their trigger
+            if len(pt) or upto > lo:
+                answers = self._run(pu, pv, pt, upto)
+            else:
+                answers = None
+            self._pending = (pu[:0], pv[:0], pt[:0])
         else:
-            answers = np.zeros((0, len(self.queries)), dtype=bool)
+            # edges before the trigger of the last due window go in with the
+            # windows; the rest are held back; at flush the rest lie in no
+            # window (r < s) and are dropped
+            cut = int(np.searchsorted(pt, self.windows.end(upto - 1), side="left")) if upto else 0
+            if cut or upto > lo or final:
+                answers = self._run(pu[:cut], pv[:cut], pt[:cut], upto)
+            else:
+                answers = None
+            self._pending = (pu[:0], pv[:0], pt[:0]) if final else (pu[cut:], pv[cut:], pt[cut:])
         self.next_window = upto
-        if final:
-            self._pending = (pu[:0], pv[:0], pt[:0])
-        elif self.hold_back:
-            self._pending = (pu[cut:], pv[cut:], pt[cut:])
-        else:
-            self._run(pu[cut:], pv[cut:], pt[cut:], upto)
-            self._pending = (pu[:0], pv[:0], pt[:0])
+        if upto == lo:
+            return []
         w = self.windows
         return [WindowResult(n, w.start(n), w.end(n), row)
                 for n, row in zip(range(lo, upto), answers.tolist())]

@@ -17,6 +17,8 @@ import numpy as np
 # The direct table may be this many times larger than the number of ids it serves.
 DENSITY = 4
 MIN_DIRECT = 1 << 16
+# ``add`` calls with at most this many ints take a plain-Python path
+SMALL = 32
 
 
 class IdIndex:
@@ -64,6 +66,10 @@ class IdIndex:
         """Dense ids of ``values``, numbering the unseen ones."""
         if self.kind is str:
             return self._add_str(values)
+        if isinstance(values, list) and len(values) <= SMALL:
+            dense = self._add_small(values)
+            if dense is not None:
+                return dense
         arr = np.asarray(values, dtype=np.int64)
         if arr.size == 0:
             return np.empty(0, dtype=np.int64)
@@ -106,6 +112,28 @@ class IdIndex:
             self._ids = np.insert(self._ids, at, ids)
         dense[new] = self.lookup(fresh)
         return dense
+
+    def _add_small(self, values: list) -> np.ndarray | None:
+        """``add`` for a few ints in the direct table, in plain Python (a
+        one-edge call would spend several numpy calls per id otherwise);
+        ``None`` when some id is outside the table (the general path then)."""
+        table = self._direct
+        cap = table.size
+        out = []
+        fresh = None
+        for x in values:
+            if not 0 <= x < cap:
+                return None
+            g = int(table[x])
+            if g < 0:
+                fresh = set() if fresh is None else fresh
+                fresh.add(x)
+            out.append(g)
+        if fresh is not None:
+            keys = sorted(fresh)                 # increasing, as in the general path
+            table[keys] = self._number(np.asarray(keys, dtype=np.int64))
+            out = [int(table[x]) for x in values]
+        return np.asarray(out, dtype=np.int64)
 
     def _number(self, keys: np.ndarray) -> np.ndarray:
         ids = np.arange(self.size, self.size + keys.size, dtype=np.int64)

@@ -11,8 +11,9 @@ exact, behind the engine contract, measured against ``swoop`` in one run.
   ``all_pairs`` (Bayardo et al.'s All-Pairs with prefix and position
   filters; jaccard and cosine only) rerun over the window after every
   operation at a threshold equal to the current k-th similarity (the k-th
-  score of the previous list among its still valid pairs); when fewer than k
-  pairs reach it, the threshold is halved (then 0) and the search rerun.
+  score of the previous list among its still valid pairs, or the lowest of
+  them when fewer than k are left); when fewer than k pairs reach it, the
+  threshold is halved (then 0) and the search rerun.
   Every pair at or above the threshold is found, so the top-k is exact.
 
 ``python -m bench.simjoin.peers`` measures both against ``swoop`` on the
@@ -176,7 +177,8 @@ class SetSimilaritySearchPeer(WindowPeer):
         if n < 2:
             return ()
         still = [p for p in self._last if t < p[3]]      # a pair ends with its older record
-        tau = still[k - 1][2] if len(still) >= k else 1.0
+        # the k-th similarity; with fewer valid pairs left, descend from the lowest of them
+        tau = min(still[min(k, len(still)) - 1][2], 1.0) if still else 1.0
         sets = [x.tolist() for x in self._tok]
         side = self._side
         while True:

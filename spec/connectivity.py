@@ -170,7 +170,8 @@ def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
              first_index: int = 0) -> np.ndarray:
     """Check a batch against the spec without changing anything.
 
-    Returns the mask of edges to keep (all of them unless ``lateness='drop'``).
+    Returns the mask of edges to keep, or ``None`` when every edge is kept
+    (always so unless ``lateness='drop'``).
     Raises ``InvalidRecord`` / ``OutOfOrder`` naming the first bad record.
     """
     n = len(batch)
@@ -189,7 +190,6 @@ def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
                                         f"{kind.__name__}", index=first_index + i)
     if n <= SMALL:
         return _validate_times_small(batch.t.tolist(), last_t, lateness, first_index)
-    keep = np.ones(n, dtype=bool)
     t = batch.t
     prev = np.empty(n, dtype=np.int64)
     prev[0] = t[0] if last_t is None else last_t
@@ -201,18 +201,16 @@ def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
             before = int(prev[i])
             raise OutOfOrder(f"edge time {int(t[i])} is earlier than {before} already seen",
                              index=first_index + i)
-    else:
-        running = np.maximum.accumulate(np.concatenate([prev[:1], t]))[:-1]
-        keep = t >= running
-    return keep
+        return None
+    running = np.maximum.accumulate(np.concatenate([prev[:1], t]))[:-1]
+    keep = t >= running
+    return None if keep.all() else keep
 
 
 def _validate_times_small(ts: list, last_t: int | None, lateness: str, first_index: int):
     """``validate``'s time check for a few edges, in plain Python: a one-edge
     ``process`` call (the paper's per-window latency is one) would otherwise
     spend more time in numpy call overhead than BIC spends answering."""
-    if not ts:
-        return np.ones(0, dtype=bool)
     before = ts[0] if last_t is None else last_t
     drop = None
     for i, t in enumerate(ts):
@@ -224,9 +222,10 @@ def _validate_times_small(ts: list, last_t: int | None, lateness: str, first_ind
         else:
             drop = [] if drop is None else drop
             drop.append(i)
+    if drop is None:
+        return None
     keep = np.ones(len(ts), dtype=bool)
-    if drop:
-        keep[drop] = False
+    keep[drop] = False
     return keep
 
 
@@ -277,6 +276,9 @@ class ConnectivityEngine:
         """Consume edges in order; yield the windows they make due (a generator)."""
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
+        if type(events) is EdgeBatch:       # the columnar fast path: one atomic unit
+            yield from self._feed(events)
+            return
         for chunk in validation_units(events, (EdgeBatch,), BATCH):
             batch = chunk if isinstance(chunk, EdgeBatch) else EdgeBatch.of(chunk, self._seen)
             yield from self._feed(batch)
@@ -343,7 +345,7 @@ class ConnectivityEngine:
                              index=first)
         # validated: from here on nothing can fail on the input
         self._seen += n
-        if not keep.all():
+        if keep is not None:
             self.dropped_late += int(n - keep.sum())
             batch = EdgeBatch(batch.u[keep], batch.v[keep], batch.t[keep])
             n = len(batch)

@@ -124,7 +124,7 @@ class IdIndex:
         for x in values:
             if not 0 <= x < cap:
                 return None
-            g = int(table[x])
+            g = table.item(x)
             if g < 0:
                 fresh = set() if fresh is None else fresh
                 fresh.add(x)
@@ -132,7 +132,7 @@ class IdIndex:
         if fresh is not None:
             keys = sorted(fresh)                 # increasing, as in the general path
             table[keys] = self._number(np.asarray(keys, dtype=np.int64))
-            out = [int(table[x]) for x in values]
+            out = [table.item(x) for x in values]
         return np.asarray(out, dtype=np.int64)
 
     def _number(self, keys: np.ndarray) -> np.ndarray:

@@ -461,14 +461,15 @@ def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
 
 
 @njit(cache=True)
-def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
-    """Apply edges ``i0..`` (slots ``sigma``, dense ids ``u``, ``v``) in one loop,
+def run(st, V, U, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out):
+    """Apply edges ``i0..`` (times ``t``, slot ``(t - t0) // g``; dense ids ``u``,
+    ``v``) in one loop,
     closing slots and evaluating windows on the way, then close up to slot
     ``target``.  Returns 0 when done, or 1 (chunk buffer) / 2 (BFBG arrays) when
     an array must grow first: ``st[RESUME]`` is the edge to resume from."""
     pend = np.empty((3, max(qa.shape[0], 1)), dtype=np.int64)
-    for i in range(i0, sigma.shape[0]):
-        s = sigma[i]
+    for i in range(i0, t.shape[0]):
+        s = (t[i] - t0) // g
         if st[CUR] < s and close_to(st, V, U, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
             st[RESUME] = i
             return 2
@@ -532,7 +533,7 @@ def run(st, V, U, C, E, M, H, qa, qb, sigma, u, v, i0, target, K, m, nw0, out):
             if new_y:
                 register(st, V, E, M, H, y, root, j)
     if close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
-        st[RESUME] = sigma.shape[0]
+        st[RESUME] = t.shape[0]
         return 2
     return 0
 

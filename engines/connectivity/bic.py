@@ -45,8 +45,12 @@ class BicEngine(ConnectivityEngine):
         self._st[kern.C_OLD] = -1       # no backward build pending
         self._st[kern.REPLAY] = -1
         self._st[kern.DEFER] = self.build_defer
-        self._q = self._qa = self._qb = None
-        self._no_edges = np.zeros(0, dtype=np.int64)
+        # the workload is fixed once the vertex index exists (before _start)
+        q = self.queries
+        self._nq = len(q)
+        self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
+        self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
+        self._no_answers = np.zeros((0, self._nq), dtype=bool)
         self._V = np.zeros((0, kern.N_V), dtype=np.int32)
         self._U = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
@@ -100,32 +104,24 @@ class BicEngine(ConnectivityEngine):
 
     # -- hooks -------------------------------------------------------------------
     def _run(self, u, v, t, upto):
-        # a window's triggering call runs this twice on cold caches (after a
-        # slide of inserts): keep the Python steps few
+        # a window's triggering call runs on caches a slide of inserts has just
+        # evicted, where every Python or numpy step costs microseconds: keep
+        # them few (slots are computed in the kernel, the output is one zeros)
         nw0 = self.next_window
-        q = self.queries
-        if len(t) == 0 and upto <= nw0:
-            return np.zeros((0, len(q)), dtype=bool)         # nothing to apply or answer
-        if self.n_vertices > self._V.shape[0]:
-            self._grow_vertices(self.n_vertices)
-        if len(t) == 0:
-            sigma = u = v = self._no_edges
+        if upto > nw0:
+            out = np.zeros((upto - nw0, self._nq), dtype=bool)
+            target = (upto - 1) * self._m + self._K
+        elif len(t):
+            out, target = self._no_answers, -1
         else:
-            w = self.windows
-            sigma = (t - w.t0) // w.g
-            u = np.ascontiguousarray(u, dtype=np.int64)
-            v = np.ascontiguousarray(v, dtype=np.int64)
-        target = (upto - 1) * self._m + self._K if upto > nw0 else -1
-        if q is not self._q:            # the kernel wants contiguous int64 columns: once
-            self._q = q
-            self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
-            self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
-        out = np.zeros((max(upto - nw0, 0), len(q)), dtype=bool)
-        qa, qb = self._qa, self._qb
+            return self._no_answers                          # nothing to apply or answer
+        if self.vertices.size > self._V.shape[0]:
+            self._grow_vertices(self.vertices.size)
+        w = self.windows
         i0 = 0
         while True:
             status = kern.run(self._st, self._V, self._U, self._C, self._E, self._M,
-                              self._H, qa, qb, sigma, u, v, i0, target,
+                              self._H, self._qa, self._qb, t, u, v, w.t0, w.g, i0, target,
                               self._K, self._m, nw0, out)
             if status == 0:
                 break

@@ -73,14 +73,21 @@ class MeshEngine(KwsEngine):
         self._roots: dict = {}
         self._by_right: dict = {}
         self._index: dict = {}
+        conds: dict = {}
+        running = not self.demand_driven
         for op in self.ops:
             if op.left is None:
                 self._roots.setdefault(op.node, []).append(op)
                 continue
-            op.cond = join_condition(schema, op.label)
-            op.running = not self.demand_driven
+            cond = conds.get(op.label)
+            if cond is None:
+                cond = conds[op.label] = join_condition(schema, op.label)
+                self._index.setdefault((op.node, cond[1]), {})
+            elif (op.node, cond[1]) not in self._index:
+                self._index[(op.node, cond[1])] = {}
+            op.cond = cond
+            op.running = running
             self._by_right.setdefault(op.node, []).append(op)
-            self._index.setdefault((op.node, op.cond[1]), {})
 
     # -- hooks ---------------------------------------------------------------------
     def _insert(self, row, t):
@@ -165,7 +172,10 @@ class MeshEngine(KwsEngine):
             self._expiry.append(row)
 
     def _emit(self, op, new: list, results) -> None:
-        op.out.extend(new)
+        if op.out:
+            op.out.extend(new)
+        else:
+            op.out = list(new)
         if op.cn and results is not None:
             results.extend(self._result(op, c) for c in new)
         for q in op.parents:
@@ -229,7 +239,7 @@ class MeshEngine(KwsEngine):
 
     def _sleep(self, j) -> None:
         j.running = False
-        j.out = []
+        j.out = ()
         k = j.left
         if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
             self._sleep(k)

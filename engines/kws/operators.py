@@ -19,29 +19,49 @@ window end (``INF`` in the positive-negative model).
 """
 from __future__ import annotations
 
+import gc
+
 INF = 1 << 62
 
 
 class Op:
-    """A source leaf (``left is None``) or a join of ``left`` with the source ``right``."""
+    """A source leaf (``left is None``) or a join of ``left`` with the source ``right``.
+
+    ``out`` and ``parents`` start as the shared empty tuple and become lists
+    on first use: most operators of a large mesh never hold anything, and a
+    mesh at |K| = 5 has millions of them."""
 
     __slots__ = ("pos", "node", "parent_pos", "label", "left", "right", "parents", "cn",
-                 "out", "running", "shape", "cond", "key")
+                 "out", "running", "cond", "key")
 
-    def __init__(self, pos, node, parent_pos, label, left, shape):
+    def __init__(self, pos, node, parent_pos, label, left):
         self.pos = pos
         self.node = node                 # (relation, kbits) of the newest position
         self.parent_pos = parent_pos     # position this node joins with (-1: leaf)
         self.label = label               # (edge_id, parent_plays_left) or None
         self.left = left                 # Op or None
         self.right = node if left is not None else None
-        self.parents: list = []
+        self.parents = ()
         self.cn = False                  # feeds the output operator
-        self.out: list = []              # composites (t_end, rows)
+        self.out = ()                    # composites (t_end, rows)
         self.running = True
-        self.shape = shape               # ((parent_pos, label), ...) for positions 0..pos
         self.cond = None                 # (parent attribute, new attribute), set by the engine
         self.key = None                  # the CN prefix it evaluates (partial mesh)
+
+    @property
+    def shape(self) -> tuple:
+        """((parent_pos, label), ...) for positions 0..pos (walks the left chain)."""
+        out, op = [], self
+        while op is not None:
+            out.append((op.parent_pos, op.label))
+            op = op.left
+        return tuple(reversed(out))
+
+    def add_parent(self, q) -> None:
+        if self.parents:
+            self.parents.append(q)
+        else:
+            self.parents = [q]
 
     def __getstate__(self):
         return {k: getattr(self, k) for k in self.__slots__}
@@ -52,23 +72,46 @@ class Op:
 
 
 def build(cns, shared: bool) -> list[Op]:
-    """The operators of the forest (``shared=False``) or the mesh, children before parents."""
+    """The operators of the forest (``shared=False``) or the mesh, children before parents.
+
+    The mesh shares the operator of every common CN prefix: a join is found
+    by (its left operator, its position tuple).  CNGen emits the CNs grown
+    from one tree consecutively, so the prefix shared with the previous CN
+    is taken from its chain without a lookup."""
     ops: list[Op] = []
     index: dict = {}
-    for k, cn in enumerate(cns):
-        prev = None
-        for i, (rel, kbits, parent_pos, label) in enumerate(cn):
-            key = (cn[: i + 1] if shared else (k, i))
-            op = index.get(key)
-            if op is None:
-                shape = (prev.shape if prev else ()) + ((parent_pos, label),)
-                op = Op(i, (rel, kbits), parent_pos, label, prev, shape)
-                index[key] = op
-                ops.append(op)
-                if prev is not None:
-                    prev.parents.append(op)
-            prev = op
-        prev.cn = True
+    chain: list = []     # the previous CN's operators, by position
+    last = ()
+    enabled = gc.isenabled()
+    gc.disable()  # millions of operators, no cycles worth collecting while building
+    try:
+        for cn in cns:
+            same = 0
+            if shared:
+                n = min(len(cn), len(last)) - 1
+                while same < n and cn[same] == last[same]:
+                    same += 1
+                del chain[same:]
+            else:
+                chain = []
+            prev = chain[-1] if chain else None
+            for i in range(same, len(cn)):
+                entry = cn[i]
+                op = index.get((prev, entry)) if shared else None
+                if op is None:
+                    op = Op(i, (entry[0], entry[1]), entry[2], entry[3], prev)
+                    if shared:
+                        index[(prev, entry)] = op
+                    ops.append(op)
+                    if prev is not None:
+                        prev.add_parent(op)
+                chain.append(op)
+                prev = op
+            prev.cn = True
+            last = cn
+    finally:
+        if enabled:
+            gc.enable()
     return ops
 
 

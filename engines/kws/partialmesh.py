@@ -50,7 +50,7 @@ class PartialMeshEngine(MeshEngine):
             key = cn[:1]
             if key not in self._mat:
                 rel, kbits, _, _ = cn[0]
-                op = Op(0, (rel, kbits), -1, None, None, ((-1, None),))
+                op = Op(0, (rel, kbits), -1, None, None)
                 op.key, op.cn = key, key in self._is_cn
                 self._mat[key] = op
                 self._roots.setdefault(op.node, []).append(op)
@@ -69,10 +69,10 @@ class PartialMeshEngine(MeshEngine):
         """TreeGen plus one CNGen step: create the parents of ``op``."""
         for key in self._children.get(op.key, ()):
             rel, kbits, parent_pos, label = key[-1]
-            q = Op(op.pos + 1, (rel, kbits), parent_pos, label, op, op.shape + ((parent_pos, label),))
+            q = Op(op.pos + 1, (rel, kbits), parent_pos, label, op)
             q.key, q.cn = key, key in self._is_cn
             q.cond = join_condition(self.schema, label)
-            op.parents.append(q)
+            op.add_parent(q)
             self._mat[key] = q
             self._by_right.setdefault(q.node, []).append(q)
 
@@ -82,7 +82,7 @@ class PartialMeshEngine(MeshEngine):
             self._shrink(q)
             del self._mat[q.key]
             self._by_right[q.node].remove(q)
-        op.parents = []
+        op.parents = ()
 
     def _live(self, op) -> list:
         alive = super()._live(op)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -34,6 +35,9 @@ import pandas as pd
 from spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
 
 PREFERRED_ENGINES = ("swoop", "base", "oracle")
+# the demo sample: 3000 tweet-like sets, one per second, keyed by one of three cities; rebuilt by
+# python -c "from bench.simjoin.sample import main; main('pipeline/data/simjoin-sets.jsonl', n=3000)"
+DEMO_INPUT = Path(__file__).resolve().parent.parent / "data" / "simjoin-sets.jsonl"
 
 
 def output_schema(id_type: str) -> str:
@@ -188,6 +192,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
 
 
+def demo_argv(output_dir: str) -> list[str]:
+    """``streamspec demo``: the 5 most similar tweet pairs of the last 5 minutes, per city, by SWOOP."""
+    return ["--input", str(DEMO_INPUT), "--k", "5", "--window", "300", "--similarity", "jaccard",
+            "--engine", "swoop", "--output", output_dir, "--overwrite"]
+
+
 def main(args) -> int:
     from pipeline.io import InputError, check_output, is_parquet, write_parquet_atomic
     from pipeline.io.simjoin import read_sets, sides_present
@@ -220,13 +230,26 @@ def main(args) -> int:
 
 
 def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
+    """Two lines: the counts, then the best pair of the last list (per key when keyed)."""
+    from pyspark.sql import functions as F
+
     from pipeline.io import read_parquet
 
     out = out or sys.stdout
     result = read_parquet(spark, args.output)
+    keys = ["key"] if stream.keyed else []
     n_rows = result.count()
-    n_events = result.select(*(["key"] if stream.keyed else []), "event").distinct().count()
+    n_events = result.select(*keys, "event").distinct().count()
     print(f"simjoin: {n_events} top-k changes ({n_rows} rows), {stream.records} records"
           + (f" ({stream.dropped} late records dropped)" if stream.dropped else "")
           + f", k={params.k} w={params.w} {params.similarity} {params.join}-join, "
             f"engine {engine_cls.name}, {elapsed:.1f} s -> {args.output}", file=out)
+    last = result.groupBy(*keys).agg(F.max("event").alias("event"))
+    best = sorted(result.join(last, [*keys, "event"]).filter("rank <= 1")
+                  .select(*keys, "id_new", "id_old", "score").collect(),
+                  key=lambda r: str(r["key"]) if keys else "")
+    if best:
+        print("  most similar pair at the end of the stream: " + "; ".join(
+            (f"{r['key']}: " if keys else "")
+            + (f"{r['id_new']} ~ {r['id_old']} {params.similarity} {r['score']:.3f}"
+               if r["id_new"] is not None else "none") for r in best), file=out)

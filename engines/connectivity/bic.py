@@ -4,7 +4,8 @@ Zhang, Bonifati, Oezsu, "Incremental Sliding Window Connectivity over
 Streaming Graphs", PVLDB 17(10), 2024 (TR Sections 4-6); implementation terms
 and fixes from notes/connectivity-analysis.md Section 8 (time-driven gcd slots,
 edge-label registration, register-once).  The kernels are in
-``engines.connectivity._bic_kernels`` (``run``, ``settle``, ``answer_pair``);
+``engines.connectivity._bic_kernels`` (``run``, ``settle``, ``answer_pair``; the
+BFBG in ``_bic_bfbg``, the array layout in ``_bic_layout``);
 this class owns their arrays, grows them, and holds back edges that no
 evaluated window may see yet.
 
@@ -19,7 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from engines.connectivity import _bic_bfbg as bfbg
 from engines.connectivity import _bic_kernels as kern
+from engines.connectivity import _bic_layout as lay
 from spec.connectivity import ConnectivityEngine
 
 
@@ -32,31 +35,31 @@ class BicEngine(ConnectivityEngine):
     description = "BIC: forward/backward union-find buffers per chunk bridged by the BFBG (numba)"
     # edges of a new chunk that may arrive before the completed chunk's backward
     # buffer is built (0: build on the first one, as the paper does)
-    build_defer = kern.BUILD_DEFER
+    build_defer = lay.BUILD_DEFER
 
     def _start(self) -> None:
         w = self.windows
         self._K = w.slots_per_window
         self._m = w.slots_per_slide
         words = (self._K + 63) // 64
-        self._st = np.zeros(kern.N_ST, dtype=np.int64)
-        for ep in (kern.F_EP, kern.B_EP):
+        self._st = np.zeros(lay.N_ST, dtype=np.int64)
+        for ep in (lay.F_EP, lay.B_EP):
             self._st[ep] = 1            # stamps start at 0 = absent
-        self._st[kern.C_OLD] = -1       # no backward build pending
-        self._st[kern.REPLAY] = -1
-        self._st[kern.DEFER] = self.build_defer
+        self._st[lay.C_OLD] = -1       # no backward build pending
+        self._st[lay.REPLAY] = -1
+        self._st[lay.DEFER] = self.build_defer
         # the workload is fixed once the vertex index exists (before _start)
         q = self.queries
         self._nq = len(q)
         self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
         self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
         self._no_answers = np.zeros((0, self._nq), dtype=bool)
-        self._V = np.zeros((0, kern.N_V), dtype=np.int32)
+        self._V = np.zeros((0, lay.N_V), dtype=np.int32)
         self._U = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
         # bitsets are ceil(K/64) words per BFBG edge: start small when K is huge
         ecap = max(16, min(1024, (1 << 17) // words))
-        self._E = np.zeros((ecap, kern.N_E), dtype=np.int32)
+        self._E = np.zeros((ecap, lay.N_E), dtype=np.int32)
         self._M = np.zeros((ecap, words), dtype=np.uint64)
         self._H = np.full((4096, 2), -1, dtype=np.int64)
         self._grow_vertices(self.n_vertices)
@@ -67,11 +70,11 @@ class BicEngine(ConnectivityEngine):
         if n <= cap:
             return
         cap = max(n, 2 * cap, 1024)
-        V = np.zeros((cap, kern.N_V), dtype=np.int32)
+        V = np.zeros((cap, lay.N_V), dtype=np.int32)
         V[:self._V.shape[0]] = self._V
         self._V = V
         self._U = np.zeros((2 * cap, 2), dtype=np.int32)   # per-window scratch
-        self._st[kern.U_EP] = 0
+        self._st[lay.U_EP] = 0
 
     def _grow(self, status: int) -> None:
         st = self._st
@@ -80,21 +83,21 @@ class BicEngine(ConnectivityEngine):
             C[:, :self._C.shape[1]] = self._C
             self._C = C
             return
-        need = int(st[kern.E_CNT]) + kern.EDGE_HEADROOM
+        need = int(st[lay.E_CNT]) + lay.EDGE_HEADROOM
         if need > self._E.shape[0]:
             cap = max(2 * self._E.shape[0], need)
-            E = np.zeros((cap, kern.N_E), dtype=np.int32)
+            E = np.zeros((cap, lay.N_E), dtype=np.int32)
             E[:self._E.shape[0]] = self._E
             M = np.zeros((cap, self._M.shape[1]), dtype=np.uint64)
             M[:self._M.shape[0]] = self._M
             self._E, self._M = E, M
-        if 2 * (int(st[kern.H_USED]) + kern.H_HEADROOM) <= self._H.shape[0]:
+        if 2 * (int(st[lay.H_USED]) + lay.H_HEADROOM) <= self._H.shape[0]:
             return
         cap = self._H.shape[0]
-        while cap < 4 * (int(st[kern.E_CNT]) + kern.H_HEADROOM):
+        while cap < 4 * (int(st[lay.E_CNT]) + lay.H_HEADROOM):
             cap *= 2
         self._H = np.full((cap, 2), -1, dtype=np.int64)
-        st[kern.H_USED] = kern.rehash(self._E, st[kern.E_CNT], self._H)
+        st[lay.H_USED] = bfbg.rehash(self._E, st[lay.E_CNT], self._H)
 
     def _settle(self) -> None:
         """Finish a deferred backward build (``kern.settle``) before B is read."""
@@ -125,9 +128,9 @@ class BicEngine(ConnectivityEngine):
                               self._K, self._m, nw0, out)
             if status == 0:
                 break
-            i0 = int(self._st[kern.RESUME])
+            i0 = int(self._st[lay.RESUME])
             self._grow(status)
-        assert upto <= nw0 or int(self._st[kern.NW]) == upto
+        assert upto <= nw0 or int(self._st[lay.NW]) == upto
         return out
 
     def _connected(self, a, b):
@@ -142,11 +145,11 @@ class BicEngine(ConnectivityEngine):
     def backward_buffer(self) -> dict:
         """The live B: dense id -> (parent or -1, edge label or None, vertex label)."""
         self._settle()
-        V, ep = self._V, self._st[kern.B_EP]
+        V, ep = self._V, self._st[lay.B_EP]
         out = {}
-        for x in np.flatnonzero(V[:, kern.B_STAMP] == ep).tolist():
-            par = int(V[x, kern.B_PARENT])
-            out[x] = (par, None if par == -1 else int(V[x, kern.B_ELABEL]), int(V[x, kern.B_VLABEL]))
+        for x in np.flatnonzero(V[:, lay.B_STAMP] == ep).tolist():
+            par = int(V[x, lay.B_PARENT])
+            out[x] = (par, None if par == -1 else int(V[x, lay.B_ELABEL]), int(V[x, lay.B_VLABEL]))
         return out
 
     def bridging_graph(self) -> dict:
@@ -155,8 +158,8 @@ class BicEngine(ConnectivityEngine):
         self._settle()
         E, M = self._E, self._M
         out = {}
-        for e in range(int(self._st[kern.E_CNT])):
-            pair = (int(E[e, kern.EB]), int(E[e, kern.EF]))
+        for e in range(int(self._st[lay.E_CNT])):
+            pair = (int(E[e, lay.EB]), int(E[e, lay.EF]))
             bits = {k * 64 + b for k in range(M.shape[1]) for b in range(64) if (int(M[e, k]) >> b) & 1}
             out[pair] = sorted(bits | set(out.get(pair, ())))
         return out

@@ -236,7 +236,7 @@ def test_random_streams_match_reference(build_defer, monkeypatch):
 def test_larger_streams_grow_arrays_and_use_the_pair_index(r, s, per_t, n_vertices):
     # big enough for F-roots past T_SMALL (pair index), and for the chunk
     # buffer, the BFBG edges and the pair index to grow mid-stream
-    from engines.connectivity import _bic_kernels as kern
+    from engines.connectivity import _bic_layout as lay
     rng = np.random.default_rng(r)
     n = 20000
     u = rng.integers(0, n_vertices, n)
@@ -248,7 +248,7 @@ def test_larger_streams_grow_arrays_and_use_the_pair_index(r, s, per_t, n_vertic
     got, used_index = [], False
     for lo in range(0, n, 997):
         got += list(engine.process(EdgeBatch(u[lo:lo + 997], v[lo:lo + 997], t[lo:lo + 997])))
-        used_index |= bool(engine._st[kern.H_USED] > 0)
+        used_index |= bool(engine._st[lay.H_USED] > 0)
     assert got + engine.flush() == evaluate(edges, params)
     assert used_index == (r != s)           # r == s: K = 1, no backward buffer, no BFBG
     assert engine._C.shape[1] > 1024

@@ -1,0 +1,163 @@
+"""BIC's forward/backward buffer finds and the bidirectional bridging graph (BFBG):
+the pair index, index bitsets, registration and moves (BIC TR Section 6,
+analysis note Section 5).  Layout in ``engines.connectivity._bic_layout``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from engines.connectivity._bic_layout import (B_EP, E_CNT, H_USED, F_PARENT, F_SIZE, HF_HEAD,
+    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, T_SMALL, ALL_ONES, ZERO)
+
+
+
+@njit(cache=True)
+def f_find(V, x):
+    """Root of ``x`` in F, halving the path (F is only ever queried live)."""
+    while V[x, F_PARENT] != x:
+        V[x, F_PARENT] = V[V[x, F_PARENT], F_PARENT]
+        x = V[x, F_PARENT]
+    return x
+
+
+@njit(cache=True)
+def b_find_at(V, b_epoch, x, j):
+    """Root of ``x`` in snapshot ``b[j]`` (TR Lemma 5.6: labels never increase
+    upwards, so stop at the first tree edge labelled below ``j``); -1 if absent."""
+    if V[x, B_STAMP] != b_epoch or V[x, B_VLABEL] < j:
+        return -1
+    while V[x, B_PARENT] != -1 and V[x, B_ELABEL] >= j:
+        x = V[x, B_PARENT]
+    return x
+
+
+@njit(cache=True)
+def _slot(x, y, mask):
+    h = np.int64(x) * 2654435761 + np.int64(y) * 2246822519   # < 2**63: no overflow
+    h ^= h >> 29
+    return h & mask
+
+
+@njit(cache=True)
+def pair_get(H, x, y):
+    mask = H.shape[0] - 1
+    key = (np.int64(x) << 32) | np.int64(y)
+    i = _slot(x, y, mask)
+    while H[i, 0] != -1:
+        if H[i, 0] == key:
+            return H[i, 1]
+        i = (i + 1) & mask
+    return -1
+
+
+@njit(cache=True)
+def pair_put(H, x, y, e):
+    mask = H.shape[0] - 1
+    key = (np.int64(x) << 32) | np.int64(y)
+    i = _slot(x, y, mask)
+    while H[i, 0] != -1 and H[i, 0] != key:
+        i = (i + 1) & mask
+    H[i, 0] = key
+    H[i, 1] = e
+
+
+@njit(cache=True)
+def rehash(E, e_cnt, H):
+    """Fill an empty (all -1) pair index with the edges' current pairs."""
+    for e in range(e_cnt):
+        pair_put(H, E[e, EB], E[e, EF], e)
+    return e_cnt
+
+
+@njit(cache=True)
+def _set_bits(M, e, a, hi):
+    """Index set of edge ``e`` |= {a..hi} (built per 64-bit word, no ``1 << 64``)."""
+    for k in range(M.shape[1]):
+        lo_b = max(a - 64 * k, 0)
+        hi_b = min(hi - 64 * k, 63)
+        if lo_b <= hi_b:
+            M[e, k] |= (ALL_ONES >> np.uint64(63 - (hi_b - lo_b))) << np.uint64(lo_b)
+
+
+@njit(cache=True)
+def _find_pair(V, E, H, x, y):
+    """The BFBG edge ``(x_B, y_F)`` of F-root ``y``, or -1."""
+    e = V[y, HF_HEAD]
+    if e == -1:
+        return -1
+    if V[y, F_SIZE] <= T_SMALL:
+        while e != -1:
+            if E[e, EB] == x:
+                return e
+            e = E[e, ENEXT]
+        return -1
+    return pair_get(H, x, y)
+
+
+@njit(cache=True)
+def index_pairs(st, V, E, H, y):
+    """F-root ``y`` grew past T_SMALL: put its edges into the pair index."""
+    e = V[y, HF_HEAD]
+    while e != -1:
+        pair_put(H, E[e, EB], y, e)
+        st[H_USED] += 1
+        e = E[e, ENEXT]
+
+
+@njit(cache=True)
+def _add_bits(st, V, E, M, H, x, y, a, hi):
+    """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new)."""
+    e = _find_pair(V, E, H, x, y)
+    if e < 0:
+        e = st[E_CNT]
+        st[E_CNT] += 1
+        E[e, EB] = x
+        E[e, EF] = y
+        M[e, :] = ZERO
+        E[e, ENEXT] = V[y, HF_HEAD]
+        V[y, HF_HEAD] = e
+        if V[y, F_SIZE] > T_SMALL:
+            pair_put(H, x, y, e)
+            st[H_USED] += 1
+    _set_bits(M, e, a, hi)
+
+
+@njit(cache=True)
+def register(st, V, E, M, H, w, y, j):
+    """First appearance of ``w`` in F (root ``y``) at snapshot index ``j``:
+    one upward walk in B gives w's root in every ``b[k]``, ``j <= k <= L(w)``
+    (note Section 4.3, edge-label derivation: correct with self-loops)."""
+    if V[w, B_STAMP] != st[B_EP]:
+        return
+    hi = V[w, B_VLABEL]
+    x = w
+    while hi >= j:
+        par = V[x, B_PARENT]
+        lab = V[x, B_ELABEL]
+        lo = 1 if par == -1 else lab + 1
+        a = max(lo, j)
+        if a <= hi:
+            _add_bits(st, V, E, M, H, x, y, a, hi)
+        if par == -1 or lab < j:
+            return
+        hi = lab
+        x = par
+
+
+@njit(cache=True)
+def move(V, E, o, n):
+    """F-root ``o`` was absorbed by ``n``: re-point o's BFBG edges to ``n`` and
+    splice o's list into n's (note Section 5.3; no merging, see above)."""
+    e = V[o, HF_HEAD]
+    if e == -1:
+        return
+    while True:
+        E[e, EF] = n
+        nxt = E[e, ENEXT]
+        if nxt == -1:
+            break
+        e = nxt
+    E[e, ENEXT] = V[n, HF_HEAD]
+    V[n, HF_HEAD] = V[o, HF_HEAD]
+    V[o, HF_HEAD] = -1

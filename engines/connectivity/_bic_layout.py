@@ -1,0 +1,75 @@
+"""Array layout of the BIC kernels (Zhang, Bonifati, Oezsu, PVLDB 17(10) 2024; TR Sections 4-6).
+
+Plain ``@njit`` functions over flat numpy arrays (analysis note Section 8.1);
+``engines.connectivity.bic.BicEngine`` owns the arrays and calls ``run``.
+
+Layout (column constants below; records are vertex- or edge-major so that one
+vertex or edge touches one cache line, which is what the random accesses cost):
+
+- ``st`` int64 scalars: current slot, deferred rollover, epochs, counters.
+- ``V`` int32 ``(vcap, 8)``: per vertex (one 32-byte record), the forward
+  buffer F (union-find with path halving) with the head of an F-root's BFBG
+  edge list, and the backward buffer B (union by size, no compression, edge
+  labels and vertex labels, TR Section 5 / note Section 4).  Stamps equal to
+  the epoch mean "present"; B's sizes borrow the edge-list column while B is
+  built (F is discarded right after).
+- ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot
+  (while a backward build is deferred, ``st[C_OLD]`` edges of the completed
+  chunk come first: ``rollover`` and ``settle``).
+- ``E`` int32 ``(ecap, 4)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
+  with their index bitsets (note Section 5) in one list per F-root; ``H``
+  int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` for
+  F-roots larger than ``T_SMALL`` (small roots scan their own list), so a
+  registration adds bits to an existing pair.
+- Moves (note Section 5.3) re-point the absorbed root's edges and splice its
+  list, without looking for an existing ``(x, n)`` pair to merge into: a
+  duplicate pair is harmless to the union-find over the BFBG, and on random
+  streams fewer than 3% of moved edges would merge, while the lookups were a
+  third of the kernel's time.  Keys of absorbed roots go stale and are never
+  looked up again (F-roots never come back within a chunk): no deletions.
+- ``U`` int32 ``(2 vcap, 2)``: the once-per-window union-find over BFBG edges
+  valid at ``j`` (note Section 6, last bullet): rows ``< vcap`` are B-nodes,
+  row ``vcap + y`` holds F-root ``y``'s representative B-node.  ``settle``
+  borrows its stamps to mark the vertices it has replayed.
+
+Slots are time driven (note Section 8.4): slot ``sigma = (t - t0) div g``,
+``g = gcd(r, s)``, chunks of ``K = r/g`` slots, window ``n`` spans slots
+``n*m .. n*m + K - 1`` and is evaluated when slot ``n*m + K - 1`` is closed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+# st
+CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER = \
+    range(14)
+N_ST = 14
+# V columns
+F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
+B_SIZE = HF_HEAD   # only while B is built
+N_V = 8
+# C rows
+CU, CV, CP = range(3)
+# E columns
+EB, EF, ENEXT = range(3)
+N_E = 4
+# U columns
+U_STAMP, U_PARENT = range(2)
+
+# room kept free in E and the pair index before an edge is applied: two
+# registrations of at most (depth of B + 1) <= 33 edges each
+EDGE_HEADROOM = 80
+# F-roots of at most T_SMALL vertices find their pairs by scanning their own
+# (short, cache-warm) edge list; larger roots use the pair index, filled when
+# a root first grows past T_SMALL (its list then holds at most 2 T_SMALL
+# registrations' edges)
+T_SMALL = 8
+H_HEADROOM = EDGE_HEADROOM + 2 * T_SMALL * 34
+# default st[DEFER]: the backward build of a completed chunk waits until the
+# next chunk holds this many edges (or a slot closes, or an ad-hoc query or
+# inspection needs B), so the call whose edge completes the chunk, which also
+# answers the chunk's last window, does not pay it (see ``rollover``)
+BUILD_DEFER = 1024
+ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+ONE = np.uint64(1)
+ZERO = np.uint64(0)

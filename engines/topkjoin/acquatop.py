@@ -8,29 +8,35 @@ What the engine keeps, and why:
 
 - ``aggs``: per-slot partial aggregates of the windows not yet evaluated
   (``window_aggregates``): the exact streaming score of every id of the
-  current window (memory O(distinct ids per window), not O(items)).
-- ``slist``: the Super-MTK+N list (K+N slots per active window, window marks,
-  LBPs; ``super_list``).
-- ``replica``/``last_refresh``/``changes_seen``: the local replica of the
-  remote values of the keys seen so far, loaded with ``value(key, t0)`` the
-  first time a key is seen (the uncounted bulk load, done lazily), when each
-  was last fetched, and how many of its fetches found a change (online change
-  rates for WBM).
+  current window (memory O(distinct ids per slot), not O(items)).
+- ``slist``: the Super-MTK+N list (K+N slots per active window, window marks;
+  ``super_list``), numpy columns.
+- ``replica``/``last_refresh``/``changes_seen``/``tie``: per key seen so far
+  (dense-id arrays): the local replica of the remote values, loaded with
+  ``value(key, t0)`` when the key is first seen (the uncounted bulk load, done
+  lazily), when each was last fetched, how many of its fetches found a change
+  (online change rates for WBM), and the rank of its external id (the total
+  order's tie-break).
 - ``rng``: the seeded generator of WSJ-RND.
 
 One evaluation of window ``c`` at ``tau`` (the Java's batch flow, §3.9, made
 exact for static data): (1) every id of window ``c`` arrives with its exact
-streaming score and replica value: ids already in the list are re-scored in
-one ``rescore`` + rebuild (their old window's score is stale: an indistinct
-arrival), the others are inserted in ``(last ts, id)`` order and may be
-discarded; (2) the policy elects at most gamma keys, fetched through the
+streaming score and replica value (ids already in the list are indistinct
+arrivals: their old window's score is stale); the list becomes MinTopK's
+list of these objects, i.e. for every active window its top K+N (the others
+are discarded); (2) the policy elects at most gamma keys, fetched through the
 ``FetchCounter`` (which refuses the gamma+1-th); a changed value updates the
-replica; (3) changed ids are re-inserted: in the list by ``replace``, outside
-it (but in the window) with the exact count under ``sum`` and with the
-per-window minimum streaming score ``S_min[c]`` (a lower bound: paper §4.3,
-Theorem 3) under ``latest``; (4) the first K entries are the answer; (5) the
-window is purged.  Changes of keys not in the window are ignored (they do
-not join); they are applied to the replica all the same.
+replica; (3) changed ids are re-inserted one by one in id order (remove,
+rebuild from the retained entries, insert: Theorem 2's hole is refilled only
+from retained entries): those in the list with their streaming score, those
+outside it (but in the window) with the exact count under ``sum`` and with
+the per-window minimum streaming score ``S_min[c]`` (a lower bound: paper
+§4.3, Theorem 3) under ``latest``; (4) the first K entries are the answer;
+(5) the window is purged.  Changes of keys not in the window are ignored
+(they do not join); they are applied to the replica all the same.
+
+Speed: the per-item and per-id work is in numba kernels (``_acquatop_kernels``);
+per evaluation Python does the election and the gamma fetches only.
 """
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
+from engines.topkjoin import _acquatop_kernels as kern
 from engines.topkjoin import policies
 from engines.topkjoin.super_list import SuperTopKList
 from engines.topkjoin.window_aggregates import SlotAggregates
@@ -56,98 +63,103 @@ class AcquaTopEngine(TopkJoinEngine):
     def _start(self):
         p = self.params
         n = p.n if self.use_n else 0
-        self.slist = SuperTopKList(p.k + n)
+        self.span = (p.omega - 1) // p.beta + 1     # windows an item belongs to
+        self.slist = SuperTopKList(p.k + n, self.span, 0)
         self.aggs = SlotAggregates(self.windows.t0, p.omega, p.beta, p.aggregate)
-        self.replica: dict[int, float] = {}
-        self.last_refresh: dict[int, int] = {}
-        self.changes_seen: dict[int, int] = {}
+        self.replica = np.zeros(0, np.float64)
+        self.last_refresh = np.zeros(0, np.int64)
+        self.changes_seen = np.zeros(0, np.int64)
         self.rng = np.random.default_rng(p.seed)
         self.smin: float | None = None
+        self._scores = np.zeros(0, np.float64)
+        self._linear = self.score.fn is None and (
+            (*p.weights, *p.stream_range, *p.remote_range))
+
+    @property
+    def tie(self) -> np.ndarray:
+        return self.aggs.tie
 
     def _ingest(self, ids, x, ts):
+        old = self.replica.size
+        n = self.keys.size
+        if n > old:
+            self._new_keys(old, n)
         self.aggs.ingest(ids, x, ts)
+
+    def _new_keys(self, old: int, n: int) -> None:
+        """Keys ``old..n-1`` were first seen: bulk-load their replica values at t0 (not counted)."""
+        ext, t0 = self.keys.external, self.windows.t0
+        vals = [self.fetcher.load(ext(d), t0) for d in range(old, n)]
+        self.replica = np.concatenate((self.replica, np.asarray(vals, np.float64)))
+        self.last_refresh = np.concatenate((self.last_refresh, np.full(n - old, t0, np.int64)))
+        self.changes_seen = np.concatenate((self.changes_seen, np.zeros(n - old, np.int64)))
+        self.aggs.grow_keys(n)
+        externals = self.keys._external
+        if self.keys.kind is int:
+            self.aggs.tie[old:n] = np.asarray(externals[old:n], np.int64)
+        else:  # ranks of the sorted strings (recomputed only when keys are added)
+            order = sorted(range(n), key=externals.__getitem__)
+            self.aggs.tie[np.asarray(order, np.int64)] = np.arange(n, dtype=np.int64)
 
     # -- one evaluation (Algorithm 5) ---------------------------------------------
     def _evaluate(self, window, start, tau):
-        ids, svals, last_ts = self.aggs.window(window)
-        ext = self.keys.external
-        ids_l, sv_l, ts_l = ids.tolist(), svals.tolist(), last_ts.tolist()
-        for d in ids_l:
-            if d not in self.replica:
-                self.replica[d] = self.fetcher.load(ext(d), self.windows.t0)
-                self.last_refresh[d] = self.windows.t0
-        sval = dict(zip(ids_l, sv_l))
-        tsd = dict(zip(ids_l, ts_l))
-        self.smin = min(sv_l) if sv_l else None
-        self._arrivals(ids_l, sval, tsd, (ids, svals, last_ts))
-        changed = self._refresh(window, start, tau, ids_l, tsd)
-        for d in sorted(changed, key=ext):
-            self._changed_object(d, sval, tsd)
-        answer = [(e.dense, e.score) for e in self.slist.top(self.params.k)]
+        aggs = self.aggs
+        ids, svals, last_ts = aggs.window(window)
+        self.smin = float(svals.min()) if ids.size else None
+        self._arrivals(ids, aggs.w_val, aggs.w_ts, (ids, svals, last_ts))
+        changed = self._refresh(window, start, tau, ids, aggs.w_ts)
+        if changed:
+            tie = self.tie
+            for d in sorted(changed, key=tie.__getitem__):
+                self._changed_object(d, aggs.w_val, aggs.w_ts)
+        answer = self.slist.top(self.params.k)
         self.slist.purge()
-        self.aggs.drop_before_window(window + 1)
+        aggs.drop_before_window(window + 1)
         return answer
 
+    def _scores_of(self, svals, vals) -> np.ndarray:
+        if self._linear:
+            out = np.empty(svals.size, np.float64)
+            kern.linear_scores(svals, vals, *self._linear, out)
+            return out
+        return np.array([self.score(s, v) for s, v in zip(svals.tolist(), vals.tolist())],
+                        dtype=np.float64)
+
     def _entry(self, d, s, ts):
-        return (rank_key(self.score(s, self.replica[d]), self.keys.external(d)), s, ts,
+        return (rank_key(self.score(s, self.replica[d]), int(self.tie[d])), s, ts,
                 (ts - self.windows.t0) // self.params.beta)
 
-    def _hopeless(self, ids, svals, last_ts, ids_l) -> set:
-        """Ids that MinTopK's discard test would reject, found in one vectorised pass.
-
-        Qualifying is monotone in the window (later windows' thresholds are
-        weaker) and thresholds only tighten while objects are inserted, so an
-        object scoring strictly below the LBP of its newest window ``ew`` now is
-        discarded later too.  Ties are left to ``insert`` (the id decides).
-        """
-        if self.score.fn is not None or ids.size == 0:
-            return set()
-        vals = np.fromiter((self.replica[d] for d in ids_l), dtype=np.float64, count=ids.size)
-        scores = self.score(svals, vals)
-        ew = (last_ts - self.windows.t0) // self.params.beta
-        drop = np.zeros(ids.size, dtype=bool)
-        slist = self.slist
-        for w in np.unique(ew).tolist():
-            if slist.cnt.get(w, 0) == slist.cap:
-                drop |= (ew == w) & (scores < slist.lbp[w].score)
-        return set(ids[drop].tolist())
-
     def _arrivals(self, ids, sval, tsd, arrays):
-        """Step 1: the window's ids arrive (re-arrivals re-scored, new ones inserted)."""
-        self.slist.rescore({e.dense: self._entry(e.dense, sval[e.dense], tsd[e.dense])
-                            for e in self.slist.entries if e.dense in sval})
-        hopeless = self._hopeless(*arrays, ids)  # after the re-scoring: its thresholds are current
-        ext = self.keys.external
-        fresh = (d for d in ids if d not in self.slist and d not in hopeless)
-        for d in sorted(fresh, key=lambda d: (tsd[d], ext(d))):
-            self.slist.insert(d, *self._entry(d, sval[d], tsd[d]))
+        """Step 1: the window's ids arrive (re-arrivals re-scored, the others offered)."""
+        _, svals, _ = arrays
+        scores = self._scores_of(svals, self.replica[ids])
+        self.slist.arrive(ids, scores, sval, tsd, self.tie, self.windows.t0, self.params.beta)
 
     def _refresh(self, window, start, tau, ids, tsd) -> list[int]:
         """Step 2 (UpdateReplica): fetch the elected keys; return those whose value changed."""
-        if self.candidates == "list":
-            cands = [e.dense for e in self.slist.entries]
-        else:
-            cands = sorted(ids, key=self.keys.external)
+        cands = self.slist.ids() if self.candidates == "list" else ids.tolist()
         ctx = policies.Context(window, start, tau, self.params.budget, self.params.k, tsd)
         changed = []
+        ext, replica = self.keys.external, self.replica
         for d in self.policy(self, cands, ctx):
-            v = self.fetcher.fetch(self.keys.external(d))
+            v = self.fetcher.fetch(ext(d))
             self.last_refresh[d] = tau
-            if v != self.replica[d]:
-                self.replica[d] = v
-                self.changes_seen[d] = self.changes_seen.get(d, 0) + 1
-                changed.append(d)
+            if v != replica[d]:
+                replica[d] = v
+                self.changes_seen[d] += 1
+                changed.append(int(d))
         return changed
 
     def _changed_object(self, d, sval, tsd):
         """Step 3: re-score a changed object and put it back where it belongs."""
-        if d in self.slist:
-            s = self.slist.by_dense[d].sval
-        elif d in sval:
-            s = sval[d] if self.params.aggregate == "sum" else self.smin
+        at = self.slist.find(d)
+        if at >= 0:
+            s = float(self.slist.sval[at])
+        elif self.aggs.in_window(d):
+            s = float(sval[d]) if self.params.aggregate == "sum" else self.smin
         else:
             return  # not in the window: does not join
-        self.slist.replace(d, *self._entry(d, s, tsd[d]))
+        self.slist.replace(d, *self._entry(d, s, int(tsd[d])))
 
     # -- introspection (tests, bench) --------------------------------------------
     def memory_rows(self) -> int:

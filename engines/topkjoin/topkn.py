@@ -11,6 +11,8 @@ Exact when every change moves an object within the list or keeps it outside
 """
 from __future__ import annotations
 
+import numpy as np
+
 from engines.topkjoin.acquatop import AcquaTopEngine
 
 
@@ -23,13 +25,13 @@ class TopkNEngine(AcquaTopEngine):
 
     def _refresh(self, window, start, tau, ids, tsd):
         dataset, ext = self.params.remote, self.keys.external
-        keys = sorted(set(ids) | {e.dense for e in self.slist.entries})
+        keys = np.union1d(ids, np.asarray(self.slist.ids(), np.int64))
+        self.last_refresh[keys] = tau
         changed = []
-        for d in keys:
+        for d in keys.tolist():
             v = dataset.value(ext(d), tau)
-            self.last_refresh[d] = tau
             if v != self.replica[d]:
                 self.replica[d] = v
-                self.changes_seen[d] = self.changes_seen.get(d, 0) + 1
+                self.changes_seen[d] += 1
                 changed.append(d)
         return changed

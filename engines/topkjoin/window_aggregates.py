@@ -5,86 +5,159 @@ ids in the window"); analysis note §1.2 (the Java aggregates per slide and
 feeds the whole window again at each evaluation, §3.9).
 
 The stream is cut into slots of ``g = gcd(omega, beta)`` aligned at ``t0``;
-window ``i`` is slots ``i*m .. i*m + omega/g - 1``.  For each slot we keep, per
-id, the partial aggregate (sum of x, or the x of the latest item) and the time
-of the id's last item.  Only the slots of windows not yet evaluated are kept,
-so memory is O(distinct ids per window), independent of the stream rate.  The
-same partials are kept under ``latest`` because a re-arrival with a smaller x
-can bring back an id that MinTopK discarded for good (its discards are
-permanent), so exactness with static remote data needs them there too.
+window ``i`` is slots ``i*m .. i*m + omega/g - 1`` (``m = beta/g``).  Items
+are kept raw only until the evaluation that needs them (``ingest`` queues
+the caller's batch; ``window(i)`` folds the queued items before ``tau_i``
+into one block per slot: the slot's distinct ids with their partial
+aggregate, the sum of x or the x of the latest item, and the time of the
+id's last item).  Only the blocks of windows not yet evaluated are kept
+(``drop_before_window``), so memory is O(distinct ids per slot x slots per
+window) plus dense per-key scratch (one cell per key, like the replica):
+independent of the stream rate.  The same partials are kept under ``latest``
+because a re-arrival with a smaller x can bring back an id that MinTopK
+discarded for good (its discards are permanent), so exactness with static
+remote data needs them there too.
 
-Everything is vectorised numpy: ingesting a batch is one stable sort per slot.
+The folding and the window merge are numba kernels (``_acquatop_kernels``):
+O(items) per slide and O(block rows) per window, no per-window Python loop
+over ids.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-_EMPTY = (np.empty(0, np.int64), np.empty(0, np.float64), np.empty(0, np.int64))
-
-
-def combine(ids: np.ndarray, vals: np.ndarray, ts: np.ndarray, how: str):
-    """Aggregate rows given in stream order per id: ``(ids, values, last ts)``, sorted by id.
-
-    ``sum`` adds the values; ``latest`` keeps the value of the id's last row.
-    """
-    if ids.size == 0:
-        return _EMPTY
-    order = np.argsort(ids, kind="stable")  # stable: rows of one id stay in stream order
-    sid = ids[order]
-    starts = np.flatnonzero(np.concatenate(([True], sid[1:] != sid[:-1])))
-    ends = np.concatenate((starts[1:], [sid.size])) - 1
-    uid = sid[starts]
-    last_ts = ts[order][ends]
-    if how == "sum":
-        agg = np.add.reduceat(vals[order], starts)
-    else:
-        agg = vals[order][ends]
-    return uid, agg, last_ts
+from engines.topkjoin import _acquatop_kernels as kern
 
 
 class SlotAggregates:
     """Partial aggregates per slot of length ``g`` (see the module docstring)."""
 
     def __init__(self, t0: int, omega: int, beta: int, how: str):
-        import math
         self.t0, self.how = int(t0), how
+        self.latest = how == "latest"
         self.g = math.gcd(omega, beta)
         self.per_window = omega // self.g
         self.per_slide = beta // self.g
-        self.slots: dict[int, tuple] = {}
+        self.beta, self.omega = beta, omega
+        self._p_ids = np.empty(0, np.int64)       # queued items not folded yet
+        self._p_x = np.empty(0, np.float64)
+        self._p_ts = np.empty(0, np.int64)
+        self._p_pos = 0
+        self.keys = 0
+        # dense per-key scratch: slot fold (acc_*) and window merge (w_*)
+        self.acc_val = np.zeros(0, np.float64)
+        self.acc_ts = np.zeros(0, np.int64)
+        self.acc_mark = np.zeros(0, np.int64)
+        self.touched = np.zeros(0, np.int64)
+        self.w_val = np.zeros(0, np.float64)
+        self.w_ts = np.zeros(0, np.int64)
+        self.w_mark = np.zeros(0, np.int64)
+        self.w_ids = np.zeros(0, np.int64)
+        self.tie = np.zeros(0, np.int64)           # order of the window's ids (default: dense)
+        self.stamp = 0
+        # the blocks: FIFO rows (buf_*) and, per block, its slot and first row
+        self.buf_id = np.zeros(64, np.int64)
+        self.buf_val = np.zeros(64, np.float64)
+        self.buf_ts = np.zeros(64, np.int64)
+        self.blk_slot = np.zeros(self.per_window + self.per_slide + 2, np.int64)
+        self.blk_start = np.zeros(self.per_window + self.per_slide + 2, np.int64)
+        self.meta = np.zeros(2, np.int64)          # buffer rows, blocks
 
+    # -- growth ----------------------------------------------------------------------------
+    def grow_keys(self, n: int) -> None:
+        """Make room for dense ids ``< n`` (amortised doubling)."""
+        if n <= self.acc_val.size:
+            self.keys = max(self.keys, n)
+            return
+        size = max(n, 2 * self.acc_val.size, 64)
+        old = self.acc_val.size
+
+        def grown(a, fill=0):
+            out = np.full(size, fill, a.dtype)
+            out[:a.size] = a
+            return out
+        self.acc_val, self.acc_ts, self.acc_mark = grown(self.acc_val), grown(self.acc_ts), grown(self.acc_mark)
+        self.touched = grown(self.touched)
+        self.w_val, self.w_ts, self.w_mark = grown(self.w_val), grown(self.w_ts), grown(self.w_mark, -1)
+        self.w_ids = grown(self.w_ids)
+        self.tie = grown(self.tie)
+        self.tie[old:] = np.arange(old, size)
+        self.keys = n
+
+    def _room(self, rows: int, blocks: int) -> None:
+        need = int(self.meta[0]) + rows
+        if need > self.buf_id.size:
+            size = max(need, 2 * self.buf_id.size)
+            for name in ("buf_id", "buf_val", "buf_ts"):
+                a = getattr(self, name)
+                b = np.zeros(size, a.dtype)
+                b[:a.size] = a
+                setattr(self, name, b)
+        need = int(self.meta[1]) + blocks + 1
+        if need > self.blk_slot.size:
+            size = max(need, 2 * self.blk_slot.size)
+            for name in ("blk_slot", "blk_start"):
+                a = getattr(self, name)
+                b = np.zeros(size, a.dtype)
+                b[:a.size] = a
+                setattr(self, name, b)
+
+    # -- the stream ------------------------------------------------------------------------
     def ingest(self, ids: np.ndarray, x: np.ndarray, ts: np.ndarray) -> None:
-        """Add a batch (``ts`` non-decreasing) to its slots."""
+        """Queue a batch of dense ids (``0..``; ``ts`` non-decreasing, after every item queued before)."""
         if ts.size == 0:
             return
-        slot = (ts - self.t0) // self.g
-        cut = np.flatnonzero(slot[1:] != slot[:-1]) + 1
-        bounds = np.concatenate(([0], cut, [ts.size]))
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            s = int(slot[a])
-            part = (ids[a:b], x[a:b], ts[a:b])
-            old = self.slots.get(s)
-            if old is not None:  # earlier rows first, so ``latest`` lets the new ones win
-                part = tuple(np.concatenate((o, p)) for o, p in zip(old, part))
-            self.slots[s] = combine(*part, self.how)
+        ids = np.asarray(ids, np.int64)
+        self.grow_keys(int(ids.max()) + 1)
+        if self._p_pos < self._p_ts.size:
+            p = self._p_pos
+            ids = np.concatenate((self._p_ids[p:], ids))
+            x = np.concatenate((self._p_x[p:], x))
+            ts = np.concatenate((self._p_ts[p:], ts))
+        self._p_ids, self._p_x, self._p_ts = ids, np.asarray(x, np.float64), np.asarray(ts, np.int64)
+        self._p_pos = 0
 
-    def window(self, i: int):
-        """``(ids, streaming scores, last ts)`` of window ``i``, sorted by id."""
+    def fold_before(self, tau: int) -> None:
+        """Fold the queued items with ``ts < tau`` into their slots' blocks."""
+        lo = self._p_pos
+        hi = int(np.searchsorted(self._p_ts, tau, "left"))
+        if hi <= lo:
+            return
+        ts = self._p_ts
+        slots = (int(ts[hi - 1]) - int(ts[lo])) // self.g + 1
+        self._room(min(hi - lo, slots * self.keys), slots)
+        kern.consume(self._p_ids, self._p_x, ts, lo, hi, self.t0, self.g, self.latest,
+                     self.acc_val, self.acc_ts, self.acc_mark, self.touched, self.buf_id,
+                     self.buf_val, self.buf_ts, self.blk_slot, self.blk_start, self.meta)
+        self._p_pos = hi
+
+    def window(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, streaming scores, last ts)`` of window ``i``, ids ordered by ``tie``.
+
+        ``w_val[d]``/``w_ts[d]`` hold the same for every id of the window until the next call.
+        """
         first = i * self.per_slide
-        parts = [self.slots[s] for s in range(first, first + self.per_window) if s in self.slots]
-        if not parts:
-            return _EMPTY
-        if len(parts) == 1:
-            return parts[0]
-        return combine(*(np.concatenate(col) for col in zip(*parts)), self.how)
+        self.fold_before(self.t0 + (first + self.per_window) * self.g)
+        self.stamp += 1
+        n = kern.window_columns(first, first + self.per_window, self.latest, self.stamp,
+                                self.buf_id, self.buf_val, self.buf_ts, self.blk_slot,
+                                self.blk_start, self.meta, self.w_val, self.w_ts, self.w_mark,
+                                self.tie, self.w_ids)
+        ids = self.w_ids[:n].copy()
+        return ids, self.w_val[ids], self.w_ts[ids]
+
+    def in_window(self, d: int) -> bool:
+        """Was ``d`` in the window of the last ``window`` call?"""
+        return d < self.w_mark.size and self.w_mark[d] == self.stamp
 
     def drop_before_window(self, i: int) -> None:
-        """Forget the slots that no window ``>= i`` uses."""
-        first = i * self.per_slide
-        for s in [s for s in self.slots if s < first]:
-            del self.slots[s]
+        """Forget the blocks of slots that no window ``>= i`` uses."""
+        kern.drop_blocks(i * self.per_slide, self.buf_id, self.buf_val, self.buf_ts,
+                         self.blk_slot, self.blk_start, self.meta)
 
     @property
     def size(self) -> int:
-        """Rows held (the memory the engine keeps for the stream)."""
-        return sum(p[0].size for p in self.slots.values())
+        """Block rows held (the memory the engine keeps for the stream)."""
+        return int(self.meta[0])

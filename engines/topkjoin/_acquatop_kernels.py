@@ -1,0 +1,288 @@
+"""Numba kernels of the Topk+N / AcquaTop engines (``acquatop``, ``super_list``).
+
+Plain ``@njit`` functions over numpy arrays and scalars: no validation, no
+Python objects, no I/O.  Paper §4 (Super-MTK+N list, Algorithms 2-3), §5
+(Algorithm 5); analysis note §3.3 (insertion), §3.4 (expiration), §3.7 (the
+rebuild formulation), §3.9 (the Java's batch flow).
+
+Stream side (per-slot partial aggregates; slots of ``g = gcd(omega, beta)``):
+
+- ``consume``: fold items ``[lo, hi)`` (in time order) into one block per
+  slot: the slot's distinct ids with their partial aggregate (``sum`` of x, or
+  the ``latest`` x) and last item time, appended to a FIFO buffer.  A dense
+  scratch (``acc_*``, one cell per key) aggregates each slot in O(items).
+- ``window_columns``: the distinct ids of one window with its streaming score
+  and last time, from the blocks of its slots, sorted by the tie rank (the
+  external id order), through a dense scratch stamped with the window.
+- ``drop_blocks``: forget the blocks of slots before a given one.
+
+List side: the Super-MTK+N list is arrays ``l_*[:m]`` sorted by the total
+order ``(score desc, tie asc)``, with window marks ``sw``/``ew``.  The list's
+membership is always the *staircase* of its candidates: ``P(w)`` is the first
+``cap`` candidates with ``ew >= w`` (§3.7), ``sw`` the first such window,
+and candidates in no ``P(w)`` are dropped.  MinTopK's incremental insertion
+(§3.3) yields exactly this for the objects offered so far, so each operation
+recomputes it by one scan of the O(cap) list instead of walking LBPs:
+
+- ``arrivals``: the whole window arrives (§3.9): the staircase of every id of
+  the window, scored with the replica (ids ranked below every window's
+  ``cap``-th are MinTopK's discards);
+- ``offer``: one object offered to the list (a MinTopK insertion);
+- ``remove``: an id leaves and the list is rebuilt from retained entries (the
+  hole of Theorem 2 is refilled only from what is retained);
+- ``purge``: window ``c`` is evaluated: entries with ``sw == c`` move on.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+# -- stream side ----------------------------------------------------------------------
+@njit(cache=True)
+def consume(ids, xs, ts, lo, hi, t0, g, latest, acc_val, acc_ts, acc_mark, touched,
+            buf_id, buf_val, buf_ts, blk_slot, blk_start, meta):
+    """Items ``[lo, hi)`` into per-slot blocks; ``meta = [buffer rows, blocks]``."""
+    used = meta[0]
+    nblk = meta[1]
+    i = lo
+    while i < hi:
+        s = (ts[i] - t0) // g
+        nt = 0
+        j = i
+        while j < hi and (ts[j] - t0) // g == s:
+            d = ids[j]
+            if acc_mark[d] == 0:
+                acc_mark[d] = 1
+                touched[nt] = d
+                nt += 1
+                acc_val[d] = xs[j]
+            elif latest:
+                acc_val[d] = xs[j]
+            else:
+                acc_val[d] += xs[j]
+            acc_ts[d] = ts[j]
+            j += 1
+        blk_slot[nblk] = s
+        blk_start[nblk] = used
+        nblk += 1
+        for q in range(nt):
+            d = touched[q]
+            buf_id[used] = d
+            buf_val[used] = acc_val[d]
+            buf_ts[used] = acc_ts[d]
+            used += 1
+            acc_mark[d] = 0
+        i = j
+    meta[0] = used
+    meta[1] = nblk
+
+
+@njit(cache=True)
+def window_columns(first, stop, latest, stamp, buf_id, buf_val, buf_ts, blk_slot, blk_start, meta,
+                   w_val, w_ts, w_mark, tie, out_ids):
+    """Ids of the window of slots ``[first, stop)`` into ``out_ids`` (sorted by tie); returns count.
+
+    ``w_val[d]``/``w_ts[d]`` hold the id's streaming score and last time, ``w_mark[d] == stamp``.
+    """
+    used = meta[0]
+    nblk = meta[1]
+    n = 0
+    for b in range(nblk):
+        s = blk_slot[b]
+        if s < first or s >= stop:
+            continue
+        end = blk_start[b + 1] if b + 1 < nblk else used
+        for q in range(blk_start[b], end):
+            d = buf_id[q]
+            if w_mark[d] != stamp:
+                w_mark[d] = stamp
+                out_ids[n] = d
+                n += 1
+                w_val[d] = buf_val[q]
+            elif latest:
+                w_val[d] = buf_val[q]
+            else:
+                w_val[d] += buf_val[q]
+            w_ts[d] = buf_ts[q]     # blocks are in time order: the last one wins
+    order = np.argsort(tie[out_ids[:n]])
+    out_ids[:n] = out_ids[:n][order]
+    return n
+
+
+@njit(cache=True)
+def drop_blocks(first, buf_id, buf_val, buf_ts, blk_slot, blk_start, meta):
+    """Forget the blocks of slots ``< first`` (they are the oldest: shift the rest down)."""
+    used = meta[0]
+    nblk = meta[1]
+    b = 0
+    while b < nblk and blk_slot[b] < first:
+        b += 1
+    if b == 0:
+        return
+    start = blk_start[b] if b < nblk else used
+    for q in range(start, used):
+        buf_id[q - start] = buf_id[q]
+        buf_val[q - start] = buf_val[q]
+        buf_ts[q - start] = buf_ts[q]
+    for k in range(b, nblk):
+        blk_slot[k - b] = blk_slot[k]
+        blk_start[k - b] = blk_start[k] - start
+    meta[0] = used - start
+    meta[1] = nblk - b
+
+
+@njit(cache=True)
+def linear_scores(s, v, ws, wv, slo, shi, vlo, vhi, out):
+    """``F(s, v)`` of the note, in the same operation order as ``spec.topkjoin.Scoring``."""
+    for i in range(s.size):
+        out[i] = ws * ((s[i] - slo) / (shi - slo)) + wv * ((v[i] - vlo) / (vhi - vlo))
+
+
+# -- list side --------------------------------------------------------------------------
+@njit(cache=True)
+def _before(score_a, tie_a, score_b, tie_b):
+    """The total order: score descending, then tie (external id order) ascending."""
+    return score_a > score_b or (score_a == score_b and tie_a < tie_b)
+
+
+@njit(cache=True)
+def staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt):
+    """Marks of the sorted list ``[:m]`` from scratch (§3.7); drops non-members; returns new m."""
+    for w in range(span):
+        cnt[w] = 0
+    out = 0
+    for i in range(m):
+        sw = -1
+        top = min(l_ew[i] - c, span - 1)
+        for w in range(top + 1):
+            if cnt[w] < cap:
+                cnt[w] += 1
+                if sw < 0:
+                    sw = c + w
+        if sw >= 0:
+            l_dense[out] = l_dense[i]
+            l_score[out] = l_score[i]
+            l_tie[out] = l_tie[i]
+            l_sval[out] = l_sval[i]
+            l_ts[out] = l_ts[i]
+            l_ew[out] = l_ew[i]
+            l_sw[out] = sw
+            out += 1
+    return out
+
+
+@njit(cache=True)
+def arrivals(ids, scores, w_val, w_ts, tie, t0, beta, c, cap, span,
+             l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, cnt):
+    """The whole window ``c`` arrives (ids with their scores): the list becomes its staircase."""
+    n = ids.size
+    keys = np.empty(n, np.int64)
+    for i in range(n):
+        keys[i] = tie[ids[i]]
+    # by tie, then stably by score descending: the total order
+    order = np.argsort(keys)
+    neg = np.empty(n, np.float64)
+    for i in range(n):
+        neg[i] = -scores[order[i]]
+    order = order[np.argsort(neg, kind="mergesort")]
+    for w in range(span):
+        cnt[w] = 0
+    m = 0
+    full = 0
+    for r in range(n):
+        if full == span:
+            break            # every window's list is full: the rest are MinTopK's discards
+        i = order[r]
+        d = ids[i]
+        ew = (w_ts[d] - t0) // beta
+        sw = -1
+        top = min(ew - c, span - 1)
+        for w in range(top + 1):
+            if cnt[w] < cap:
+                cnt[w] += 1
+                if cnt[w] == cap:
+                    full += 1
+                if sw < 0:
+                    sw = c + w
+        if sw >= 0:
+            l_dense[m] = d
+            l_score[m] = scores[i]
+            l_tie[m] = keys[i]
+            l_sval[m] = w_val[d]
+            l_ts[m] = w_ts[d]
+            l_ew[m] = ew
+            l_sw[m] = sw
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def find(l_dense, m, d):
+    for i in range(m):
+        if l_dense[i] == d:
+            return i
+    return -1
+
+
+@njit(cache=True)
+def remove(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt, d):
+    """Id ``d`` leaves the list; the rest is rebuilt from the retained entries; returns new m."""
+    at = find(l_dense, m, d)
+    if at < 0:
+        return m
+    for i in range(at, m - 1):
+        l_dense[i] = l_dense[i + 1]
+        l_score[i] = l_score[i + 1]
+        l_tie[i] = l_tie[i + 1]
+        l_sval[i] = l_sval[i + 1]
+        l_ts[i] = l_ts[i + 1]
+        l_sw[i] = l_sw[i + 1]
+        l_ew[i] = l_ew[i + 1]
+    return staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m - 1, c, cap, span, cnt)
+
+
+@njit(cache=True)
+def offer(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt,
+          d, score, tie, sval, ts, ew):
+    """MinTopK insertion of an object not in the list (it may be discarded); returns new m."""
+    at = m
+    for i in range(m):
+        if _before(score, tie, l_score[i], l_tie[i]):
+            at = i
+            break
+    for i in range(m, at, -1):
+        l_dense[i] = l_dense[i - 1]
+        l_score[i] = l_score[i - 1]
+        l_tie[i] = l_tie[i - 1]
+        l_sval[i] = l_sval[i - 1]
+        l_ts[i] = l_ts[i - 1]
+        l_sw[i] = l_sw[i - 1]
+        l_ew[i] = l_ew[i - 1]
+    l_dense[at] = d
+    l_score[at] = score
+    l_tie[at] = tie
+    l_sval[at] = sval
+    l_ts[at] = ts
+    l_ew[at] = ew
+    l_sw[at] = c
+    return staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m + 1, c, cap, span, cnt)
+
+
+@njit(cache=True)
+def purge(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c):
+    """§3.4: window ``c`` was evaluated: entries with ``sw == c`` move to ``c + 1``; returns new m."""
+    out = 0
+    for i in range(m):
+        sw = l_sw[i] + 1 if l_sw[i] == c else l_sw[i]
+        if sw > l_ew[i]:
+            continue
+        l_dense[out] = l_dense[i]
+        l_score[out] = l_score[i]
+        l_tie[out] = l_tie[i]
+        l_sval[out] = l_sval[i]
+        l_ts[out] = l_ts[i]
+        l_ew[out] = l_ew[i]
+        l_sw[out] = sw
+        out += 1
+    return out

@@ -19,6 +19,7 @@ timestamps ``0, 1, 2, ...`` scaled by ``rate`` sets per time unit, so a window
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from spec.simjoin import RecordBatch
 
@@ -27,7 +28,27 @@ def _zipf_sampler(rng, vocab: int, s: float):
     weights = 1.0 / np.arange(1, vocab + 1, dtype=np.float64) ** s
     cdf = np.cumsum(weights)
     cdf /= cdf[-1]
-    return lambda size: np.searchsorted(cdf, rng.random(size), side="right").astype(np.int64)
+    guide = np.searchsorted(cdf, np.arange(GUIDE) / GUIDE, side="right").astype(np.int64)
+    return lambda size: _inverse_cdf(cdf, guide, rng.random(size))
+
+
+GUIDE = 1 << 20
+
+
+@njit(cache=True)
+def _inverse_cdf(cdf, guide, u):
+    """``searchsorted(cdf, u, side="right")`` through a guide table (Chen and
+    Asau): ``guide[b]`` is the answer for ``b / GUIDE <= u``, so a short
+    forward walk finishes it (same result, no cache-missing binary search)."""
+    out = np.empty(u.size, np.int64)
+    last = cdf.size - 1
+    for x in range(u.size):
+        v = u[x]
+        i = guide[int(v * GUIDE)]
+        while i < last and cdf[i] <= v:
+            i += 1
+        out[x] = i
+    return out
 
 
 def _batch(sizes: np.ndarray, tokens: np.ndarray, ts: np.ndarray) -> RecordBatch:
@@ -49,18 +70,33 @@ def tweet_like(n: int, seed: int = 0, vocab: int = 1_000_000, s: float = 1.0,
         back = 1 + rng.integers(0, recent, n)
         fresh = _zipf_sampler(rng, vocab, s)(n)
         flip = rng.random(n) < 0.5
-        parts = []
-        for i in range(n):
-            if is_copy[i]:
-                seg = parts[max(0, i - int(back[i]))].copy()
-                if flip[i]:
-                    seg[0] = fresh[i]
-            else:
-                seg = tokens[ptr[i]:ptr[i + 1]]
-            parts.append(seg)
-        sizes = np.array([len(x) for x in parts], dtype=np.int64)
-        tokens = np.concatenate(parts).astype(np.int64)
+        sizes, tokens = _retweets(ptr.astype(np.int64), tokens, is_copy, back, fresh, flip)
     return _batch(sizes, tokens, np.arange(n, dtype=np.int64) // rate)
+
+
+@njit(cache=True)
+def _retweets(ptr, tokens, is_copy, back, fresh, flip):
+    """Set ``i`` becomes a copy of set ``max(0, i - back[i])`` (itself possibly a
+    copy) where ``is_copy[i]``, its first token replaced by ``fresh[i]`` where
+    ``flip[i]``.  Compiled: a Python loop took 5 s for the 1e6-set windows."""
+    n = ptr.size - 1
+    sizes = np.empty(n, np.int64)
+    src = np.empty(n, np.int64)            # the original set each set's tokens come from
+    for i in range(n):
+        src[i] = src[max(0, i - back[i])] if is_copy[i] else i
+        sizes[i] = ptr[src[i] + 1] - ptr[src[i]]
+    out = np.empty(sizes.sum(), np.int64)
+    at = 0
+    first = np.empty(n, np.int64)          # each set's first token, after its flips
+    for i in range(n):
+        a = ptr[src[i]]
+        for q in range(sizes[i]):
+            out[at + q] = tokens[a + q]
+        if is_copy[i]:
+            out[at] = fresh[i] if flip[i] else first[max(0, i - back[i])]
+        first[i] = out[at]
+        at += sizes[i]
+    return sizes, out
 
 
 def enron_like(n: int, seed: int = 0, vocab: int = 700_000, s: float = 1.0,

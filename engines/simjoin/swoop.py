@@ -1,7 +1,7 @@
 """SWOOP (Mann, Augsten, Jensen, PVLDB; Sections 5-6): candidate index plus a
-minimal stock.  The work happens in ``engines.simjoin._swoop_kernels.run_ops``;
-this class keeps the numpy state, grows and compacts it between calls, and
-turns the kernel's output buffers into top-k lists.
+minimal stock.  The work happens in ``engines.simjoin._swoop_kernels.run_ops``,
+one call per batch; this class keeps the numpy state, grows and compacts it
+between calls, and turns the kernel's output buffers into top-k lists.
 
 ``SwoopNoIndex`` and ``SwoopNoIncrement`` are the ablations of Figure 13
 (no candidate index: scan the whole window; no incremental stock: the skyband
@@ -14,18 +14,22 @@ from __future__ import annotations
 
 import numpy as np
 
+from engines.simjoin import _swoop_index_kernels as IK
 from engines.simjoin import _swoop_kernels as K
 from spec.simjoin import SimJoinEngine
 
 _I8 = np.int64
+_F8 = np.float64
+_SCRATCH = ("keys", "lens", "order")
 
 
 def _grow(a: np.ndarray, need: int, fill=None) -> np.ndarray:
-    if need <= a.size:
+    """``a`` with at least ``need`` rows (doubling); new rows hold ``fill`` or garbage."""
+    if need <= a.shape[0]:
         return a
-    size = max(need, 2 * a.size, 16)
-    out = np.empty(size, a.dtype) if fill is None else np.full(size, fill, a.dtype)
-    out[:a.size] = a
+    shape = (max(need, 2 * a.shape[0], 16),) + a.shape[1:]
+    out = np.empty(shape, a.dtype) if fill is None else np.full(shape, fill, a.dtype)
+    out[:a.shape[0]] = a
     return out
 
 
@@ -39,38 +43,38 @@ class SwoopEngine(SimJoinEngine):
 
     def _start(self):
         self.meta = np.zeros(K.META, _I8)
-        self.r_ts = np.empty(64, np.float64)
-        self.r_side, self.r_ptr, self.r_len, self.mark = (np.zeros(64, _I8) for _ in range(4))
-        self.p_tok, self.p_rec, self.p_prev = (np.zeros(256, _I8) for _ in range(3))
-        self.l_tail = np.full(64, -1, _I8)
-        self.l_count = np.zeros(64, _I8)
-        self.s = [np.empty(64, np.float64), np.empty(64, np.float64), np.empty(64, _I8), np.empty(64, _I8)]
+        self.r_ts = np.empty(64, _F8)
+        self.rec = np.zeros((64, K.REC_COLS), _I8)
+        self.p_tok = np.zeros(256, _I8)
+        self.lists = np.zeros((64, 4), _I8)
+        self.a_rec, self.a_e = np.empty(0, _I8), np.empty(0, _F8)
+        self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.e = [a.copy() for a in self.s]
         self.top_i = np.empty(self.params.k, _I8)
         self.top_j = np.empty(self.params.k, _I8)
-        self.pc, self.pclb = np.empty(64, _I8), np.empty(64, np.float64)
-        self.c = [np.empty(64, np.float64), np.empty(64, np.float64), np.empty(64, _I8), np.empty(64, _I8)]
+        self.pc, self.pce = np.empty(64, _I8), np.empty(64, _F8)
+        self.c = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
+        self.c_ord = np.empty(64, _I8)
+        self.keys, self.lens, self.order = (np.empty(64, _I8) for _ in range(3))
+        self.thr = np.empty(64, _F8)
         self.out_pos, self.out_ptr = np.empty(64, _I8), np.empty(64, _I8)
         self.out_i, self.out_j = np.empty(64, _I8), np.empty(64, _I8)
-        self.out_sc, self.out_e = np.empty(64, np.float64), np.empty(64, np.float64)
+        self.out_sc, self.out_e = np.empty(64, _F8), np.empty(64, _F8)
 
     # -- state housekeeping ----------------------------------------------------
     def _compact(self) -> None:
-        """Drop expired records and their postings once they are half the arrays."""
+        """Drop expired records and their tokens once they are half the arrays."""
         m = self.meta
         d = int(m[K.OLDEST] - m[K.REC_BASE])
         if d <= 0 or 2 * d < m[K.N_REC] - m[K.REC_BASE]:
             return
         live = int(m[K.N_REC] - m[K.OLDEST])
-        for name in ("r_ts", "r_side", "r_ptr", "r_len", "mark"):
-            a = getattr(self, name)
+        for a in (self.r_ts, self.rec):
             a[:live] = a[d:d + live].copy()
-        new_post = int(self.r_ptr[0]) if live else int(m[K.N_POST])
+        new_post = int(self.rec[0, K.PTR]) if live else int(m[K.N_POST])
         dp = new_post - int(m[K.POST_BASE])
         n_live_post = int(m[K.N_POST]) - new_post
-        for name in ("p_tok", "p_rec", "p_prev"):
-            a = getattr(self, name)
-            a[:n_live_post] = a[dp:dp + n_live_post].copy()
+        self.p_tok[:n_live_post] = self.p_tok[dp:dp + n_live_post].copy()
         m[K.REC_BASE] = m[K.OLDEST]
         m[K.POST_BASE] = new_post
 
@@ -78,14 +82,13 @@ class SwoopEngine(SimJoinEngine):
         m = self.meta
         n_ins = int((prep.op == 0).sum())
         need_r = int(m[K.N_REC] - m[K.REC_BASE]) + n_ins
-        for name in ("r_ts", "r_side", "r_ptr", "r_len", "mark"):
-            setattr(self, name, _grow(getattr(self, name), need_r))
-        need_p = int(m[K.N_POST] - m[K.POST_BASE]) + int(prep.tok.size)
-        for name in ("p_tok", "p_rec", "p_prev"):
-            setattr(self, name, _grow(getattr(self, name), need_p))
-        keys = 2 * self.tokens.size
-        self.l_tail = _grow(self.l_tail, keys, fill=-1)
-        self.l_count = _grow(self.l_count, keys, fill=0)
+        self.r_ts, self.rec = _grow(self.r_ts, need_r), _grow(self.rec, need_r)
+        self.p_tok = _grow(self.p_tok, int(m[K.N_POST] - m[K.POST_BASE]) + int(prep.tok.size))
+        self.lists = _grow(self.lists, 2 * self.tokens.size, fill=0)
+        longest = int(np.diff(prep.tok_ptr).max()) if len(prep.op) else 0
+        for name in _SCRATCH:
+            setattr(self, name, _grow(getattr(self, name), longest))
+        self.thr = _grow(self.thr, longest)
 
     def _grow_stock(self) -> None:
         m = self.meta
@@ -93,8 +96,19 @@ class SwoopEngine(SimJoinEngine):
         need = int(m[K.NS]) + window
         self.s = [_grow(a, need) for a in self.s]
         self.e = [_grow(a, need) for a in self.e]
-        self.pc, self.pclb = _grow(self.pc, window), _grow(self.pclb, window)
+        self.pc, self.pce = _grow(self.pc, window), _grow(self.pce, window)
         self.c = [_grow(a, window) for a in self.c]
+        self.c_ord = _grow(self.c_ord, window)
+
+    def _grow_arena(self) -> None:
+        """Compact every index list into a fresh arena with room to spare."""
+        m = self.meta
+        live = int(IK.compacted_size(self.lists))
+        size = 2 * live + int(m[K.A_NEED]) + 4096
+        a_rec, a_e = np.empty(size, _I8), np.empty(size, _F8)
+        m[K.A_TOP] = IK.compact_arena(self.lists, self.a_rec, self.a_e, a_rec, a_e)
+        m[K.A_GARBAGE] = 0
+        self.a_rec, self.a_e = a_rec, a_e
 
     def _grow_out(self) -> None:
         k = self.params.k
@@ -113,15 +127,17 @@ class SwoopEngine(SimJoinEngine):
         while True:
             start, status = K.run_ops(
                 start, prep.op, prep.ts, prep.side, prep.tok_ptr, prep.tok, p.kind, k, p.wf,
-                p.join == "rs", self.meta, self.r_ts, self.r_side, self.r_ptr, self.r_len,
-                self.p_tok, self.p_rec, self.p_prev, self.l_tail, self.l_count, self.mark,
-                *self.s, *self.e, self.top_i, self.top_j, self.pc, self.pclb, *self.c,
+                p.join == "rs", self.meta, self.r_ts, self.rec, self.p_tok, self.lists,
+                self.a_rec, self.a_e, *self.s, *self.e, self.top_i, self.top_j,
+                self.pc, self.pce, *self.c, self.c_ord, self.keys, self.lens, self.order, self.thr,
                 self.out_pos, self.out_ptr, self.out_i, self.out_j, self.out_sc, self.out_e,
                 self.use_index, self.crop, self.incremental, self.lb_linear, self.shortest_first)
             if status == 0:
                 break
             if status == K.NEED_STOCK:
                 self._grow_stock()
+            elif status == K.NEED_ARENA:
+                self._grow_arena()
             else:
                 self._grow_out()
         return self._collect()
@@ -153,7 +169,8 @@ class SwoopEngine(SimJoinEngine):
         m = self.meta
         return {"precandidates": int(m[K.PRECAND]), "candidates": int(m[K.CAND]),
                 "stock": int(m[K.NS]), "max_stock": int(m[K.MAX_STOCK]),
-                "stock_sum": int(m[K.SUM_STOCK]), "scanned": int(m[K.SCANNED])}
+                "stock_sum": int(m[K.SUM_STOCK]), "scanned": int(m[K.SCANNED]),
+                "verified": int(m[K.VERIFIED])}
 
 
 class SwoopNoIndex(SwoopEngine):

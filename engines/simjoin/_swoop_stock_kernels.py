@@ -1,0 +1,257 @@
+"""SWOOP stock kernels (numba): the stock S and the end time index E (Section 6).
+
+``S`` (``s_*``) is sorted by the canonical key ``(-score, -e, seq_i, seq_j)``,
+``E`` (``e_*``) by ``(e, score, -seq_i, -seq_j)``; both are parallel sorted
+arrays over the same pairs.  Rank is a binary search (O(log n)), select is
+O(1); an update is a shift, which at minimal-stock sizes (O(k|W|) worst case,
+~1e2..1e4 in practice) is cheaper than a tree.  Every shift is an explicit
+loop: numba copies overlapping slice assignments through a temporary, an
+allocation per call that showed up in profiles.
+
+Section 6.2 (Theorem 2): with a minimal stock the skyband lower bound at time
+``t`` is ``S[v + k - 1]``, ``v`` = number of pairs ending before ``t``.
+Section 6.3 (Lemma 4, Algorithm 2, Theorem 3): the cleanup.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+SMALL_SORT = 32   # candidate lists up to this size are insertion-sorted (no allocation)
+
+
+@njit(cache=True, inline="always")
+def s_before(sa, ea, ia, ja, sb, eb, ib, jb):
+    """Pair a precedes pair b in the stock order ``(-score, -e, seq_i, seq_j)``."""
+    if sa != sb:
+        return sa > sb
+    if ea != eb:
+        return ea > eb
+    if ia != ib:
+        return ia < ib
+    return ja < jb
+
+
+@njit(cache=True, inline="always")
+def e_before(sa, ea, ia, ja, sb, eb, ib, jb):
+    """Pair a precedes pair b in the end time order ``(e, score, -seq_i, -seq_j)``."""
+    if ea != eb:
+        return ea < eb
+    if sa != sb:
+        return sa < sb
+    if ia != ib:
+        return ia > ib
+    return ja > jb
+
+
+@njit(cache=True)
+def skyband_lower_bound(t, k, ns, s_sc, s_e, e_e, linear):
+    """``lb(t, k)``: score of the k-th stock pair still valid just before ``t``
+    (``e >= t``); ``-inf`` with fewer than k.  Theorem 2: with a minimal stock
+    it is ``S[v + k - 1]``, ``v`` = number of pairs ending before ``t``."""
+    if linear:
+        c = 0
+        for x in range(ns):
+            if s_e[x] >= t:
+                c += 1
+                if c == k:
+                    return s_sc[x]
+        return -math.inf
+    lo = 0
+    hi = ns
+    while lo < hi:                      # v = #{E.e < t}
+        mid = (lo + hi) >> 1
+        if e_e[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    x = lo + k - 1
+    return s_sc[x] if x < ns else -math.inf
+
+
+@njit(cache=True)
+def crop_threshold(limit, k, ns, s_sc, e_e):
+    """The end time at which a list scan stops: ``lb(e, k) > limit`` iff
+    ``e <= crop_threshold`` (``-inf``: never).  With ``X`` = #{S.score > limit}
+    (S is sorted by descending score), Theorem 2 gives ``lb(e) > limit`` iff
+    ``v(e) + k - 1 < X`` iff ``e <= E[X - k].e``; lb is non-increasing in e,
+    so one threshold per list replaces a bound per scanned entry."""
+    lo = 0
+    hi = ns
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if s_sc[mid] > limit:
+            lo = mid + 1
+        else:
+            hi = mid
+    m = lo - k
+    return e_e[m] if m >= 0 else -math.inf
+
+
+@njit(cache=True)
+def order_candidates(c_sc, c_e, c_j, n, order, by_end):
+    """``order[:n]``: the candidates (all with the same seq_i) in stock order
+    ``(-score, -e, seq_j)``, or end time order ``(e, score, -seq_j)``."""
+    if n > SMALL_SORT:
+        idx = np.argsort(c_j[:n], kind="mergesort")
+        if by_end:
+            idx = idx[::-1].copy()
+            idx = idx[np.argsort(c_sc[idx], kind="mergesort")]
+            idx = idx[np.argsort(c_e[idx], kind="mergesort")]
+        else:
+            idx = idx[np.argsort(-c_e[idx], kind="mergesort")]
+            idx = idx[np.argsort(-c_sc[idx], kind="mergesort")]
+        order[:n] = idx
+        return
+    for x in range(n):
+        y = x
+        while y > 0:
+            c = order[y - 1]
+            if by_end:
+                later = e_before(c_sc[x], c_e[x], 0, c_j[x], c_sc[c], c_e[c], 0, c_j[c])
+            else:
+                later = s_before(c_sc[x], c_e[x], 0, c_j[x], c_sc[c], c_e[c], 0, c_j[c])
+            if not later:
+                break
+            order[y] = c
+            y -= 1
+        order[y] = x
+
+
+@njit(cache=True)
+def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
+    """Merge the sorted candidates ``order[:m]`` into the first ``n`` entries of a, from the back."""
+    x = n - 1
+    y = m - 1
+    for z in range(n + m - 1, -1, -1):
+        if y < 0:
+            break                       # the rest of a is already in place
+        take_a = False
+        if x >= 0:
+            c = order[y]
+            if by_end:
+                take_a = e_before(c_sc[c], c_e[c], c_i[c], c_j[c], a_sc[x], a_e[x], a_i[x], a_j[x])
+            else:
+                take_a = s_before(c_sc[c], c_e[c], c_i[c], c_j[c], a_sc[x], a_e[x], a_i[x], a_j[x])
+        if take_a:
+            a_sc[z], a_e[z], a_i[z], a_j[z] = a_sc[x], a_e[x], a_i[x], a_j[x]
+            x -= 1
+        else:
+            c = order[y]
+            a_sc[z], a_e[z], a_i[z], a_j[z] = c_sc[c], c_e[c], c_i[c], c_j[c]
+            y -= 1
+
+
+@njit(cache=True)
+def _stock_rank(s_sc, s_e, s_i, s_j, ns, sc, e, i, j):
+    lo = 0
+    hi = ns
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if s_before(s_sc[mid], s_e[mid], s_i[mid], s_j[mid], sc, e, i, j):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def cleanup(k, ns, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+    """Algorithm 2 (Lemma 4): ``E[u]`` is irrelevant iff it sorts after
+    ``S[u+k-1]`` once ``E[:u]`` is clean.  Theorem 3: only pairs ending by
+    ``max_e`` can have become irrelevant, so the scan stops there.  Returns ns.
+
+    E is compacted in the same pass (``rd`` reads, ``u`` is the logical
+    position); a deleted pair sits in S after ``S[u+k-1]``, so shifting the
+    tail of S never moves an entry the scan still reads."""
+    n = ns
+    rd = 0
+    u = 0
+    while u + k - 1 < n and e_e[rd] <= max_e:
+        x = u + k - 1
+        if s_before(s_sc[x], s_e[x], s_i[x], s_j[x], e_sc[rd], e_e[rd], e_i[rd], e_j[rd]):
+            pos = _stock_rank(s_sc, s_e, s_i, s_j, n, e_sc[rd], e_e[rd], e_i[rd], e_j[rd])
+            for y in range(pos, n - 1):
+                s_sc[y], s_e[y], s_i[y], s_j[y] = s_sc[y + 1], s_e[y + 1], s_i[y + 1], s_j[y + 1]
+            n -= 1
+        else:
+            if rd != u:
+                e_sc[u], e_e[u], e_i[u], e_j[u] = e_sc[rd], e_e[rd], e_i[rd], e_j[rd]
+            u += 1
+        rd += 1
+    if rd != u:
+        for y in range(rd, ns):
+            z = u + y - rd
+            e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
+    return n
+
+
+@njit(cache=True)
+def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+    """SCase-style: the k-skyband of the whole (merged) stock from scratch: a
+    pair stays iff fewer than k kept better pairs end at or after it."""
+    ends = np.empty(ns, np.float64)
+    nk = 0
+    for x in range(ns):
+        v = np.searchsorted(ends[:nk], s_e[x], side="left")
+        if nk - v < k:
+            ends[v + 1:nk + 1] = ends[v:nk].copy()
+            ends[v] = s_e[x]
+            s_sc[nk], s_e[nk], s_i[nk], s_j[nk] = s_sc[x], s_e[x], s_i[x], s_j[x]
+            nk += 1
+    idx = np.argsort(-s_j[:nk], kind="mergesort")
+    idx = idx[np.argsort(-s_i[idx], kind="mergesort")]
+    idx = idx[np.argsort(s_sc[idx], kind="mergesort")]
+    idx = idx[np.argsort(s_e[idx], kind="mergesort")]
+    e_sc[:nk] = s_sc[idx]
+    e_e[:nk] = s_e[idx]
+    e_i[:nk] = s_i[idx]
+    e_j[:nk] = s_j[idx]
+    return nk
+
+
+@njit(cache=True)
+def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
+                      c_sc, c_e, c_i, c_j, order, incremental):
+    """Add the candidates to S and E, then restore minimality; returns ns.
+
+    The paper's Algorithm 3 interleaves the merge with the relevance walk; here
+    its two ingredients run one after the other, the "insert via cleanup" the
+    paper derives it from (Section 6.3): candidates already passed the
+    relevance test against the old stock (``score > lb(e)``, Algorithm 1),
+    are merged into S and E in O(|S| + |C|), and Algorithm 2 removes what the
+    new pairs made irrelevant (including candidates beaten by candidates)."""
+    c_i[:nc] = seq
+    order_candidates(c_sc, c_e, c_j, nc, order, False)
+    merge_in(s_sc, s_e, s_i, s_j, ns, c_sc, c_e, c_i, c_j, order, nc, False)
+    if not incremental:
+        return recompute_skyband(k, ns + nc, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+    order_candidates(c_sc, c_e, c_j, nc, order, True)
+    merge_in(e_sc, e_e, e_i, e_j, ns, c_sc, c_e, c_i, c_j, order, nc, True)
+    max_e = c_e[0]
+    for x in range(1, nc):
+        max_e = max(max_e, c_e[x])
+    return cleanup(k, ns + nc, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+
+
+@njit(cache=True)
+def expire_pairs(t, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+    """Section 6.1: the pairs ending by ``t`` are a prefix of E; they are
+    filtered out of S in one pass.  Returns ns."""
+    cut = 0
+    while cut < ns and not (t < e_e[cut]):
+        cut += 1
+    if cut == 0:
+        return ns
+    for x in range(cut, ns):
+        y = x - cut
+        e_sc[y], e_e[y], e_i[y], e_j[y] = e_sc[x], e_e[x], e_i[x], e_j[x]
+    z = 0
+    for x in range(ns):
+        if t < s_e[x]:
+            if z != x:
+                s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[x], s_e[x], s_i[x], s_j[x]
+            z += 1
+    return ns - cut

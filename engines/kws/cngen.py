@@ -113,75 +113,106 @@ def is_cn(tree, full: int) -> bool:
     return union == full and _leaves_ok(tree, full)
 
 
-@functools.lru_cache(maxsize=128)
-def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
-    """Every CN exactly once (up to isomorphism), clusters in root ``nid`` order."""
+@functools.lru_cache(maxsize=8)
+def expanded_schema(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
+    """``(nodes, nid, adjacency, root bit)`` of the expanded schema, shared by the clusters.
+
+    ``adjacency[n]``: for every node ``m`` adjacent to node ``n`` by a label,
+    in (m, label) order, ``(nid of m, kbits of m, the code key of m as a new
+    leaf, the CN position tuple of m for every parent position)``."""
     nodes = expanded_nodes(schema, n_keywords)
     nid = {n: i for i, n in enumerate(nodes)}
-    rbit = 1 << root_keyword
-    # adjacency[n]: (nid of m, kbits of m, the leaf's code key, the CN position tuple
-    # for every parent position), in (m, label) order
+    labels = {(a.name, b.name): labels_between(schema, a.name, b.name)
+              for a in schema.relations for b in schema.relations}
     adjacency = []
     for n in nodes:
         adj = []
         for m in nodes:
-            for label in labels_between(schema, n[0], m[0]):
+            for label in labels[(n[0], m[0])]:
                 adj.append((nid[m], m[1], (label, (nid[m], ())),
                             tuple((m[0], m[1], v, label) for v in range(max(t_max - 1, 0)))))
         adjacency.append(adj)
+    return tuple(nodes), nid, tuple(adjacency), 1 << root_keyword
+
+
+@functools.lru_cache(maxsize=128)
+def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
+    """Every CN exactly once (up to isomorphism), clusters in root ``nid`` order."""
+    nodes, nid, adjacency, rbit = expanded_schema(schema, n_keywords, t_max, root_keyword)
     out = []
     enabled = gc.isenabled()
     gc.disable()  # millions of new tuples and no cycles: the collector only costs time
     try:
         for root in nodes:
             if root[1] & rbit:
-                out.extend(_grow(root, nid, adjacency, n_keywords, t_max, rbit))
+                out.extend(Cluster(root, nid, adjacency, n_keywords, t_max, rbit).cns())
     finally:
         if enabled:
             gc.enable()
     return tuple(out)
 
 
-def _grow(root, nid, adjacency, n_keywords, t_max, rbit) -> list[tuple]:
-    """Every CN of the cluster of ``root``, in breadth-first (growth) order.
+class Cluster:
+    """CNGen from one root node: the trees grown from it and their CNs.
 
-    A queued tree carries, beside the tree, the nid and the rooted subtree code
-    of every position, its rightmost path (root first), the degree of every
-    position, the union of its keyword sets and the keywords held by two
-    nodes or more: the canonical order, totality and minimality are then
-    checked incrementally for each one-node expansion.  Pruning beyond the
-    paper's line 10, which changes no output: a total tree that is not a CN
-    is dropped (the node added last to any expansion would hold no keyword of
-    its own), and the last level only tries nodes holding every keyword
-    still missing."""
-    first = ((root[0], root[1], -1, None),)
-    root_nid, kb0 = nid[root], root[1]
-    full = (1 << n_keywords) - 1
-    if kb0 == full:
-        return [first]
-    if t_max <= 1:
-        return []
-    found = []
-    kept: dict = {}     # nid -> adjacency without the removed nodes (the roots before
-                        # this one, removed from the expanded schema with their clusters)
-    finals: dict = {}   # (nid, missing keywords) -> kept adjacency entries holding them
-    queue = deque([(first, (root_nid,), ((root_nid, ()),), (0,), (0,), kb0, 0)])
-    while queue:
-        tree, nids, codes, path, deg, union, multi = queue.popleft()
+    A tree's *state* is ``(tree, nids, codes, path, degrees, union, multi)``:
+    beside the tree, the nid and the rooted subtree code of every position,
+    its rightmost path (root first), the degree of every position, the union
+    of its keyword sets and the keywords held by two nodes or more.  The
+    canonical order, totality and minimality are checked incrementally for
+    each one-node expansion (``expand``, which is also the partial mesh's
+    TreeGen).  Pruning beyond the paper's line 10, which changes no output:
+    a total tree that is not a CN is dropped (the node added last to any
+    expansion would hold no keyword of its own), and the last level only
+    tries nodes holding every keyword still missing."""
+
+    __slots__ = ("root", "root_nid", "nid", "adjacency", "full", "t_max", "rbit", "kept", "finals")
+
+    def __init__(self, root, nid, adjacency, n_keywords, t_max, rbit):
+        self.root, self.root_nid, self.nid, self.adjacency = root, nid[root], nid, adjacency
+        self.full, self.t_max, self.rbit = (1 << n_keywords) - 1, t_max, rbit
+        self.kept: dict = {}    # nid -> adjacency without the removed nodes (the roots before
+                                # this one, removed from the expanded schema with their clusters)
+        self.finals: dict = {}  # (nid, missing keywords) -> kept adjacency entries holding them
+
+    def first(self) -> tuple:
+        """The state of the one-node tree of the root."""
+        root = self.root
+        return (((root[0], root[1], -1, None),), (self.root_nid,), ((self.root_nid, ()),),
+                (0,), (0,), root[1], 0)
+
+    def cns(self) -> list[tuple]:
+        """Every CN of the cluster, in breadth-first (growth) order."""
+        first = self.first()
+        if self.root[1] == self.full:
+            return [first[0]]
+        found: list = []
+        queue = deque([first])
+        while queue:
+            self.expand(queue.popleft(), found, queue)
+        return found
+
+    def expand(self, state, found: list, grown) -> None:
+        """One CNGen step: append the CNs one node larger than ``state`` to
+        ``found`` and the states of the trees to grow further to ``grown``."""
+        tree, nids, codes, path, deg, union, multi = state
+        root_nid, full, nid = self.root_nid, self.full, self.nid
         size = len(tree)
-        last_level = size + 1 == t_max
+        if size >= self.t_max:
+            return
+        last_level = size + 1 == self.t_max
         missing = full & ~union
         repeated_root = root_nid in nids[1:]
         for depth in range(len(path) - 1, -1, -1):
             v = path[depth]
             nv = nids[v]
             if last_level:
-                adj = finals.get((nv, missing))
+                adj = self.finals.get((nv, missing))
                 if adj is None:
-                    adj = finals[(nv, missing)] = [a for a in _kept(kept, adjacency, nv, rbit, root_nid)
-                                                   if a[1] & missing == missing]
+                    adj = self.finals[(nv, missing)] = [a for a in self._kept(nv)
+                                                        if a[1] & missing == missing]
             else:
-                adj = _kept(kept, adjacency, nv, rbit, root_nid)
+                adj = self._kept(nv)
             kids_v = codes[v][1]
             last_key = kids_v[-1] if kids_v else None
             on_path = path[: depth + 1]
@@ -226,16 +257,22 @@ def _grow(root, nid, adjacency, n_keywords, t_max, rbit) -> list[tuple]:
                 d = list(deg)
                 d[v] += 1
                 d.append(1)
-                queue.append((tree + (ents[v],), nids + (nm,), new_codes, on_path + (size,), tuple(d),
+                grown.append((tree + (ents[v],), nids + (nm,), new_codes, on_path + (size,), tuple(d),
                               union | kb, multi | (union & kb)))
-    return found
 
+    def leads_to_cn(self, state) -> bool:
+        """Whether some CN grows from ``state`` (its CNGen subtree is not a dead end)."""
+        found: list = []
+        grown: list = []
+        self.expand(state, found, grown)
+        return bool(found) or any(self.leads_to_cn(g) for g in grown)
 
-def _kept(kept, adjacency, nv, rbit, root_nid) -> list:
-    adj = kept.get(nv)
-    if adj is None:
-        adj = kept[nv] = [a for a in adjacency[nv] if not (a[1] & rbit and a[0] < root_nid)]
-    return adj
+    def _kept(self, nv) -> list:
+        adj = self.kept.get(nv)
+        if adj is None:
+            rbit, root_nid = self.rbit, self.root_nid
+            adj = self.kept[nv] = [a for a in self.adjacency[nv] if not (a[1] & rbit and a[0] < root_nid)]
+        return adj
 
 
 def _supersets(owns: list, within: int) -> int:

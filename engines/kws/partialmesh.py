@@ -3,10 +3,16 @@
 At first only the sources exist (here: the level-0 operator of each cluster
 root).  An operator creates its parents when its output buffer receives its
 first composite, and destroys them (recursively up the mesh) when its buffer
-runs dry, so a join exists iff its left input has output.  TreeGen: an
-operator's tree is its CN prefix (the trees CNGen grew, in pre-order), and
-its parents are the one-node expansions of that prefix that lead to CNs,
-taken from the blueprint CNGen computed once (a prefix trie, no operators).
+runs dry, so a join exists iff its left input has output.  TreeGen (Figure
+4.3): an operator's tree is its CN prefix (the trees CNGen grows, in
+pre-order), and its parents are the one-node expansions of that tree, made
+by one CNGen step (``engines.kws.cngen.Cluster.expand``) when the operator
+first has output: the CNs among them feed the output operator, and a tree
+becomes a join only if some CN grows from it.  Nothing of the full mesh and
+no list of CNs is kept: memory holds the sources, the materialised operators
+and their buffers (each operator keeps its tree's CNGen state to grow its
+own parents), and the CPU pays for re-running TreeGen whenever a dried-up
+operator regrows (paper Section 5, Figure 5.4).
 
 A newly created parent starts with an empty buffer, which is exact: its left
 input was empty until the composites that created it, and those travel up
@@ -16,7 +22,7 @@ CPU for memory.  Processing otherwise as ``engines.kws.mesh``.
 """
 from __future__ import annotations
 
-from engines.kws.cngen import cngen
+from engines.kws.cngen import Cluster, expanded_schema
 from engines.kws.mesh import MeshEngine
 from engines.kws.operators import Op, join_condition
 
@@ -29,31 +35,25 @@ class PartialMeshEngine(MeshEngine):
     purge = "lazy"
 
     def _build(self) -> None:
-        schema, m = self.schema, len(self.keywords)
-        self.cns = cngen(schema, m, self.params.t_max)
-        self._children: dict = {}      # prefix -> one-node expansions (the blueprint)
-        self._is_cn: set = set()
-        for cn in self.cns:
-            for i in range(1, len(cn)):
-                kids = self._children.setdefault(cn[:i], [])
-                if cn[: i + 1] not in kids:
-                    kids.append(cn[: i + 1])
-            self._is_cn.add(cn)
-        self._mat: dict = {}           # prefix -> materialised Op
+        schema, m, t_max = self.schema, len(self.keywords), self.params.t_max
+        nodes, nid, adjacency, rbit = expanded_schema(schema, m, t_max)
+        self._clusters: dict = {}      # root node -> Cluster (TreeGen)
+        self._mat: dict = {}           # tree state (CN tree for CN operators) -> materialised Op
         self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
         self._roots, self._by_right, self._index = {}, {}, {}
         for e in schema.edges:  # every possible right input gets an index up front (cheap)
             for rel, attr in ((e.left, e.left_attr), (e.right, e.right_attr)):
                 for k in range(1 << m):
                     self._index.setdefault(((rel, k), attr), {})
-        for cn in self.cns:
-            key = cn[:1]
-            if key not in self._mat:
-                rel, kbits, _, _ = cn[0]
-                op = Op(0, (rel, kbits), -1, None, None)
-                op.key, op.cn = key, key in self._is_cn
-                self._mat[key] = op
-                self._roots.setdefault(op.node, []).append(op)
+        self._conds = {}
+        for root in nodes:
+            if not root[1] & rbit:
+                continue
+            cluster = self._clusters[root] = Cluster(root, nid, adjacency, m, t_max, rbit)
+            op = Op(0, root, -1, None, None)
+            op.key, op.cn = cluster.first(), root[1] == cluster.full
+            self._mat[op.key] = op
+            self._roots.setdefault(op.node, []).append(op)
 
     @property
     def ops(self) -> list:
@@ -66,12 +66,22 @@ class PartialMeshEngine(MeshEngine):
         super()._emit(op, new, results)
 
     def _grow(self, op) -> None:
-        """TreeGen plus one CNGen step: create the parents of ``op``."""
-        for key in self._children.get(op.key, ()):
-            rel, kbits, parent_pos, label = key[-1]
+        """TreeGen: create the parents of ``op`` (one CNGen step from its tree)."""
+        if op.cn:
+            return  # a CN never grows into another CN
+        state = op.key
+        cluster = self._clusters[state[0][0][:2]]
+        cns, grown = [], []
+        cluster.expand(state, cns, grown)
+        parents = [(cn, cn, True) for cn in cns]
+        parents += [(g, g[0], False) for g in grown if cluster.leads_to_cn(g)]
+        cluster.kept.clear()   # no CNGen tables are kept between growths
+        cluster.finals.clear()
+        for key, tree, is_cn in parents:
+            rel, kbits, parent_pos, label = tree[-1]
             q = Op(op.pos + 1, (rel, kbits), parent_pos, label, op)
-            q.key, q.cn = key, key in self._is_cn
-            q.cond = join_condition(self.schema, label)
+            q.key, q.cn = key, is_cn
+            q.cond = self._conds.get(label) or self._conds.setdefault(label, join_condition(self.schema, label))
             op.add_parent(q)
             self._mat[key] = q
             self._by_right.setdefault(q.node, []).append(q)

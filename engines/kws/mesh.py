@@ -88,6 +88,13 @@ class MeshEngine(KwsEngine):
             op.cond = cond
             op.running = running
             self._by_right.setdefault(op.node, []).append(op)
+        self._group_indexes()
+
+    def _group_indexes(self) -> None:
+        """node -> [(attribute, hash index)]: the indexes a tuple of the node enters."""
+        self._node_indexes: dict = {}
+        for (n, a), idx in self._index.items():
+            self._node_indexes.setdefault(n, []).append((a, idx))
 
     # -- hooks ---------------------------------------------------------------------
     def _insert(self, row, t):
@@ -146,7 +153,7 @@ class MeshEngine(KwsEngine):
                 if not j.running and self._wants(j):
                     self._wake(j)
             self._arriving = None
-        t_end = INF if row.t_end is None else row.t_end
+        t_end, now = (INF if row.t_end is None else row.t_end), self.now
         for op in self._roots.get(node, ()):
             self._emit(op, [(t_end, (row,))], results)
         for j in joins:
@@ -156,17 +163,28 @@ class MeshEngine(KwsEngine):
             xv = row.values[xa]
             if xv is None:
                 continue
-            pp, new, refuses = j.parent_pos, [], self.refuses
-            for c in self._live(j.left):
-                if c[1][pp].values[pa] == xv and not refuses(c[1], row):
+            left = j.left
+            buf = left.out
+            if not buf:
+                if left.parents:
+                    self._live(left)  # lets the partial mesh shrink a dry operator
+                continue
+            # one pass: probe the live composites, note dead ones (lazy purge)
+            pp, new, refuses, dead = j.parent_pos, [], self.refuses, False
+            for c in buf:
+                if c[0] <= now:
+                    dead = True
+                elif c[1][pp].values[pa] == xv and not refuses(c[1], row):
                     new.append((min(c[0], t_end), c[1] + (row,)))
+            if dead:
+                self._live(left)
             if new:
                 self._emit(j, new, results)
         # only now does the tuple enter its source
         src[row.tid] = row
         self._rows[row.tid] = row
-        for (n, a), idx in self._index.items():
-            if n == node and row.values[a] is not None:
+        for a, idx in self._node_indexes.get(node, ()):
+            if row.values[a] is not None:
                 idx.setdefault(row.values[a], {})[row.tid] = row
         if row.t_end is not None:
             self._expiry.append(row)
@@ -211,13 +229,12 @@ class MeshEngine(KwsEngine):
         del self._rows[row.tid]
         src = self._sources[node]
         src.pop(row.tid, None)
-        for (n, a), idx in self._index.items():
-            if n == node:
-                bucket = idx.get(row.values[a])
-                if bucket is not None:
-                    bucket.pop(row.tid, None)
-                    if not bucket:
-                        del idx[row.values[a]]
+        for a, idx in self._node_indexes.get(node, ()):
+            bucket = idx.get(row.values[a])
+            if bucket is not None:
+                bucket.pop(row.tid, None)
+                if not bucket:
+                    del idx[row.values[a]]
         if self.demand_driven and not src:
             for j in self._by_right.get(node, ()):
                 if j.running:

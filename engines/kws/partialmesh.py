@@ -45,6 +45,7 @@ class PartialMeshEngine(MeshEngine):
             for rel, attr in ((e.left, e.left_attr), (e.right, e.right_attr)):
                 for k in range(1 << m):
                     self._index.setdefault(((rel, k), attr), {})
+        self._group_indexes()
         self._conds = {}
         for root in nodes:
             if not root[1] & rbit:

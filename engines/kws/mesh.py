@@ -88,6 +88,9 @@ class MeshEngine(KwsEngine):
             op.cond = cond
             op.running = running
             self._by_right.setdefault(op.node, []).append(op)
+        # demand-driven: the running joins of each right source, so that an arriving
+        # tuple visits only those (a sleeping join ignores input anyway)
+        self._running: dict = {}
         self._group_indexes()
 
     def _group_indexes(self) -> None:
@@ -146,13 +149,16 @@ class MeshEngine(KwsEngine):
         """Process an arriving tuple; new results go to ``results`` (None: discard)."""
         node = (row.relation, row.kbits)
         src = self._sources[node]
-        joins = tuple(self._by_right.get(node, ()))  # the partial mesh grows and shrinks it
-        if self.demand_driven and not src:
-            self._arriving = node
-            for j in joins:
-                if not j.running and self._wants(j):
-                    self._wake(j)
-            self._arriving = None
+        if self.demand_driven:
+            if not src:
+                self._arriving = node
+                for j in self._by_right.get(node, ()):
+                    if not j.running and self._wants(j):
+                        self._wake(j)
+                self._arriving = None
+            joins = self._running.get(node, ())  # no join wakes or sleeps below
+        else:
+            joins = tuple(self._by_right.get(node, ()))  # the partial mesh grows and shrinks it
         t_end, now = (INF if row.t_end is None else row.t_end), self.now
         for op in self._roots.get(node, ()):
             self._emit(op, [(t_end, (row,))], results)
@@ -236,9 +242,8 @@ class MeshEngine(KwsEngine):
                 if not bucket:
                     del idx[row.values[a]]
         if self.demand_driven and not src:
-            for j in self._by_right.get(node, ()):
-                if j.running:
-                    self._sleep(j)
+            for j in list(self._running.get(node, ())):
+                self._sleep(j)
 
     # -- demand-driven execution (Section 4.1) -------------------------------------
     def _nonempty(self, node) -> bool:
@@ -249,6 +254,7 @@ class MeshEngine(KwsEngine):
 
     def _wake(self, j) -> None:
         j.running = True
+        self._running.setdefault(j.right, {})[j] = None
         k = j.left
         if k.left is not None and not k.running and self._nonempty(k.right):
             self._wake(k)
@@ -256,6 +262,7 @@ class MeshEngine(KwsEngine):
 
     def _sleep(self, j) -> None:
         j.running = False
+        self._running[j.right].pop(j, None)
         j.out = ()
         k = j.left
         if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):

@@ -1,0 +1,237 @@
+"""The S-KWS performance targets (paper Section 5 defaults), written under bench/results/kws/.
+
+``python -m bench.kws.targets [--seconds S] [--memory-seconds S] [--only cpu,memory,init]``
+
+- ``fm_vs_forest.csv``: total CPU (``time.process_time``, one core, engine
+  construction excluded: it is in init.csv) of the forest, the full mesh and
+  the partial mesh over the default stream (w 20 min, |K| 2, T_max 4, |SR|
+  15, KWF 0.01, 1/sel 1/1000, ``--seconds`` of stream, one tuple per SR per
+  second; also |K| = 3 over ``--k3-seconds``), and the work each does, counted in a second, instrumented run:
+  ``probes`` (an arriving tuple probing the left buffer of a running join),
+  ``scanned`` (composites looked at by those probes), ``built`` (composites
+  put into operator buffers), plus the operator counts.
+- ``memory.csv``: peak memory of FM and PM at |K| = 2, 3, 4: tracemalloc peak
+  of the whole engine (mesh, CNs, buffers, sources, the spec's bookkeeping),
+  traced from engine construction on, each run in a fresh process so that
+  nothing is cached from another engine; and the operator state alone
+  (operators and their buffers, ``sys.getsizeof`` accounting, sampled every
+  ``SAMPLE`` stream seconds, peak).
+- ``init.csv``: FM initialisation (CNGen, then the mesh and the engine's
+  tables) at |K| = 2..5 with T_max = 4 and at T_max = 2..6 with |K| = 2; CN
+  and operator counts, max RSS of the process.
+- ``targets.png``: the three as bar charts.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections import Counter
+
+from bench.kws.generator import params, stream
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "results", "kws")
+ENGINES = ("forest", "fullmesh", "partialmesh")
+SAMPLE = 300
+
+
+def _engine(name):
+    from spec.registry import Registry
+    return Registry.get("kws", name)
+
+
+def _cpu_run(name: str, k: int, seconds: int) -> dict:
+    p = params(15, k, 4, 1200)
+    events = list(stream(p, seconds, 0.01, 1000))
+    c0 = time.process_time()
+    eng = _engine(name)(p)
+    c1 = time.process_time()
+    n = sum(1 for _ in eng.process(events)) + len(eng.flush())
+    c2 = time.process_time()
+    return dict(engine=name, keywords=k, seconds=seconds, tuples=len(events), init_s=round(c1 - c0, 3),
+                cpu_s=round(c2 - c1, 3), outputs=n)
+
+
+def _work_run(name: str, k: int, seconds: int) -> dict:
+    """The same stream through an instrumented subclass (slower; counts only)."""
+    p = params(15, k, 4, 1200)
+    count = Counter()
+
+    class Counted(_engine(name)):
+        def _route(self, row, results):
+            for j in self._by_right.get((row.relation, row.kbits), ()):
+                if j.running and j.left.out:
+                    count["probes"] += 1
+                    count["scanned"] += len(j.left.out)
+            return super()._route(row, results)
+
+        def _emit(self, op, new, results):
+            count["built"] += len(new)
+            return super()._emit(op, new, results)
+
+    eng = Counted(p)
+    for _ in eng.process(stream(p, seconds, 0.01, 1000)):
+        pass
+    eng.flush()
+    ops = eng.ops
+    return dict(probes=count["probes"], scanned=count["scanned"], built=count["built"],
+                operators=len(ops), joins=sum(op.left is not None for op in ops))
+
+
+def _op_state_bytes(eng) -> int:
+    size = 0
+    for op in eng.ops:
+        size += sys.getsizeof(op) + sys.getsizeof(op.out) + sys.getsizeof(op.parents)
+        if op.key is not None:
+            size += sys.getsizeof(op.key)
+        for c in op.out:
+            size += sys.getsizeof(c) + sys.getsizeof(c[1])
+    return size
+
+
+def _memory_run(name: str, k: int, seconds: int) -> dict:
+    p = params(15, k, 4, 1200)
+    events = list(stream(p, seconds, 0.01, 1000))
+    tracemalloc.start()
+    eng = _engine(name)(p)
+    after_init = tracemalloc.get_traced_memory()[0]
+    op_peak, n = 0, 0
+    for lo in range(0, len(events), SAMPLE * 15):
+        n += sum(1 for _ in eng.process(events[lo: lo + SAMPLE * 15]))
+        op_peak = max(op_peak, _op_state_bytes(eng))
+    n += len(eng.flush())
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return dict(engine=name, keywords=k, seconds=seconds, peak_traced_mib=round(peak / 2**20, 2),
+                after_init_mib=round(after_init / 2**20, 2), op_state_peak_mib=round(op_peak / 2**20, 3),
+                operators_at_end=len(eng.ops), outputs=n)
+
+
+def _init_run(k: int, t_max: int) -> dict:
+    from engines.kws.cngen import cngen
+    from engines.kws.fullmesh import FullMeshEngine
+    p = params(15, k, t_max, 1200)
+    c0 = time.process_time()
+    cns = cngen(p.schema, k, t_max)
+    c1 = time.process_time()
+    eng = FullMeshEngine(p)   # CNGen is cached: this is the mesh and the engine's tables
+    c2 = time.process_time()
+    return dict(keywords=k, t_max=t_max, cns=len(cns), operators=len(eng.ops), cngen_s=round(c1 - c0, 2),
+                mesh_s=round(c2 - c1, 2), init_s=round(c2 - c0, 2),
+                max_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+
+
+def _fresh(kind: str, *args) -> dict:
+    """One measurement in a fresh interpreter (no caches, clean memory)."""
+    out = subprocess.run([sys.executable, "-m", "bench.kws.targets", "--one", kind, *map(str, args)],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _write(name: str, rows: list) -> None:
+    os.makedirs(OUT, exist_ok=True)
+    with open(os.path.join(OUT, name), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {os.path.join(OUT, name)}")
+    for r in rows:
+        print("  ", r)
+
+
+def _plot(cpu, mem, init) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4.2))
+    if cpu:
+        rows = [r for r in cpu if r["keywords"] == 2]
+        ax[0].bar([r["engine"] for r in rows], [r["cpu_s"] for r in rows], color=["#b44", "#48b", "#4a4"])
+        ax[0].set_ylabel("total CPU (s)")
+        ax[0].set_title(f"defaults, {rows[0]['seconds']} s of stream ({rows[0]['tuples']} tuples)")
+    if mem:
+        ks = sorted({r["keywords"] for r in mem})
+        for i, eng in enumerate(("fullmesh", "partialmesh")):
+            ax[1].bar([x + 0.4 * i for x in range(len(ks))],
+                      [next(r["peak_traced_mib"] for r in mem if r["engine"] == eng and r["keywords"] == k)
+                       for k in ks], width=0.4, label=eng)
+        ax[1].set_xticks([x + 0.2 for x in range(len(ks))], [f"|K|={k}" for k in ks])
+        ax[1].set_ylabel("peak traced memory (MiB)")
+        ax[1].legend()
+        ax[1].set_title("peak memory, FM vs PM")
+    if init:
+        rows = [r for r in init if r["t_max"] == 4]
+        ax[2].bar([f"|K|={r['keywords']}" for r in rows], [r["init_s"] for r in rows])
+        ax[2].set_yscale("log")
+        ax[2].set_ylabel("FM initialisation CPU (s)")
+        ax[2].set_title("FM initialisation, T_max = 4")
+    fig.tight_layout()
+    fig.savefig(os.path.join(OUT, "targets.png"), dpi=110)
+    print(f"wrote {os.path.join(OUT, 'targets.png')}")
+
+
+def _read(name: str) -> list:
+    path = os.path.join(OUT, name)
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for key, v in r.items():
+            try:
+                r[key] = float(v) if "." in v else int(v)
+            except ValueError:
+                pass
+    return rows
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=int, default=5 * 3600, help="stream length for fm_vs_forest")
+    ap.add_argument("--k3-seconds", type=int, default=1800, help="stream length for the |K| = 3 rows")
+    ap.add_argument("--memory-seconds", type=int, default=3600, help="stream length for memory")
+    ap.add_argument("--only", default="cpu,memory,init")
+    ap.add_argument("--max-keywords", type=int, default=5, help="largest |K| for init")
+    ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one:
+        kind, *args = a.one
+        fn = {"cpu": _cpu_run, "work": _work_run, "memory": _memory_run, "init": _init_run}[kind]
+        args = [args[0], *map(int, args[1:])] if kind != "init" else list(map(int, args))
+        print(json.dumps(fn(*args)))
+        return
+    only = set(a.only.split(","))
+    if "cpu" in only:
+        rows = []
+        for k, seconds in ((2, a.seconds), (3, a.k3_seconds)):
+            for name in ENGINES:
+                r = _fresh("cpu", name, k, seconds)
+                r.update(_fresh("work", name, k, seconds))
+                rows.append(r)
+        for r in rows:
+            fm = next(x for x in rows if x["engine"] == "fullmesh" and x["keywords"] == r["keywords"])
+            r["cpu_vs_fm"] = round(r["cpu_s"] / fm["cpu_s"], 2)
+            r["work_vs_fm"] = round(r["scanned"] / max(fm["scanned"], 1), 2)
+        _write("fm_vs_forest.csv", rows)
+    if "memory" in only:
+        rows = [_fresh("memory", name, k, a.memory_seconds) for k in (2, 3, 4)
+                for name in ("fullmesh", "partialmesh")]
+        for r in rows:
+            fm = next(x for x in rows if x["engine"] == "fullmesh" and x["keywords"] == r["keywords"])
+            r["peak_vs_fm"] = round(r["peak_traced_mib"] / fm["peak_traced_mib"], 3)
+            r["op_state_vs_fm"] = round(r["op_state_peak_mib"] / fm["op_state_peak_mib"], 4)
+        _write("memory.csv", rows)
+    if "init" in only:
+        cases = [(k, 4) for k in range(2, a.max_keywords + 1)] + [(2, t) for t in (2, 3, 5, 6)]
+        _write("init.csv", [_fresh("init", k, t) for k, t in cases])
+    _plot(_read("fm_vs_forest.csv"), _read("memory.csv"), _read("init.csv"))
+
+
+if __name__ == "__main__":
+    main()

@@ -38,6 +38,7 @@ PREFERRED_ENGINES = ("swoop", "base", "oracle")
 # the demo sample: 3000 tweet-like sets, one per second, keyed by one of three cities; rebuilt by
 # python -c "from bench.simjoin.sample import main; main('pipeline/data/simjoin-sets.jsonl', n=3000)"
 DEMO_INPUT = Path(__file__).resolve().parent.parent / "data" / "simjoin-sets.jsonl"
+SUMMARY_KEYS = 5      # keys whose final best pair the summary shows
 
 
 def output_schema(id_type: str) -> str:
@@ -245,11 +246,13 @@ def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) ->
           + f", k={params.k} w={params.w} {params.similarity} {params.join}-join, "
             f"engine {engine_cls.name}, {elapsed:.1f} s -> {args.output}", file=out)
     last = result.groupBy(*keys).agg(F.max("event").alias("event"))
-    best = sorted(result.join(last, [*keys, "event"]).filter("rank <= 1")
-                  .select(*keys, "id_new", "id_old", "score").collect(),
-                  key=lambda r: str(r["key"]) if keys else "")
+    firsts = result.join(last, [*keys, "event"]).filter("rank <= 1").select(*keys, "id_new", "id_old",
+                                                                          "score")
+    n_lists = last.count()
+    best = (firsts.orderBy("key") if keys else firsts).limit(SUMMARY_KEYS).collect()
     if best:
         print("  most similar pair at the end of the stream: " + "; ".join(
             (f"{r['key']}: " if keys else "")
             + (f"{r['id_new']} ~ {r['id_old']} {params.similarity} {r['score']:.3f}"
-               if r["id_new"] is not None else "none") for r in best), file=out)
+               if r["id_new"] is not None else "none") for r in best)
+            + (f"; ... ({n_lists - len(best)} more keys)" if n_lists > len(best) else ""), file=out)

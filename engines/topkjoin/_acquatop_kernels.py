@@ -7,10 +7,11 @@ rebuild formulation), §3.9 (the Java's batch flow).
 
 Stream side (per-slot partial aggregates; slots of ``g = gcd(omega, beta)``):
 
-- ``consume``: fold items ``[lo, hi)`` (in time order) into one block per
-  slot: the slot's distinct ids with their partial aggregate (``sum`` of x, or
-  the ``latest`` x) and last item time, appended to a FIFO buffer.  A dense
-  scratch (``acc_*``, one cell per key) aggregates each slot in O(items).
+- ``consume``: fold items (in time order) into the open slot's dense scratch
+  (``acc_*``, one cell per key: O(1) per item); when an item of a later slot
+  arrives, the open slot is closed into a block: its distinct ids with their
+  partial aggregate (``sum`` of x, or the ``latest`` x) and last item time,
+  appended to a FIFO buffer (``close_open_slot`` closes it on demand).
 - ``window_columns``: the distinct ids of one window with its streaming score
   and last time, from the blocks of its slots, sorted by the tie rank (the
   external id order), through a dense scratch stamped with the window.
@@ -40,42 +41,57 @@ from numba import njit
 
 # -- stream side ----------------------------------------------------------------------
 @njit(cache=True)
-def consume(ids, xs, ts, lo, hi, t0, g, latest, acc_val, acc_ts, acc_mark, touched,
-            buf_id, buf_val, buf_ts, blk_slot, blk_start, meta):
-    """Items ``[lo, hi)`` into per-slot blocks; ``meta = [buffer rows, blocks]``."""
-    used = meta[0]
-    nblk = meta[1]
-    i = lo
-    while i < hi:
-        s = (ts[i] - t0) // g
-        nt = 0
-        j = i
-        while j < hi and (ts[j] - t0) // g == s:
-            d = ids[j]
-            if acc_mark[d] == 0:
-                acc_mark[d] = 1
-                touched[nt] = d
-                nt += 1
-                acc_val[d] = xs[j]
-            elif latest:
-                acc_val[d] = xs[j]
-            else:
-                acc_val[d] += xs[j]
-            acc_ts[d] = ts[j]
-            j += 1
-        blk_slot[nblk] = s
-        blk_start[nblk] = used
-        nblk += 1
-        for q in range(nt):
-            d = touched[q]
-            buf_id[used] = d
-            buf_val[used] = acc_val[d]
-            buf_ts[used] = acc_ts[d]
-            used += 1
-            acc_mark[d] = 0
-        i = j
+def _close_slot(acc_val, acc_ts, acc_mark, touched, buf_id, buf_val, buf_ts, blk_slot, blk_start,
+                meta):
+    """Write the open slot's aggregates as a block (if it has any)."""
+    used, nblk, nt = meta[0], meta[1], meta[3]
+    if nt == 0:
+        return
+    blk_slot[nblk] = meta[2]
+    blk_start[nblk] = used
+    for q in range(nt):
+        d = touched[q]
+        buf_id[used] = d
+        buf_val[used] = acc_val[d]
+        buf_ts[used] = acc_ts[d]
+        used += 1
+        acc_mark[d] = 0
     meta[0] = used
-    meta[1] = nblk
+    meta[1] = nblk + 1
+    meta[3] = 0
+
+
+@njit(cache=True)
+def consume(ids, xs, ts, t0, g, latest, acc_val, acc_ts, acc_mark, touched,
+            buf_id, buf_val, buf_ts, blk_slot, blk_start, meta):
+    """Fold items (in time order) into the open slot; a later slot closes it into a block.
+
+    ``meta = [buffer rows, blocks, open slot, ids touched in the open slot]``.
+    """
+    for i in range(ts.size):
+        s = (ts[i] - t0) // g
+        if s != meta[2]:
+            _close_slot(acc_val, acc_ts, acc_mark, touched, buf_id, buf_val, buf_ts, blk_slot,
+                        blk_start, meta)
+            meta[2] = s
+        d = ids[i]
+        if acc_mark[d] == 0:
+            acc_mark[d] = 1
+            touched[meta[3]] = d
+            meta[3] += 1
+            acc_val[d] = xs[i]
+        elif latest:
+            acc_val[d] = xs[i]
+        else:
+            acc_val[d] += xs[i]
+        acc_ts[d] = ts[i]
+
+
+@njit(cache=True)
+def close_open_slot(acc_val, acc_ts, acc_mark, touched, buf_id, buf_val, buf_ts, blk_slot,
+                    blk_start, meta):
+    _close_slot(acc_val, acc_ts, acc_mark, touched, buf_id, buf_val, buf_ts, blk_slot, blk_start,
+                meta)
 
 
 @njit(cache=True)

@@ -6,14 +6,15 @@ feeds the whole window again at each evaluation, §3.9).
 
 The stream is cut into slots of ``g = gcd(omega, beta)`` aligned at ``t0``;
 window ``i`` is slots ``i*m .. i*m + omega/g - 1`` (``m = beta/g``).  Items
-are kept raw only until the evaluation that needs them (``ingest`` queues
-the caller's batch; ``window(i)`` folds the queued items before ``tau_i``
-into one block per slot: the slot's distinct ids with their partial
-aggregate, the sum of x or the x of the latest item, and the time of the
-id's last item).  Only the blocks of windows not yet evaluated are kept
-(``drop_before_window``), so memory is O(distinct ids per slot x slots per
-window) plus dense per-key scratch (one cell per key, like the replica):
-independent of the stream rate.  The same partials are kept under ``latest``
+are folded as they are ingested (never kept raw): the open slot aggregates
+in a dense per-key scratch, and each closed slot is one block: its distinct
+ids with their partial aggregate, the sum of x or the x of the latest item,
+and the time of the id's last item.  Only the blocks of windows not yet
+evaluated are kept (``drop_before_window``), so memory is O(distinct ids per
+slot x slots per window) plus dense per-key scratch (one cell per key, like
+the replica): independent of the stream rate (a batch that runs ahead of the
+evaluations holds the blocks of the windows it spans until they are
+evaluated).  The same partials are kept under ``latest``
 because a re-arrival with a smaller x can bring back an id that MinTopK
 discarded for good (its discards are permanent), so exactness with static
 remote data needs them there too.
@@ -41,10 +42,6 @@ class SlotAggregates:
         self.per_window = omega // self.g
         self.per_slide = beta // self.g
         self.beta, self.omega = beta, omega
-        self._p_ids = np.empty(0, np.int64)       # queued items not folded yet
-        self._p_x = np.empty(0, np.float64)
-        self._p_ts = np.empty(0, np.int64)
-        self._p_pos = 0
         self.keys = 0
         # dense per-key scratch: slot fold (acc_*) and window merge (w_*)
         self.acc_val = np.zeros(0, np.float64)
@@ -63,7 +60,8 @@ class SlotAggregates:
         self.buf_ts = np.zeros(64, np.int64)
         self.blk_slot = np.zeros(self.per_window + self.per_slide + 2, np.int64)
         self.blk_start = np.zeros(self.per_window + self.per_slide + 2, np.int64)
-        self.meta = np.zeros(2, np.int64)          # buffer rows, blocks
+        # buffer rows, blocks, open slot, ids touched in the open slot
+        self.meta = np.array([0, 0, -1, 0], np.int64)
 
     # -- growth ----------------------------------------------------------------------------
     def grow_keys(self, n: int) -> None:
@@ -106,32 +104,18 @@ class SlotAggregates:
 
     # -- the stream ------------------------------------------------------------------------
     def ingest(self, ids: np.ndarray, x: np.ndarray, ts: np.ndarray) -> None:
-        """Queue a batch of dense ids (``0..``; ``ts`` non-decreasing, after every item queued before)."""
+        """Fold a batch of dense ids (``0..``; ``ts`` non-decreasing, after every item before)."""
         if ts.size == 0:
             return
         ids = np.asarray(ids, np.int64)
+        ts = np.asarray(ts, np.int64)
         self.grow_keys(int(ids.max()) + 1)
-        if self._p_pos < self._p_ts.size:
-            p = self._p_pos
-            ids = np.concatenate((self._p_ids[p:], ids))
-            x = np.concatenate((self._p_x[p:], x))
-            ts = np.concatenate((self._p_ts[p:], ts))
-        self._p_ids, self._p_x, self._p_ts = ids, np.asarray(x, np.float64), np.asarray(ts, np.int64)
-        self._p_pos = 0
-
-    def fold_before(self, tau: int) -> None:
-        """Fold the queued items with ``ts < tau`` into their slots' blocks."""
-        lo = self._p_pos
-        hi = int(np.searchsorted(self._p_ts, tau, "left"))
-        if hi <= lo:
-            return
-        ts = self._p_ts
-        slots = (int(ts[hi - 1]) - int(ts[lo])) // self.g + 1
-        self._room(min(hi - lo, slots * self.keys), slots)
-        kern.consume(self._p_ids, self._p_x, ts, lo, hi, self.t0, self.g, self.latest,
+        # every slot the batch closes (and the open one) may add a block of up to ``keys`` rows
+        slots = (int(ts[-1]) - int(ts[0])) // self.g + 2
+        self._room(min(ts.size + int(self.meta[3]), slots * self.keys), slots)
+        kern.consume(ids, np.asarray(x, np.float64), ts, self.t0, self.g, self.latest,
                      self.acc_val, self.acc_ts, self.acc_mark, self.touched, self.buf_id,
                      self.buf_val, self.buf_ts, self.blk_slot, self.blk_start, self.meta)
-        self._p_pos = hi
 
     def window(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(ids, streaming scores, last ts)`` of window ``i``, ids ordered by ``tie``.
@@ -139,7 +123,12 @@ class SlotAggregates:
         ``w_val[d]``/``w_ts[d]`` hold the same for every id of the window until the next call.
         """
         first = i * self.per_slide
-        self.fold_before(self.t0 + (first + self.per_window) * self.g)
+        if self.meta[3] and self.meta[2] < first + self.per_window:
+            # the open slot belongs to this window: no later item can reach it any more
+            self._room(int(self.meta[3]), 1)
+            kern.close_open_slot(self.acc_val, self.acc_ts, self.acc_mark, self.touched,
+                                 self.buf_id, self.buf_val, self.buf_ts, self.blk_slot,
+                                 self.blk_start, self.meta)
         self.stamp += 1
         n = kern.window_columns(first, first + self.per_window, self.latest, self.stamp,
                                 self.buf_id, self.buf_val, self.buf_ts, self.blk_slot,
@@ -159,5 +148,5 @@ class SlotAggregates:
 
     @property
     def size(self) -> int:
-        """Block rows held (the memory the engine keeps for the stream)."""
-        return int(self.meta[0])
+        """Rows held: the blocks plus the open slot (the memory the engine keeps for the stream)."""
+        return int(self.meta[0] + self.meta[3])

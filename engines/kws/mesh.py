@@ -49,6 +49,7 @@ class MeshEngine(KwsEngine):
     demand_driven = True
     purge = "lazy"
     refuses = staticmethod(_holds)   # the join's refusal test (Figure 3.7)
+    shrinks = False                  # operators are destroyed when their buffer is dry (PM)
 
     def __init__(self, params, **options):
         for k, v in options.items():
@@ -159,7 +160,7 @@ class MeshEngine(KwsEngine):
             joins = self._running.get(node, ())  # no join wakes or sleeps below
         else:
             joins = tuple(self._by_right.get(node, ()))  # the partial mesh grows and shrinks it
-        t_end, now = (INF if row.t_end is None else row.t_end), self.now
+        t_end, now, shrinks = (INF if row.t_end is None else row.t_end), self.now, self.shrinks
         for op in self._roots.get(node, ()):
             self._emit(op, [(t_end, (row,))], results)
         for j in joins:
@@ -172,7 +173,7 @@ class MeshEngine(KwsEngine):
             left = j.left
             buf = left.out
             if not buf:
-                if left.parents:
+                if shrinks:
                     self._live(left)  # lets the partial mesh shrink a dry operator
                 continue
             # one pass: probe the live composites, note dead ones (lazy purge)

@@ -33,6 +33,7 @@ class PartialMeshEngine(MeshEngine):
     shared = True
     demand_driven = False
     purge = "lazy"
+    shrinks = True
 
     def _build(self) -> None:
         schema, m, t_max = self.schema, len(self.keywords), self.params.t_max

@@ -57,3 +57,34 @@ def test_mesh_shares_prefixes_and_forest_does_not():
     forest, mesh = build(cns, shared=False), build(cns, shared=True)
     assert sum(op.cn for op in forest) == sum(op.cn for op in mesh) == len(cns)
     assert len(mesh) < len(forest) == sum(len(cn) for cn in cns)
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_schemas())
+def test_treegen_grows_exactly_the_full_mesh(case):
+    """The partial mesh's TreeGen (one CNGen step per operator, dead ends dropped) reaches
+    exactly the CNs of CNGen and, as joins, exactly their proper prefixes (the full mesh)."""
+    from engines.kws.cngen import Cluster, expanded_schema
+    schema, m, t_max = case
+    cns = cngen(schema, m, t_max)
+    nodes, nid, adjacency, rbit = expanded_schema(schema, m, t_max)
+    reached, joins = [], set()
+    for root in nodes:
+        if not root[1] & rbit:
+            continue
+        cluster = Cluster(root, nid, adjacency, m, t_max, rbit)
+        first = cluster.first()
+        if root[1] == cluster.full:
+            reached.append(first[0])
+            continue
+        stack = [first]
+        while stack:
+            state = stack.pop()
+            joins.add(state[0])
+            found, grown = [], []
+            cluster.expand(state, found, grown)
+            reached += found
+            stack += [g for g in grown if cluster.leads_to_cn(g)]
+    assert sorted(reached) == sorted(cns)
+    prefixes = {cn[:i] for cn in cns for i in range(1, len(cn))}
+    assert {j for j in joins if len(j) > 1} == {p for p in prefixes if len(p) > 1}

@@ -130,3 +130,18 @@ def test_command_line_writes_the_output_schema(spark, tmp_path):
     bad = write_jsonl(tmp_path / "bad.jsonl", [{"id": 1, "ts": 2, "tokens": []}, {"id": 2, "ts": 1, "tokens": []}])
     assert main(["run", "simjoin", "--input", bad, "--k", "2", "--window", "3",
                  "--output", str(tmp_path / "never")]) == 2
+
+
+def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
+    # what ``streamspec demo`` runs, replayed in-process on one key: swoop equals the oracle
+    from pipeline.cli import build_parser
+    from pipeline.jobs import simjoin as job
+
+    args = build_parser().parse_args(["run", "simjoin", *job.demo_argv(str(tmp_path / "out"))])
+    params = Params(k=args.k, w=args.window, similarity=args.similarity)
+    stream = read_sets(args.input, params)
+    assert stream.keyed and stream.records == 3000 and job.DEMO_INPUT.stat().st_size < 400_000
+    frame = stream.frame
+    part = frame[frame["key"] == frame["key"].iloc[0]].iloc[:400]     # the oracle is slow
+    want = run_stream(OracleEngine, params, part)
+    assert len(want) > 100 and run_stream(SwoopEngine, params, part).equals(want)

@@ -1,6 +1,7 @@
 """SWOOP candidate index kernels (numba): the index lists of Section 5.2.
 
-An index list ``key = token * 2 + side`` holds the window's sets containing
+An index list ``key = token * 2 + side`` (two-stream join; ``token`` in the
+self join) holds the window's sets containing
 the token, in arrival order (= expiry order): appended at the tail, expired at
 the head, scanned from tail to head.  Each list is a contiguous segment of one
 arena (``a_rec`` = seq, ``a_e`` = end time ``ts + w`` of the entry), so a scan
@@ -9,8 +10,9 @@ reads memory backwards in order instead of chasing one pointer per entry (at
 
 - ``lists[key] = (BEG, CAP, HEAD, END)``: the list's segment and its live
   entries ``[head, end)``, so ``end - head`` is the list's length (the
-  shortest-list-first order of Section 5.6 needs it).  One row per key keeps
-  a list's bookkeeping in one cache line (there are ~1e6 keys).
+  shortest-list-first order of Section 5.6 needs it).  One int32 row per key
+  keeps a list's bookkeeping in a quarter of a cache line (there are ~1e6
+  keys, touched at random: the rows are the index's main cache misses).
 - A full segment is compacted in place when at most half of it is live (the
   head has expired), else moved to a segment of twice the size at the arena
   top (the old one becomes garbage); an emptied list frees its segment.

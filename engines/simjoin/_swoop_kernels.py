@@ -41,8 +41,8 @@ import numpy as np
 from numba import njit
 
 from engines.simjoin._swoop_index_kernels import END, HEAD, append, pop_head, room_needed
-from engines.simjoin._swoop_stock_kernels import (crop_threshold, expire_pairs, insert_candidates,
-                                                  skyband_lower_bound)
+from engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
+                                                  insert_candidates, skyband_lower_bound)
 from spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
 
 REC_BASE, N_REC, POST_BASE, N_POST, OLDEST, NS, NTOP, OUT_EV, OUT_ROW, \
@@ -118,8 +118,8 @@ def _list_order(lens, lr, order, shortest_first):
 
 
 @njit(cache=True)
-def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, a_rec, a_e,
-                   s_sc, s_e, e_e, pc, pce, c_sc, c_e, c_j, keys, lens, order, thr,
+def get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec, a_e,
+                   s_sc, s_e, e_e, pc, pce, pclb, c_sc, c_e, c_j, keys, lens, order, thr,
                    use_index, crop, lb_linear, shortest_first):
     """Algorithm 1: crop the new set's index lists (shortest first) at
     ``lb(e, k) > ub(|r|, rho)``, then keep the pre-candidates whose score can
@@ -133,7 +133,7 @@ def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, 
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
     if use_index:
         for q in range(lr):
-            key = p_tok[a0 + q] * 2 + opp
+            key = p_tok[a0 + q] * ks + opp
             keys[q] = key
             lens[q] = lists[key, END] - lists[key, HEAD]
         _list_order(lens, lr, order, shortest_first)
@@ -148,6 +148,7 @@ def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, 
                 th = crop_threshold(ub + 1e-9 * max(1.0, abs(ub)), k, ns, s_sc, e_e)
             thr[n_thr] = th
             n_thr += 1
+            v = -1             # #{E.e < ej} (Theorem 2), walked down as ej falls
             for x in range(lists[key, END] - 1, lists[key, HEAD] - 1, -1):
                 ej = a_e[x]
                 if ej <= th:
@@ -157,8 +158,14 @@ def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, 
                 if rec[lj, MARK] != stamp:
                     rec[lj, MARK] = stamp
                     rec[lj, HITS] = 1
+                    if v < 0:
+                        v = end_rank(ej, ns, e_e)
+                    else:
+                        while v > 0 and e_e[v - 1] >= ej:
+                            v -= 1
                     pc[npc] = lj
                     pce[npc] = ej
+                    pclb[npc] = s_sc[v + k - 1] if v + k - 1 < ns else -math.inf
                     npc += 1
                 else:
                     rec[lj, HITS] += 1
@@ -169,12 +176,13 @@ def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, 
                 continue
             pc[npc] = lj
             pce[npc] = r_ts[lj] + w
+            pclb[npc] = skyband_lower_bound(pce[npc], k, ns, s_sc, s_e, e_e, lb_linear)
             npc += 1
         if crop:
             ub = positional_upper_bound(kind, lr, 1)
             limit = ub + 1e-9 * max(1.0, abs(ub))
             for x in range(npc):                 # newest first: lb only grows
-                if skyband_lower_bound(pce[x], k, ns, s_sc, s_e, e_e, lb_linear) > limit:
+                if pclb[x] > limit:
                     npc = x
                     break
         scanned = npc
@@ -186,7 +194,7 @@ def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, 
         lj = pc[x]
         ls = rec[lj, LEN]
         ej = pce[x]
-        lb = skyband_lower_bound(ej, k, ns, s_sc, s_e, e_e, lb_linear)
+        lb = pclb[x]
         if use_index:
             h = rec[lj, HITS]
             open_lists = 0                       # lists that stopped before reaching s
@@ -222,7 +230,7 @@ def get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists, 
 
 
 @njit(cache=True)
-def expire(t, w, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
     """``set_index_time(t)``: expired sets leave the heads of their lists,
     expired pairs (a prefix of E) leave S and E."""
     rec_base, post_base = meta[REC_BASE], meta[POST_BASE]
@@ -233,7 +241,7 @@ def expire(t, w, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, 
         side = rec[lo, SIDE]
         b = rec[lo, PTR] - post_base
         for q in range(rec[lo, LEN]):
-            pop_head(p_tok[b + q] * 2 + side, lists, tg)
+            pop_head(p_tok[b + q] * ks + side, lists, tg)
         oldest += 1
     meta[OLDEST] = oldest
     meta[NS] = expire_pairs(t, meta[NS], s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
@@ -242,7 +250,7 @@ def expire(t, w, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, 
 @njit(cache=True)
 def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec, p_tok,
             lists, a_rec, a_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, top_i, top_j,
-            pc, pce, c_sc, c_e, c_i, c_j, c_ord, keys, lens, order, thr,
+            pc, pce, pclb, c_sc, c_e, c_i, c_j, c_ord, keys, lens, order, thr,
             out_pos, out_ptr, out_i, out_j, out_sc, out_e,
             use_index, crop, incremental, lb_linear, shortest_first):
     """Apply operations ``start..`` in order; return ``(next_op, status)``:
@@ -251,6 +259,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
     no-op when the operation is retried)."""
     n = op.size
     tg = meta[A_TOP:A_GARBAGE + 1]
+    ks = 2 if two else 1               # list key = token * ks + side
     for p in range(start, n):
         window = meta[N_REC] - meta[OLDEST] + 1
         if op[p] == 0 and (meta[NS] + window > s_sc.size or window > pc.size):
@@ -258,14 +267,14 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
         if meta[OUT_EV] + 1 > out_pos.size or meta[OUT_ROW] + k > out_i.size:
             return p, NEED_OUT
         t = ts[p]
-        expire(t, w, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+        expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
         if op[p] == 0:
             seq = meta[N_REC]
             L = seq - meta[REC_BASE]
             a0 = meta[N_POST] - meta[POST_BASE]
             lr = _store_tokens(tok, tok_ptr[p], tok_ptr[p + 1], p_tok, a0)
             for q in range(lr):
-                keys[q] = p_tok[a0 + q] * 2 + side[p]
+                keys[q] = p_tok[a0 + q] * ks + side[p]
             need = room_needed(keys, lr, lists)
             if meta[A_TOP] + need > a_rec.size:
                 meta[A_NEED] = need
@@ -278,13 +287,13 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             opp = 1 - side[p] if two else side[p]
             nc = 0
             if lr > 0:
-                nc = get_candidates(seq, lr, a0, kind, k, w, opp, meta, r_ts, rec, p_tok, lists,
-                                    a_rec, a_e, s_sc, s_e, e_e, pc, pce, c_sc, c_e, c_j,
+                nc = get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists,
+                                    a_rec, a_e, s_sc, s_e, e_e, pc, pce, pclb, c_sc, c_e, c_j,
                                     keys, lens, order, thr, use_index, crop, lb_linear,
                                     shortest_first)
             e = t + w
             for q in range(lr):          # Section 5.2: append at the tails
-                append(p_tok[a0 + q] * 2 + side[p], seq, e, lists, a_rec, a_e, tg)
+                append(p_tok[a0 + q] * ks + side[p], seq, e, lists, a_rec, a_e, tg)
             meta[N_POST] += lr
             meta[N_REC] += 1
             if nc > 0:

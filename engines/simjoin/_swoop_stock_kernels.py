@@ -47,6 +47,20 @@ def e_before(sa, ea, ia, ja, sb, eb, ib, jb):
 
 
 @njit(cache=True)
+def end_rank(t, ns, e_e):
+    """``v`` = #{E.e < t}: E is sorted by end time."""
+    lo = 0
+    hi = ns
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if e_e[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
 def skyband_lower_bound(t, k, ns, s_sc, s_e, e_e, linear):
     """``lb(t, k)``: score of the k-th stock pair still valid just before ``t``
     (``e >= t``); ``-inf`` with fewer than k.  Theorem 2: with a minimal stock
@@ -59,15 +73,7 @@ def skyband_lower_bound(t, k, ns, s_sc, s_e, e_e, linear):
                 if c == k:
                     return s_sc[x]
         return -math.inf
-    lo = 0
-    hi = ns
-    while lo < hi:                      # v = #{E.e < t}
-        mid = (lo + hi) >> 1
-        if e_e[mid] < t:
-            lo = mid + 1
-        else:
-            hi = mid
-    x = lo + k - 1
+    x = end_rank(t, ns, e_e) + k - 1
     return s_sc[x] if x < ns else -math.inf
 
 

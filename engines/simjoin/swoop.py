@@ -46,13 +46,13 @@ class SwoopEngine(SimJoinEngine):
         self.r_ts = np.empty(64, _F8)
         self.rec = np.zeros((64, K.REC_COLS), _I8)
         self.p_tok = np.zeros(256, _I8)
-        self.lists = np.zeros((64, 4), _I8)
+        self.lists = np.zeros((64, 4), np.int32)
         self.a_rec, self.a_e = np.empty(0, _I8), np.empty(0, _F8)
         self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.e = [a.copy() for a in self.s]
         self.top_i = np.empty(self.params.k, _I8)
         self.top_j = np.empty(self.params.k, _I8)
-        self.pc, self.pce = np.empty(64, _I8), np.empty(64, _F8)
+        self.pc, self.pce, self.pclb = np.empty(64, _I8), np.empty(64, _F8), np.empty(64, _F8)
         self.c = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.c_ord = np.empty(64, _I8)
         self.keys, self.lens, self.order = (np.empty(64, _I8) for _ in range(3))
@@ -84,7 +84,7 @@ class SwoopEngine(SimJoinEngine):
         need_r = int(m[K.N_REC] - m[K.REC_BASE]) + n_ins
         self.r_ts, self.rec = _grow(self.r_ts, need_r), _grow(self.rec, need_r)
         self.p_tok = _grow(self.p_tok, int(m[K.N_POST] - m[K.POST_BASE]) + int(prep.tok.size))
-        self.lists = _grow(self.lists, 2 * self.tokens.size, fill=0)
+        self.lists = _grow(self.lists, self.tokens.size * (2 if self.params.join == "rs" else 1), fill=0)
         longest = int(np.diff(prep.tok_ptr).max()) if len(prep.op) else 0
         for name in _SCRATCH:
             setattr(self, name, _grow(getattr(self, name), longest))
@@ -96,7 +96,7 @@ class SwoopEngine(SimJoinEngine):
         need = int(m[K.NS]) + window
         self.s = [_grow(a, need) for a in self.s]
         self.e = [_grow(a, need) for a in self.e]
-        self.pc, self.pce = _grow(self.pc, window), _grow(self.pce, window)
+        self.pc, self.pce, self.pclb = (_grow(a, window) for a in (self.pc, self.pce, self.pclb))
         self.c = [_grow(a, window) for a in self.c]
         self.c_ord = _grow(self.c_ord, window)
 
@@ -105,6 +105,8 @@ class SwoopEngine(SimJoinEngine):
         m = self.meta
         live = int(IK.compacted_size(self.lists))
         size = 2 * live + int(m[K.A_NEED]) + 4096
+        if size >= 2 ** 31:        # list rows are int32
+            raise MemoryError(f"SWOOP index arena of {size} entries exceeds int32 positions")
         a_rec, a_e = np.empty(size, _I8), np.empty(size, _F8)
         m[K.A_TOP] = IK.compact_arena(self.lists, self.a_rec, self.a_e, a_rec, a_e)
         m[K.A_GARBAGE] = 0
@@ -129,7 +131,7 @@ class SwoopEngine(SimJoinEngine):
                 start, prep.op, prep.ts, prep.side, prep.tok_ptr, prep.tok, p.kind, k, p.wf,
                 p.join == "rs", self.meta, self.r_ts, self.rec, self.p_tok, self.lists,
                 self.a_rec, self.a_e, *self.s, *self.e, self.top_i, self.top_j,
-                self.pc, self.pce, *self.c, self.c_ord, self.keys, self.lens, self.order, self.thr,
+                self.pc, self.pce, self.pclb, *self.c, self.c_ord, self.keys, self.lens, self.order, self.thr,
                 self.out_pos, self.out_ptr, self.out_i, self.out_j, self.out_sc, self.out_e,
                 self.use_index, self.crop, self.incremental, self.lb_linear, self.shortest_first)
             if status == 0:

@@ -189,12 +189,26 @@ def main(args) -> int:
           f"budget={params.budget} {params.aggregate}, stream range {params.stream_range}, "
           f"remote range {params.remote_range}, engine {engine_cls.name}, "
           f"{time.monotonic() - began:.1f} s -> {args.output}")
+    print(last_answer(result))
     if args.oracle:
         oracle = replay(spark, stream, Registry.get(PROBLEM, "oracle"), params, partitions).toPandas()
         print(f"topkjoin quality of {engine_cls.name} against the oracle: "
               f"{quality_of_rows(result, oracle, params.k)}")
     sys.stdout.flush()
     return 0
+
+
+def last_answer(result: pd.DataFrame) -> str:
+    """One line: the answer of the last evaluation (of the first key when the stream is keyed)."""
+    if "key" in result and len(result):
+        result = result[result["key"] == result["key"].iloc[0]]
+    if not len(result):
+        return "  no evaluation"
+    last = result[(result["window"] == result["window"].max()) & (result["rank"] > 0)]
+    tau = int(result.loc[result["window"].idxmax(), "tau"])
+    answer = ", ".join(f"{i} ({s:.3f})" for i, s in zip(last.sort_values("rank")["id"],
+                                                       last.sort_values("rank")["score"]))
+    return f"  top-{len(last)} at the last evaluation (tau={tau}): {answer or 'empty window'}"
 
 
 def quality_of_rows(result: pd.DataFrame, oracle: pd.DataFrame, k: int):

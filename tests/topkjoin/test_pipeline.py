@@ -153,3 +153,12 @@ def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
     assert rows["window"].nunique() == oracle["window"].nunique() == 31
     q = quality_of_rows(rows, oracle, params.k)
     assert q.evaluations == 31 and 0 < q.precision <= q.evaluations
+
+
+def test_last_answer_line():
+    from pipeline.jobs.topkjoin import last_answer
+    rows = pd.DataFrame({"window": [0, 1, 1], "tau": [10, 20, 20], "rank": [1, 2, 1],
+                         "id": [7, 9, 8], "score": [0.5, 0.25, 0.75]})
+    assert last_answer(rows) == "  top-2 at the last evaluation (tau=20): 8 (0.750), 9 (0.250)"
+    empty = pd.DataFrame({"window": [3], "tau": [40], "rank": [0], "id": [None], "score": [None]})
+    assert last_answer(empty) == "  top-0 at the last evaluation (tau=40): empty window"

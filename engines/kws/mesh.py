@@ -192,7 +192,7 @@ class MeshEngine(KwsEngine):
         self._rows[row.tid] = row
         for a, idx in self._node_indexes.get(node, ()):
             if row.values[a] is not None:
-                idx.setdefault(row.values[a], {})[row.tid] = row
+                idx.setdefault(row.values[a], []).append(row)
         if row.t_end is not None:
             self._expiry.append(row)
 
@@ -217,7 +217,7 @@ class MeshEngine(KwsEngine):
             v = c[1][pp].values[pa]
             if v is None:
                 continue
-            for y in idx.get(v, {}).values():
+            for y in idx.get(v, ()):
                 if not refuses(c[1], y):
                     te = INF if y.t_end is None else y.t_end
                     out.append((min(c[0], te), c[1] + (y,)))
@@ -239,7 +239,12 @@ class MeshEngine(KwsEngine):
         for a, idx in self._node_indexes.get(node, ()):
             bucket = idx.get(row.values[a])
             if bucket is not None:
-                bucket.pop(row.tid, None)
+                # a bucket holds the few alive tuples with one join value (a list is
+                # a third of a dict's size); remove by identity
+                for i, y in enumerate(bucket):
+                    if y is row:
+                        del bucket[i]
+                        break
                 if not bucket:
                     del idx[row.values[a]]
         if self.demand_driven and not src:

@@ -4,7 +4,7 @@ An index list ``key = token * 2 + side`` (two-stream join; ``token`` in the
 self join) holds the window's sets containing
 the token, in arrival order (= expiry order): appended at the tail, expired at
 the head, scanned from tail to head.  Each list is a contiguous segment of one
-arena (``a_rec`` = seq, ``a_e`` = end time ``ts + w`` of the entry), so a scan
+arena (``a_rec`` = local record number, see ``_swoop_kernels``, ``a_e`` = end time ``ts + w`` of the entry), so a scan
 reads memory backwards in order instead of chasing one pointer per entry (at
 |W| = 1e6 the arena is far larger than the caches):
 
@@ -29,7 +29,7 @@ MIN_CAP = 4
 BEG, CAP, HEAD, END = range(4)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def room_needed(keys, n, lists):
     """Arena space (entries) that appending one entry to each list ``keys[:n]`` takes."""
     need = 0
@@ -45,48 +45,55 @@ def room_needed(keys, n, lists):
     return need
 
 
-@njit(cache=True)
-def append(key, seq, e, lists, a_rec, a_e, top_garbage):
-    """Append ``(seq, e)`` at the tail of list ``key``; the arena has room
-    (``room_needed``).  ``top_garbage`` = [arena top, garbage]."""
-    cap = lists[key, CAP]
-    if lists[key, END] == lists[key, BEG] + cap:
-        head = lists[key, HEAD]
-        live = lists[key, END] - head
-        if cap > 0 and 2 * live <= cap:          # compact in place
-            b = lists[key, BEG]
-            for x in range(live):
-                a_rec[b + x] = a_rec[head + x]
-                a_e[b + x] = a_e[head + x]
-        else:                                    # move to a segment twice the size
-            b = top_garbage[0]
-            for x in range(live):
-                a_rec[b + x] = a_rec[head + x]
-                a_e[b + x] = a_e[head + x]
-            top_garbage[1] += cap
-            cap = max(MIN_CAP, 2 * cap)
-            top_garbage[0] += cap
-            lists[key, BEG] = b
-            lists[key, CAP] = cap
-        lists[key, HEAD] = b
-        lists[key, END] = b + live
-    x = lists[key, END]
-    a_rec[x] = seq
-    a_e[x] = e
-    lists[key, END] = x + 1
+@njit(cache=True, inline="always")
+def append_all(keys, n, rec, e, lists, a_rec, a_e, top_garbage):
+    """Append ``(rec, e)`` at the tail of each list ``keys[:n]``; the arena has
+    room (``room_needed``).  ``top_garbage`` = [arena top, garbage].  (One call
+    per set, not per token: every call passing arrays costs numba reference
+    counting, which showed up as 15% of the time.)"""
+    for q in range(n):
+        key = keys[q]
+        cap = lists[key, CAP]
+        if lists[key, END] == lists[key, BEG] + cap:
+            head = lists[key, HEAD]
+            live = lists[key, END] - head
+            if cap > 0 and 2 * live <= cap:          # compact in place
+                b = lists[key, BEG]
+                for x in range(live):
+                    a_rec[b + x] = a_rec[head + x]
+                    a_e[b + x] = a_e[head + x]
+            else:                                    # move to a segment twice the size
+                b = top_garbage[0]
+                for x in range(live):
+                    a_rec[b + x] = a_rec[head + x]
+                    a_e[b + x] = a_e[head + x]
+                top_garbage[1] += cap
+                cap = max(MIN_CAP, 2 * cap)
+                top_garbage[0] += cap
+                lists[key, BEG] = b
+                lists[key, CAP] = cap
+            lists[key, HEAD] = b
+            lists[key, END] = b + live
+        x = lists[key, END]
+        a_rec[x] = rec
+        a_e[x] = e
+        lists[key, END] = x + 1
 
 
-@njit(cache=True)
-def pop_head(key, lists, top_garbage):
-    """The head of list ``key`` expired; an emptied list frees its segment."""
-    h = lists[key, HEAD] + 1
-    if h == lists[key, END]:
-        top_garbage[1] += lists[key, CAP]
-        lists[key, BEG] = 0
-        lists[key, CAP] = 0
-        lists[key, END] = 0
-        h = 0
-    lists[key, HEAD] = h
+@njit(cache=True, inline="always")
+def pop_heads(p_tok, b, n, ks, side, lists, top_garbage):
+    """A set with tokens ``p_tok[b:b+n]`` expired: it is the head of each of its
+    lists; an emptied list frees its segment."""
+    for q in range(n):
+        key = p_tok[b + q] * ks + side
+        h = lists[key, HEAD] + 1
+        if h == lists[key, END]:
+            top_garbage[1] += lists[key, CAP]
+            lists[key, BEG] = 0
+            lists[key, CAP] = 0
+            lists[key, END] = 0
+            h = 0
+        lists[key, HEAD] = h
 
 
 @njit(cache=True)
@@ -96,21 +103,22 @@ def compacted_size(lists):
     for key in range(lists.shape[0]):
         if lists[key, CAP] > 0:
             live = lists[key, END] - lists[key, HEAD]
-            total += max(MIN_CAP, live + (live >> 1))
+            total += max(MIN_CAP, 2 * live)
     return total
 
 
 @njit(cache=True)
 def compact_arena(lists, a_rec, a_e, b_rec, b_e):
-    """Copy every list's live entries into the fresh arena ``b_*`` (room for
-    half as many again as live); returns the new arena top."""
+    """Copy every list's live entries into the fresh arena ``b_*``, each in a
+    segment twice its length (so it then slides in place as the window moves
+    instead of moving again); returns the new arena top."""
     top = 0
     for key in range(lists.shape[0]):
         if lists[key, CAP] == 0:
             continue
         head = lists[key, HEAD]
         live = lists[key, END] - head
-        cap = max(MIN_CAP, live + (live >> 1))
+        cap = max(MIN_CAP, 2 * live)
         for x in range(live):
             b_rec[top + x] = a_rec[head + x]
             b_e[top + x] = a_e[head + x]

@@ -8,12 +8,14 @@ list first), 6.1-6.3 (stock, expiry, cleanup; ``_swoop_stock_kernels``).
 
 Data layout (all numpy, so the engine pickles):
 
-- records by ``L = seq - rec_base``: ``r_ts`` and the rows ``rec[L] = (PTR,
-  LEN, SIDE, MARK, HITS)``: global offset and number of its tokens, its side,
-  and the scan scratch (stamp of the last set that met it in a list, and in
-  how many of that set's lists); one row keeps a pre-candidate's fields in one
+- records by ``L = seq - rec_base``: ``r_ts`` and the int32 rows ``rec[L] =
+  (PTR, LEN, SIDE, MARK, HITS)``: local offset and number of its tokens, its
+  side, and the scan scratch (``L + 1`` of the last set that met it in a list,
+  and in how many of that set's lists); a pre-candidate's fields share one
   cache line.  Tokens by ``P = g - post_base``: ``p_tok`` (a record's distinct
-  tokens, descending dense id = rarest-first guess).
+  tokens, descending dense id = rarest-first guess).  Local numbers keep rows
+  and index entries int32; the engine rebases them when it drops expired
+  records (and clears MARK, whose stamps restart).
 - index lists, stock S and end time index E: see the two kernel modules.
 
 Candidate generation counts, per pre-candidate ``s``, the lists of ``r`` it
@@ -40,7 +42,7 @@ import math
 import numpy as np
 from numba import njit
 
-from engines.simjoin._swoop_index_kernels import END, HEAD, append, pop_head, room_needed
+from engines.simjoin._swoop_index_kernels import END, HEAD, append_all, pop_heads, room_needed
 from engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)
 from spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
@@ -54,7 +56,7 @@ REC_COLS = 5
 SMALL_SORT = 32
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def overlap_at_least(p_tok, a0, la, b0, lb, need):
     """``|a & b|`` of two descending token runs, or -1 as soon as ``need`` is out of reach."""
     i = 0
@@ -76,7 +78,7 @@ def overlap_at_least(p_tok, a0, la, b0, lb, need):
     return o if o >= need else -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _store_tokens(tok, lo, hi, p_tok, a0):
     """The distinct tokens of ``tok[lo:hi]`` into ``p_tok[a0:]`` in descending order; their count."""
     n = hi - lo
@@ -100,7 +102,7 @@ def _store_tokens(tok, lo, hi, p_tok, a0):
     return lr
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _list_order(lens, lr, order, shortest_first):
     """Shortest list first (stable), or first-appearance order."""
     if not shortest_first:
@@ -117,17 +119,20 @@ def _list_order(lens, lr, order, shortest_first):
             order[y] = q
 
 
-@njit(cache=True)
-def get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec, a_e,
+@njit(cache=True, inline="always")
+def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec, a_e,
                    s_sc, s_e, e_e, pc, pce, pclb, c_sc, c_e, c_j, keys, lens, order, thr,
                    use_index, crop, lb_linear, shortest_first):
     """Algorithm 1: crop the new set's index lists (shortest first) at
     ``lb(e, k) > ub(|r|, rho)``, then keep the pre-candidates whose score can
     beat ``lb(e_s)``: counted hits decide when every list of ``r`` reached
     ``s``, else the early-exit merge against ``overlap(|r|, |s|, lb)``.
-    Returns #candidates."""
+    Returns #candidates.  (At most 30 arguments: CPython passes more as a
+    tuple, which numba cannot inline; the new set is ``meta[N_REC]``.)"""
     rec_base, post_base, ns = meta[REC_BASE], meta[POST_BASE], meta[NS]
-    stamp = seq + 1
+    seq = meta[N_REC]
+    a0 = meta[N_POST] - post_base
+    stamp = seq - rec_base + 1
     npc = 0
     scanned = 0
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
@@ -153,7 +158,7 @@ def get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lis
                 ej = a_e[x]
                 if ej <= th:
                     break
-                lj = a_rec[x] - rec_base
+                lj = a_rec[x]
                 scanned += 1
                 if rec[lj, MARK] != stamp:
                     rec[lj, MARK] = stamp
@@ -208,14 +213,14 @@ def get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lis
                 if not (similarity(kind, lr, ls, o_max) > lb):
                     continue
                 verified += 1
-                o = overlap_at_least(p_tok, a0, lr, rec[lj, PTR] - post_base, ls,
+                o = overlap_at_least(p_tok, a0, lr, rec[lj, PTR], ls,
                                      min_overlap(kind, lr, ls, lb))
         else:
             need = min_overlap(kind, lr, ls, lb)
             if need > min(lr, ls):
                 continue
             verified += 1
-            o = overlap_at_least(p_tok, a0, lr, rec[lj, PTR] - post_base, ls, need)
+            o = overlap_at_least(p_tok, a0, lr, rec[lj, PTR], ls, need)
         if o <= 0:
             continue
         sc = similarity(kind, lr, ls, o)
@@ -229,7 +234,7 @@ def get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lis
     return nc
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
     """``set_index_time(t)``: expired sets leave the heads of their lists,
     expired pairs (a prefix of E) leave S and E."""
@@ -238,10 +243,7 @@ def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e
     tg = meta[A_TOP:A_GARBAGE + 1]
     while oldest < meta[N_REC] and not (t < r_ts[oldest - rec_base] + w):
         lo = oldest - rec_base
-        side = rec[lo, SIDE]
-        b = rec[lo, PTR] - post_base
-        for q in range(rec[lo, LEN]):
-            pop_head(p_tok[b + q] * ks + side, lists, tg)
+        pop_heads(p_tok, rec[lo, PTR], rec[lo, LEN], ks, rec[lo, SIDE], lists, tg)
         oldest += 1
     meta[OLDEST] = oldest
     meta[NS] = expire_pairs(t, meta[NS], s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
@@ -280,20 +282,20 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
                 meta[A_NEED] = need
                 return p, NEED_ARENA
             r_ts[L] = t
-            rec[L, PTR] = meta[N_POST]
+            rec[L, PTR] = a0
             rec[L, LEN] = lr
             rec[L, SIDE] = side[p]
             rec[L, MARK] = -1
             opp = 1 - side[p] if two else side[p]
             nc = 0
             if lr > 0:
-                nc = get_candidates(seq, lr, a0, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists,
+                nc = get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists,
                                     a_rec, a_e, s_sc, s_e, e_e, pc, pce, pclb, c_sc, c_e, c_j,
                                     keys, lens, order, thr, use_index, crop, lb_linear,
                                     shortest_first)
-            e = t + w
             for q in range(lr):          # Section 5.2: append at the tails
-                append(p_tok[a0 + q] * ks + side[p], seq, e, lists, a_rec, a_e, tg)
+                keys[q] = p_tok[a0 + q] * ks + side[p]
+            append_all(keys, lr, L, t + w, lists, a_rec, a_e, tg)
             meta[N_POST] += lr
             meta[N_REC] += 1
             if nc > 0:

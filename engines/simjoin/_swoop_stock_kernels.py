@@ -46,7 +46,7 @@ def e_before(sa, ea, ia, ja, sb, eb, ib, jb):
     return ja > jb
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def end_rank(t, ns, e_e):
     """``v`` = #{E.e < t}: E is sorted by end time."""
     lo = 0
@@ -60,7 +60,7 @@ def end_rank(t, ns, e_e):
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def skyband_lower_bound(t, k, ns, s_sc, s_e, e_e, linear):
     """``lb(t, k)``: score of the k-th stock pair still valid just before ``t``
     (``e >= t``); ``-inf`` with fewer than k.  Theorem 2: with a minimal stock
@@ -77,7 +77,7 @@ def skyband_lower_bound(t, k, ns, s_sc, s_e, e_e, linear):
     return s_sc[x] if x < ns else -math.inf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def crop_threshold(limit, k, ns, s_sc, e_e):
     """The end time at which a list scan stops: ``lb(e, k) > limit`` iff
     ``e <= crop_threshold`` (``-inf``: never).  With ``X`` = #{S.score > limit}
@@ -96,7 +96,7 @@ def crop_threshold(limit, k, ns, s_sc, e_e):
     return e_e[m] if m >= 0 else -math.inf
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def order_candidates(c_sc, c_e, c_j, n, order, by_end):
     """``order[:n]``: the candidates (all with the same seq_i) in stock order
     ``(-score, -e, seq_j)``, or end time order ``(e, score, -seq_j)``."""
@@ -126,7 +126,7 @@ def order_candidates(c_sc, c_e, c_j, n, order, by_end):
         order[y] = x
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
     """Merge the sorted candidates ``order[:m]`` into the first ``n`` entries of a, from the back."""
     x = n - 1
@@ -150,7 +150,7 @@ def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
             y -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _stock_rank(s_sc, s_e, s_i, s_j, ns, sc, e, i, j):
     lo = 0
     hi = ns
@@ -163,7 +163,7 @@ def _stock_rank(s_sc, s_e, s_i, s_j, ns, sc, e, i, j):
     return lo
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def cleanup(k, ns, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
     """Algorithm 2 (Lemma 4): ``E[u]`` is irrelevant iff it sorts after
     ``S[u+k-1]`` once ``E[:u]`` is clean.  Theorem 3: only pairs ending by
@@ -218,7 +218,7 @@ def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
     return nk
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
                       c_sc, c_e, c_i, c_j, order, incremental):
     """Add the candidates to S and E, then restore minimality; returns ns.
@@ -242,7 +242,7 @@ def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
     return cleanup(k, ns + nc, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def expire_pairs(t, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
     """Section 6.1: the pairs ending by ``t`` are a prefix of E; they are
     filtered out of S in one pass.  Returns ns."""

@@ -44,10 +44,10 @@ class SwoopEngine(SimJoinEngine):
     def _start(self):
         self.meta = np.zeros(K.META, _I8)
         self.r_ts = np.empty(64, _F8)
-        self.rec = np.zeros((64, K.REC_COLS), _I8)
+        self.rec = np.zeros((64, K.REC_COLS), np.int32)
         self.p_tok = np.zeros(256, _I8)
         self.lists = np.zeros((64, 4), np.int32)
-        self.a_rec, self.a_e = np.empty(0, _I8), np.empty(0, _F8)
+        self.a_rec, self.a_e = np.empty(0, np.int32), np.empty(0, _F8)
         self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.e = [a.copy() for a in self.s]
         self.top_i = np.empty(self.params.k, _I8)
@@ -71,12 +71,15 @@ class SwoopEngine(SimJoinEngine):
         live = int(m[K.N_REC] - m[K.OLDEST])
         for a in (self.r_ts, self.rec):
             a[:live] = a[d:d + live].copy()
-        new_post = int(self.rec[0, K.PTR]) if live else int(m[K.N_POST])
-        dp = new_post - int(m[K.POST_BASE])
-        n_live_post = int(m[K.N_POST]) - new_post
+        dp = int(self.rec[0, K.PTR]) if live else int(m[K.N_POST] - m[K.POST_BASE])
+        n_live_post = int(m[K.N_POST] - m[K.POST_BASE]) - dp
         self.p_tok[:n_live_post] = self.p_tok[dp:dp + n_live_post].copy()
+        # local numbers: rebase token offsets and index entries, restart the scan stamps
+        self.rec[:live, K.PTR] -= dp
+        self.rec[:live, K.MARK] = -1
+        self.a_rec[:int(m[K.A_TOP])] -= d
         m[K.REC_BASE] = m[K.OLDEST]
-        m[K.POST_BASE] = new_post
+        m[K.POST_BASE] += dp
 
     def _reserve(self, prep) -> None:
         m = self.meta
@@ -104,10 +107,10 @@ class SwoopEngine(SimJoinEngine):
         """Compact every index list into a fresh arena with room to spare."""
         m = self.meta
         live = int(IK.compacted_size(self.lists))
-        size = 2 * live + int(m[K.A_NEED]) + 4096
+        size = live + max(live // 2, 1 << 20) + int(m[K.A_NEED])
         if size >= 2 ** 31:        # list rows are int32
             raise MemoryError(f"SWOOP index arena of {size} entries exceeds int32 positions")
-        a_rec, a_e = np.empty(size, _I8), np.empty(size, _F8)
+        a_rec, a_e = np.empty(size, np.int32), np.empty(size, _F8)
         m[K.A_TOP] = IK.compact_arena(self.lists, self.a_rec, self.a_e, a_rec, a_e)
         m[K.A_GARBAGE] = 0
         self.a_rec, self.a_e = a_rec, a_e

@@ -7,7 +7,8 @@ ties are frequent: up to 3 relations ``R, S, T`` with attributes ``a, b``
 vocabulary of 3 keywords plus noise, in mixed case and punctuation); random
 join edges, which cover chains, stars, cycles, parallel edges and self joins;
 both lifespan models (window 1..6 or deletions); time steps of 0 (ties) to 7
-(gaps longer than the window); optional schema changes; int or str tids.
+(gaps longer than the window) and of exactly the window (an arrival at a
+tuple's end); optional schema changes; int or str tids.
 
 - ``cases(schema_changes=True)``: a ``conformance.kws.Case`` with chunking.
 - ``random_case(seed)``: the same builder driven by ``random.Random`` (Spark fuzzing).
@@ -45,7 +46,9 @@ def build(pick, schema_changes: bool = True, max_events: int = 16):
     values_pool = (0, 1) if dense else VALUES
     n_rel = 1 if dense else pick((1, 1, 2, 2, 3, 3))
     rels = [_relation(n) for n in NAMES[:n_rel]]
-    edges = [JoinEdge("e0", "R", "a", "R", "b")] if dense else []
+    # (R.b = R.b joins every tuple with itself: CNs with repeated nodes meet
+    # composites that could repeat a tuple)
+    edges = [JoinEdge("e0", "R", pick(("a", "b")), "R", "b")] if dense else []
     for k in range(len(edges), len(edges) + pick((0, 1, 1, 1, 2, 2, 3, 4))):
         edges.append(JoinEdge(f"e{k}", pick(rels).name, pick(("a", "b")), pick(rels).name, pick(("a", "b"))))
     keywords = []
@@ -62,8 +65,10 @@ def build(pick, schema_changes: bool = True, max_events: int = 16):
     live_edges = {e.id: e for e in edges}
     alive = []                     # (tid, relation, t_start)
     events, t, next_tid, next_edge = [], 0, 0, len(edges)
+    # a step of exactly the window makes an arrival meet a tuple's end (t == t_start + w)
+    steps = STEPS if window is None else STEPS + (window,)
     for _ in range(pick(tuple(range(max_events + 1)))):
-        t += pick(STEPS)
+        t += pick(steps)
         alive = [x for x in alive if x[1] in live_rels and (window is None or t < x[2] + window)]
         kinds = ["insert"] * 6 + (["delete"] * 2 if alive else [])
         if schema_changes:

@@ -40,6 +40,7 @@ class SwoopEngine(SimJoinEngine):
     exact = True
     description = "SWOOP: candidate index, positional/skyband bounds, minimal stock (numba)"
     use_index, crop, incremental, lb_linear, shortest_first = True, True, True, False, True
+    arena_slack = 1 << 20      # free index entries left after an arena compaction (at least)
 
     def _start(self):
         self.meta = np.zeros(K.META, _I8)
@@ -107,7 +108,7 @@ class SwoopEngine(SimJoinEngine):
         """Compact every index list into a fresh arena with room to spare."""
         m = self.meta
         live = int(IK.compacted_size(self.lists))
-        size = live + max(live // 2, 1 << 20) + int(m[K.A_NEED])
+        size = live + max(live // 2, self.arena_slack) + int(m[K.A_NEED])
         if size >= 2 ** 31:        # list rows are int32
             raise MemoryError(f"SWOOP index arena of {size} entries exceeds int32 positions")
         a_rec, a_e = np.empty(size, np.int32), np.empty(size, _F8)

@@ -95,12 +95,14 @@ def build(cns, shared: bool) -> list[Op]:
             else:
                 chain = []
             prev = chain[-1] if chain else None
+            top = len(cn) - 1
             for i in range(same, len(cn)):
                 entry = cn[i]
-                op = index.get((prev, entry)) if shared else None
+                # a CN is no other CN's prefix: its top operator is never shared
+                op = index.get((prev, entry)) if shared and i < top else None
                 if op is None:
                     op = Op(i, (entry[0], entry[1]), entry[2], entry[3], prev)
-                    if shared:
+                    if shared and i < top:
                         index[(prev, entry)] = op
                     ops.append(op)
                     if prev is not None:

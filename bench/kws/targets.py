@@ -8,8 +8,10 @@
   15, KWF 0.01, 1/sel 1/1000, ``--seconds`` of stream, one tuple per SR per
   second; also |K| = 3 over ``--k3-seconds``), and the work each does, counted in a second, instrumented run:
   ``probes`` (an arriving tuple probing the left buffer of a running join),
-  ``scanned`` (composites looked at by those probes), ``built`` (composites
-  put into operator buffers), plus the operator counts.
+  ``scanned`` (composites looked at by those probes; ``scanned_by_cn_joins``:
+  by the joins producing MTJNT, which the mesh cannot share: no CN is
+  another's prefix), ``built`` (composites put into operator buffers), plus
+  the operator counts.
 - ``memory.csv``: peak memory of FM and PM at |K| = 2, 3, 4: tracemalloc peak
   of the whole engine (mesh, CNs, buffers, sources, the spec's bookkeeping),
   traced from engine construction on, each run in a fresh process so that
@@ -69,6 +71,7 @@ def _work_run(name: str, k: int, seconds: int) -> dict:
                 if j.running and j.left.out:
                     count["probes"] += 1
                     count["scanned"] += len(j.left.out)
+                    count["scanned_by_cn_joins"] += len(j.left.out) if j.cn else 0
             return super()._route(row, results)
 
         def _emit(self, op, new, results):
@@ -80,7 +83,8 @@ def _work_run(name: str, k: int, seconds: int) -> dict:
         pass
     eng.flush()
     ops = eng.ops
-    return dict(probes=count["probes"], scanned=count["scanned"], built=count["built"],
+    return dict(probes=count["probes"], scanned=count["scanned"],
+                scanned_by_cn_joins=count["scanned_by_cn_joins"], built=count["built"],
                 operators=len(ops), joins=sum(op.left is not None for op in ops))
 
 

@@ -69,26 +69,20 @@ class MeshEngine(KwsEngine):
     def _build(self) -> None:
         schema, m = self.schema, len(self.keywords)
         self.cns = cngen(schema, m, self.params.t_max)
-        self.ops = build(self.cns, self.shared)
+        conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
+        self.ops = build(self.cns, self.shared, not self.demand_driven, conds)
         self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
         self._roots: dict = {}
-        self._by_right: dict = {}
-        self._index: dict = {}
-        conds: dict = {}
-        running = not self.demand_driven
+        by_right: dict = {n: [] for n in self._sources}
         for op in self.ops:
-            if op.left is None:
+            if op.left is not None:
+                by_right[op.node].append(op)
+            else:
                 self._roots.setdefault(op.node, []).append(op)
-                continue
-            cond = conds.get(op.label)
-            if cond is None:
-                cond = conds[op.label] = join_condition(schema, op.label)
-                self._index.setdefault((op.node, cond[1]), {})
-            elif (op.node, cond[1]) not in self._index:
-                self._index[(op.node, cond[1])] = {}
-            op.cond = cond
-            op.running = running
-            self._by_right.setdefault(op.node, []).append(op)
+        self._by_right = {n: joins for n, joins in by_right.items() if joins}
+        # a hash index per (right node, its join attribute) that some join probes
+        self._index: dict = {(n, conds[label][1]): {} for n, joins in self._by_right.items()
+                             for label in {j.label for j in joins}}
         # demand-driven: the running joins of each right source, so that an arriving
         # tuple visits only those (a sleeping join ignores input anyway)
         self._running: dict = {}

@@ -34,7 +34,7 @@ class Op:
     __slots__ = ("pos", "node", "parent_pos", "label", "left", "right", "parents", "cn",
                  "out", "running", "cond", "key")
 
-    def __init__(self, pos, node, parent_pos, label, left):
+    def __init__(self, pos, node, parent_pos, label, left, running=True, cond=None):
         self.pos = pos
         self.node = node                 # (relation, kbits) of the newest position
         self.parent_pos = parent_pos     # position this node joins with (-1: leaf)
@@ -44,8 +44,8 @@ class Op:
         self.parents = ()
         self.cn = False                  # feeds the output operator
         self.out = ()                    # composites (t_end, rows)
-        self.running = True
-        self.cond = None                 # (parent attribute, new attribute), set by the engine
+        self.running = running
+        self.cond = cond                 # (parent attribute, new attribute) of a join
         self.key = None                  # the CN prefix it evaluates (partial mesh)
 
     @property
@@ -71,8 +71,11 @@ class Op:
             setattr(self, k, v)
 
 
-def build(cns, shared: bool) -> list[Op]:
+def build(cns, shared: bool, running: bool = True, conds=None) -> list[Op]:
     """The operators of the forest (``shared=False``) or the mesh, children before parents.
+
+    Joins start ``running`` and get their condition from ``conds`` (label ->
+    ``join_condition``) when given.
 
     The mesh shares the operator of every common CN prefix: a join is found
     by (its left operator, its position tuple).  CNGen emits the CNs grown
@@ -101,7 +104,9 @@ def build(cns, shared: bool) -> list[Op]:
                 # a CN is no other CN's prefix: its top operator is never shared
                 op = index.get((prev, entry)) if shared and i < top else None
                 if op is None:
-                    op = Op(i, (entry[0], entry[1]), entry[2], entry[3], prev)
+                    label = entry[3]
+                    op = Op(i, (entry[0], entry[1]), entry[2], label, prev, running,
+                            conds[label] if conds is not None and prev is not None else None)
                     if shared and i < top:
                         index[(prev, entry)] = op
                     ops.append(op)

@@ -102,8 +102,9 @@ def _op_state_bytes(eng) -> int:
 def _memory_run(name: str, k: int, seconds: int) -> dict:
     p = params(15, k, 4, 1200)
     events = list(stream(p, seconds, 0.01, 1000))
+    cls = _engine(name)   # imported before tracing: the engine's state, not its code
     tracemalloc.start()
-    eng = _engine(name)(p)
+    eng = cls(p)
     after_init = tracemalloc.get_traced_memory()[0]
     op_peak, n = 0, 0
     for lo in range(0, len(events), SAMPLE * 15):
@@ -200,6 +201,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seconds", type=int, default=5 * 3600, help="stream length for fm_vs_forest")
     ap.add_argument("--k3-seconds", type=int, default=1800, help="stream length for the |K| = 3 rows")
     ap.add_argument("--memory-seconds", type=int, default=3600, help="stream length for memory")
+    ap.add_argument("--memory-keywords", default="2,3,4")
+    ap.add_argument("--memory-csv", default="memory.csv")
     ap.add_argument("--only", default="cpu,memory,init")
     ap.add_argument("--max-keywords", type=int, default=5, help="largest |K| for init")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
@@ -224,13 +227,13 @@ def main(argv=None) -> None:
             r["work_vs_fm"] = round(r["scanned"] / max(fm["scanned"], 1), 2)
         _write("fm_vs_forest.csv", rows)
     if "memory" in only:
-        rows = [_fresh("memory", name, k, a.memory_seconds) for k in (2, 3, 4)
+        rows = [_fresh("memory", name, k, a.memory_seconds) for k in map(int, a.memory_keywords.split(","))
                 for name in ("fullmesh", "partialmesh")]
         for r in rows:
             fm = next(x for x in rows if x["engine"] == "fullmesh" and x["keywords"] == r["keywords"])
             r["peak_vs_fm"] = round(r["peak_traced_mib"] / fm["peak_traced_mib"], 3)
             r["op_state_vs_fm"] = round(r["op_state_peak_mib"] / fm["op_state_peak_mib"], 4)
-        _write("memory.csv", rows)
+        _write(a.memory_csv, rows)
     if "init" in only:
         cases = [(k, 4) for k in range(2, a.max_keywords + 1)] + [(2, t) for t in (2, 3, 5, 6)]
         _write("init.csv", [_fresh("init", k, t) for k, t in cases])

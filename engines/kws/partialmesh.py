@@ -32,7 +32,7 @@ class PartialMeshEngine(MeshEngine):
     description = "operator mesh grown at run time from the sources and shrunk when input dries up"
     shared = True
     demand_driven = False
-    purge = "lazy"
+    purge = "eager"   # Section 5: lazy purging needs demand-driven execution (FM only)
     shrinks = True
 
     def _build(self) -> None:
@@ -108,9 +108,41 @@ class PartialMeshEngine(MeshEngine):
         return results
 
     def _advance(self, t) -> None:
-        super()._advance(t)
-        if self.purge == "eager":
-            self._prune_dry()
+        if self.purge != "eager" or self.now == t:
+            super()._advance(t)
+            return
+        self.now = t
+        q, nodes = self._expiry, set()
+        while q and q[0].t_end <= t:
+            row = q.popleft()
+            if self._rows.get(row.tid) is row:
+                self._remove(row)
+                nodes.add((row.relation, row.kbits))
+        if nodes:
+            self._eager(nodes, t)
+
+    def _eager(self, nodes, t) -> None:
+        """Eager purging, bottom-up (Figure 4.5): the operators that can hold an expired
+        tuple are those whose source is its node; an operator that drops dead composites
+        tells its parents, and one left dry destroys them (no buffer holds a dead
+        composite afterwards, so no other operator can hold one)."""
+        stack = [op for n in nodes for op in self._roots.get(n, ())]
+        stack += [op for n in nodes for op in self._by_right.get(n, ())]
+        seen = set()
+        while stack:
+            op = stack.pop()
+            if not op.out or id(op) in seen or op.key not in self._mat:
+                continue  # (not in _mat: destroyed meanwhile by a dry child)
+            seen.add(id(op))
+            out = op.out
+            alive = [c for c in out if c[0] > t]
+            if len(alive) == len(out):
+                continue
+            op.out = alive
+            if not alive:
+                self._shrink(op)
+            else:
+                stack.extend(op.parents)
 
     def _prune_dry(self) -> None:
         for op in [op for op in self._mat.values() if not op.out and op.parents]:

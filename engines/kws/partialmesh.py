@@ -16,9 +16,12 @@ operator regrows (paper Section 5, Figure 5.4).
 
 A newly created parent starts with an empty buffer, which is exact: its left
 input was empty until the composites that created it, and those travel up
-as usual.  A buffer counts as dry when lazy purging (or a deletion) leaves it
-empty.  Every materialised join runs (no demand-driven sleeping): PM trades
-CPU for memory.  Processing otherwise as ``engines.kws.mesh``.
+as usual.  A buffer counts as dry when purging (or a deletion) leaves it
+empty.  Every materialised join runs (no demand-driven sleeping), and
+purging is eager, bottom-up from the expired tuples' sources (Figure 4.5;
+paper Section 5: lazy purging and demand-driven execution are FM's): PM
+trades CPU for memory.  ``purge="lazy"`` is the ablation.  Processing
+otherwise as ``engines.kws.mesh``.
 """
 from __future__ import annotations
 

@@ -76,37 +76,34 @@ class IdIndex:
         self._maybe_grow(int(arr.max()), arr.size)
         cap = self._direct.size
         if arr.min() >= 0 and arr.max() < cap:
-            if arr.size * 16 < cap:
-                # a small batch (one edge, one slide): O(batch log batch), not O(table)
-                dense = self._direct[arr]
-                fresh = dense < 0
-                if fresh.any():
-                    keys = np.unique(arr[fresh])          # increasing, as below
-                    self._direct[keys] = self._number(keys)
-                    dense = self._direct[arr]
+            # one gather; only ids never seen cost more (a slide of a stream
+            # whose vertices are mostly known must not scan the whole table)
+            dense = self._direct[arr]
+            fresh = dense < 0
+            if not fresh.any():
                 return dense
-            # a large batch of dense ints: one scatter and one gather, no sort
-            mark = np.zeros(cap, dtype=bool)
-            mark[arr] = True
-            keys = np.flatnonzero(mark & (self._direct < 0))
-            if keys.size:
-                self._direct[keys] = self._number(keys)
-            return self._direct[arr]
+            new = arr[fresh]
+            if new.size * 16 < cap:
+                keys = np.unique(new)                     # O(fresh log fresh)
+            else:
+                # many fresh ids (a first large batch): one scatter, no sort
+                mark = np.zeros(cap, dtype=bool)
+                mark[new] = True
+                keys = np.flatnonzero(mark)
+            self._direct[keys] = self._number(keys)       # increasing either way
+            dense[fresh] = self._direct[new]
+            return dense
         dense = self.lookup(arr)
         new = dense < 0
         if not new.any():
             return dense
         fresh = arr[new]
-        cap = self._direct.size
-        in_table = (fresh >= 0) & (fresh < cap)
-        if in_table.any():
-            mark = np.zeros(cap, dtype=bool)
-            mark[fresh[in_table]] = True
-            keys = np.flatnonzero(mark)                      # unique, increasing: no sort
-            self._direct[keys] = self._number(keys)
+        keys = np.unique(fresh)                              # increasing, table or not
+        ids = self._number(keys)
+        in_table = (keys >= 0) & (keys < self._direct.size)
+        self._direct[keys[in_table]] = ids[in_table]
         if not in_table.all():
-            keys = np.unique(fresh[~in_table])
-            ids = self._number(keys)
+            keys, ids = keys[~in_table], ids[~in_table]
             at = np.searchsorted(self._keys, keys)
             self._keys = np.insert(self._keys, at, keys)
             self._ids = np.insert(self._ids, at, ids)

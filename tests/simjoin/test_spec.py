@@ -1,6 +1,8 @@
 """The simjoin contract: similarity functions, bounds, parameters, validation."""
 import math
 
+import numpy as np
+
 import pytest
 from hypothesis import given, strategies as st
 
@@ -75,3 +77,24 @@ def test_two_stream_join_pairs_only_r_with_s():
     engine = OracleEngine(Params(k=3, w=10, join="rs"))
     out = list(engine.process([Record(1, ["a"], 0, "R"), Record(2, ["a"], 0, "R"), Record(3, ["a"], 1, "S")]))
     assert out[-1].pairs == ((3, 1, 1.0, 10.0), (3, 2, 1.0, 10.0))
+
+
+@given(batches=st.lists(st.lists(st.one_of(st.integers(-5, 60), st.integers(0, 300_000),
+                                           st.integers(0, 2**40)), max_size=40), max_size=6))
+def test_int_tokens_are_numbered_by_first_appearance(batches):
+    from spec._simjoin_tokens import TokenNumbering
+    numbering, model = TokenNumbering(), {}
+    for batch in batches:
+        got = numbering.add_ints(np.asarray(batch, dtype=np.int64)).tolist()
+        assert got == [model.setdefault(x, len(model)) for x in batch]
+
+
+def test_int_tokens_across_table_growth():
+    from spec._simjoin_tokens import TokenNumbering
+    rng = np.random.default_rng(5)
+    numbering, model = TokenNumbering(), {}
+    for lo, hi, n in ((0, 300_000, 500), (100_000, 400_000, 200_000), (-5, 500_000, 1000),
+                      (0, 2_000_000, 600_000)):
+        batch = rng.integers(lo, hi, n)
+        got = numbering.add_ints(batch).tolist()
+        assert got == [model.setdefault(x, len(model)) for x in batch.tolist()]

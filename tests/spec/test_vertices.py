@@ -6,11 +6,14 @@ from spec.vertices import IdIndex
 ints = st.one_of(st.integers(-5, 60), st.integers(0, 300_000), st.integers(-2**62, 2**62))
 
 
-@given(batches=st.lists(st.lists(ints, max_size=30), max_size=6))
-def test_int_ids_are_dense_and_stable(batches):
+@given(batches=st.lists(st.lists(ints, max_size=30), max_size=6), as_array=st.booleans())
+def test_int_ids_are_dense_and_stable(batches, as_array):
+    # lists of up to 32 ids take the plain-Python path, arrays the numpy ones
     index, model = IdIndex(int), {}
     for batch in batches:
-        got = index.add(batch).tolist()
+        got = index.add(np.asarray(batch, dtype=np.int64) if as_array else batch).tolist()
+        fresh = sorted({x for x in batch if x not in model})
+        assert [got[batch.index(x)] for x in fresh] == list(range(len(model), len(model) + len(fresh)))
         for x, g in zip(batch, got):
             assert model.setdefault(x, g) == g
         assert sorted(model.values()) == list(range(len(model)))
@@ -35,3 +38,13 @@ def test_earlier_ids_come_first():
     index.add([900, 5])            # e.g. the workload's vertices
     assert index.add(np.arange(10)).tolist()[:6] == [2, 3, 4, 5, 6, 0]
     assert index.lookup([5, 900]).tolist() == [0, 1]   # one call: increasing value
+
+
+def test_large_batches_of_mostly_known_ids_keep_their_numbers():
+    rng = np.random.default_rng(3)
+    index, external = IdIndex(int), []
+    for n in (200_000, 50_000, 300_000):     # fresh ids many, then few, then many again
+        batch = rng.integers(0, 1 << 20, n)
+        got = index.add(batch)
+        assert (np.asarray(index._external)[got] == batch).all()
+        assert index.size == len(set(index._external))

@@ -33,7 +33,6 @@ and sets are fed in small batches so the budget is checked often.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 
@@ -41,7 +40,7 @@ import numpy as np
 from scipy import sparse
 
 from bench.simjoin.generators import tweet_like
-from bench.simjoin.throughput import measure, window_slice
+from bench.simjoin.throughput import measure, window_slice, write_csv
 from spec.errors import InvalidParameter
 from spec.simjoin import Params, RecordBatch, SimJoinEngine
 
@@ -260,10 +259,7 @@ def main(argv=None) -> int:
         swoop = next(r for r in rows if r["engine"] == "swoop" and r["w"] == row["w"])
         row["swoop_speedup"] = round(swoop["sets_per_s"] / row["sets_per_s"], 1)
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "peers.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, os.path.join(args.out, "peers.csv"))
     plot(rows, os.path.join(args.out, "peers.png"))
     return 0
 

@@ -21,45 +21,34 @@ window, CPU clock, ``--budget`` CPU seconds at most per run); ``--only k`` or
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 
 from bench.simjoin.generators import enron_like, tweet_like
-from bench.simjoin.throughput import MAX_WINDOW, measure
+from bench.simjoin.throughput import MAX_WINDOW, measure, write_csv
 
 
-def write_csv(rows: list[dict], path: str) -> None:
-    with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-
-
-def k_sweep(engines: list[str], ks: list[int], w: int, sets: int, budget: float, seed: int) -> list[dict]:
-    stream = tweet_like(w + sets, seed=seed)
+def _runs(generator: str, stream, engines: list[str], settings: list[tuple[int, int]], sets: int,
+          budget: float) -> list[dict]:
+    """``measure`` every engine at every ``(w, k)``, skipping windows an engine cannot hold."""
     rows = []
-    for k in ks:
+    for w, k in settings:
         for engine in engines:
             if w > MAX_WINDOW.get(engine, w):
                 continue
-            row = {"generator": "tweet", **measure(engine, stream, w, k, sets, budget)}
+            row = {"generator": generator, **measure(engine, stream, w, k, sets, budget)}
             print(row, flush=True)
             rows.append(row)
     return rows
+
+
+def k_sweep(engines: list[str], ks: list[int], w: int, sets: int, budget: float, seed: int) -> list[dict]:
+    return _runs("tweet", tweet_like(w + sets, seed=seed), engines, [(w, k) for k in ks], sets, budget)
 
 
 def enron_runs(engines: list[str], windows: list[int], k: int, sets: int, budget: float,
                seed: int) -> list[dict]:
-    stream = enron_like(max(windows) + sets, seed=seed)
-    rows = []
-    for w in windows:
-        for engine in engines:
-            if w > MAX_WINDOW.get(engine, w):
-                continue
-            row = {"generator": "enron", **measure(engine, stream, w, k, sets, budget)}
-            print(row, flush=True)
-            rows.append(row)
-    return rows
+    return _runs("enron", enron_like(max(windows) + sets, seed=seed), engines,
+                 [(w, k) for w in windows], sets, budget)
 
 
 def _lines(ax, rows, x: str, y: str, label: str) -> None:

@@ -104,6 +104,13 @@ def plot(rows: list[dict], path: str) -> None:
     fig.savefig(path, dpi=120)
 
 
+def write_csv(rows: list[dict], path: str) -> None:
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engines", default="swoop,swoop-noindex,swoop-noincrement,swoop-noheap,scase,base")
@@ -135,10 +142,7 @@ def main(argv=None) -> int:
         rows.extend(mine)
     os.makedirs(args.out, exist_ok=True)
     name = f"throughput-{args.generator}-k{args.k}"
-    with open(os.path.join(args.out, f"{name}.csv"), "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv(rows, os.path.join(args.out, f"{name}.csv"))
     plot(rows, os.path.join(args.out, f"{name}.png"))
     return 0
 

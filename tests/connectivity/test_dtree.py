@@ -16,17 +16,11 @@ from spec.connectivity import Params
 ENGINE = DTreeEngine
 
 
-def run(edges, params, chunks=None):
-    """Feed ``edges`` (in ``chunks`` pieces if given), then flush."""
+def run(edges, params):
+    """Feed ``edges`` in one call, then flush (chunked feeding is covered for
+    every engine in ``test_engine_regressions.py``)."""
     engine = ENGINE(params)
-    out = []
-    if chunks is None:
-        out += list(engine.process(edges))
-    else:
-        for lo, hi in zip([0] + chunks, chunks + [len(edges)]):
-            out += list(engine.process(edges[lo:hi]))
-    out += engine.flush()
-    return out
+    return list(engine.process(edges)) + engine.flush()
 
 
 # -- D-Tree structure ---------------------------------------------------------------

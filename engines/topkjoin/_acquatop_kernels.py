@@ -163,6 +163,19 @@ def _before(score_a, tie_a, score_b, tie_b):
 
 
 @njit(cache=True)
+def _keep(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, i, out, sw):
+    """Compaction step shared by ``staircase`` and ``purge``: entry ``i`` moves to
+    row ``out <= i`` with start window ``sw``."""
+    l_dense[out] = l_dense[i]
+    l_score[out] = l_score[i]
+    l_tie[out] = l_tie[i]
+    l_sval[out] = l_sval[i]
+    l_ts[out] = l_ts[i]
+    l_ew[out] = l_ew[i]
+    l_sw[out] = sw
+
+
+@njit(cache=True)
 def staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt):
     """Marks of the sorted list ``[:m]`` from scratch (§3.7); drops non-members; returns new m."""
     for w in range(span):
@@ -177,13 +190,7 @@ def staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span
                 if sw < 0:
                     sw = c + w
         if sw >= 0:
-            l_dense[out] = l_dense[i]
-            l_score[out] = l_score[i]
-            l_tie[out] = l_tie[i]
-            l_sval[out] = l_sval[i]
-            l_ts[out] = l_ts[i]
-            l_ew[out] = l_ew[i]
-            l_sw[out] = sw
+            _keep(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, i, out, sw)
             out += 1
     return out
 
@@ -293,12 +300,6 @@ def purge(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c):
         sw = l_sw[i] + 1 if l_sw[i] == c else l_sw[i]
         if sw > l_ew[i]:
             continue
-        l_dense[out] = l_dense[i]
-        l_score[out] = l_score[i]
-        l_tie[out] = l_tie[i]
-        l_sval[out] = l_sval[i]
-        l_ts[out] = l_ts[i]
-        l_ew[out] = l_ew[i]
-        l_sw[out] = sw
+        _keep(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, i, out, sw)
         out += 1
     return out

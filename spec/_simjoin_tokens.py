@@ -3,52 +3,120 @@
 A stream cannot count token frequencies up front, so SWOOP numbers each token
 when it first appears and processes a set's tokens in descending number
 (later first appearance first, a guess at "rarer").  Small non-negative int
-tokens live in a direct-address table (one gather per batch; only the tokens
-never seen are sorted), other ints in sorted arrays (one ``searchsorted`` per
-batch); str tokens in a dict.  Within one batch new tokens are numbered in
-order of first occurrence.
+tokens live in a direct-address table, other ints in an open-addressing hash
+table (numpy arrays, so the state pickles); one numba pass over a batch looks
+every token up and numbers the fresh ones in order of first occurrence, so a
+batch costs O(tokens) with no sort.  str tokens live in a dict.
 """
 from __future__ import annotations
 
 import numpy as np
-
+from numba import njit
 
 # the direct table may be this many times larger than the tokens it serves
 DENSITY = 4
 MIN_DIRECT = 1 << 16
+MIN_HASH = 1 << 10
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the top bits of tok * 2^64/phi
+
+
+@njit(cache=True, inline="always")
+def _slot(t, shift):
+    return np.int64((np.uint64(t) * _GOLDEN) >> np.uint64(shift))
+
+
+@njit(cache=True)
+def _number(tok, start, out, direct, h_key, h_id, shift, used, size):
+    """Number ``tok[start:]`` into ``out``: the direct table for ``0 <= t <
+    direct.size``, else the hash (``h_id < 0``: free slot).  Stops before a
+    fresh hashed token would fill the hash beyond one half; returns
+    ``(next, used, size)``."""
+    nd = direct.size
+    mask = h_key.size - 1
+    for n in range(start, tok.size):
+        t = tok[n]
+        if 0 <= t < nd:
+            d = direct[t]
+            if d < 0:
+                d = size
+                direct[t] = d
+                size += 1
+        else:
+            h = _slot(t, shift)
+            while True:
+                d = h_id[h]
+                if d < 0:
+                    if 2 * (used + 1) > h_key.size:
+                        return n, used, size
+                    d = size
+                    h_key[h] = t
+                    h_id[h] = d
+                    used += 1
+                    size += 1
+                    break
+                if h_key[h] == t:
+                    break
+                h = (h + 1) & mask
+        out[n] = d
+    return tok.size, used, size
+
+
+@njit(cache=True)
+def _rehash(h_key, h_id, direct, b_key, b_id, shift):
+    """Move the hash into the fresh hash ``b_*``; entries the direct table now
+    covers go there instead (each token lives in one place).  Returns #hashed."""
+    nd = direct.size
+    mask = b_key.size - 1
+    used = 0
+    for x in range(h_key.size):
+        d = h_id[x]
+        if d < 0:
+            continue
+        t = h_key[x]
+        if 0 <= t < nd:
+            direct[t] = d
+            continue
+        h = _slot(t, shift)
+        while b_id[h] >= 0:
+            h = (h + 1) & mask
+        b_key[h] = t
+        b_id[h] = d
+        used += 1
+    return used
 
 
 class TokenNumbering:
     def __init__(self):
         self.size = 0
-        self._direct = np.full(0, -1, np.int64)  # token -> dense id, or -1
-        self._keys = np.empty(0, np.int64)     # sorted int tokens outside the table
-        self._ids = np.empty(0, np.int64)
+        self._direct = np.full(0, -1, np.int64)   # token -> dense id, or -1
+        self._h_key = np.zeros(MIN_HASH, np.int64)  # hashed int tokens (open addressing)
+        self._h_id = np.full(MIN_HASH, -1, np.int64)
+        self._h_used = 0
         self._strs: dict[str, int] = {}
 
     def add_ints(self, tok: np.ndarray) -> np.ndarray:
-        tok = np.asarray(tok, dtype=np.int64)
+        tok = np.ascontiguousarray(tok, dtype=np.int64)
         if tok.size == 0:
             return tok
-        lo, hi = int(tok.min()), int(tok.max())
-        if lo >= 0:
+        hi = int(tok.max())
+        if hi >= 0:
             self._maybe_grow(hi, tok.size)
-        if lo >= 0 and hi < self._direct.size:
-            return self._add_direct(tok)
-        return self._add_sorted(tok)
+        out = np.empty(tok.size, np.int64)
+        n = 0
+        while True:
+            n, self._h_used, self.size = _number(tok, n, out, self._direct, self._h_key, self._h_id,
+                                                 self._shift(), self._h_used, self.size)
+            if n == tok.size:
+                return out
+            self._rehash(2 * self._h_key.size)
 
-    def _add_direct(self, tok: np.ndarray) -> np.ndarray:
-        table = self._direct
-        dense = table[tok]
-        fresh = dense < 0
-        if fresh.any():
-            where = np.flatnonzero(fresh)
-            uniq, first = np.unique(tok[where], return_index=True)
-            order = uniq[np.argsort(where[first], kind="stable")]   # first occurrence
-            table[order] = np.arange(self.size, self.size + order.size, dtype=np.int64)
-            self.size += int(order.size)
-            dense[where] = table[tok[where]]
-        return dense
+    def _shift(self) -> int:
+        return 64 - (self._h_key.size.bit_length() - 1)
+
+    def _rehash(self, cap: int) -> None:
+        b_key, b_id = np.zeros(cap, np.int64), np.full(cap, -1, np.int64)
+        self._h_key, self._h_id, self._h_used = b_key, b_id, _rehash(
+            self._h_key, self._h_id, self._direct, b_key, b_id, 64 - (cap.bit_length() - 1))
 
     def _maybe_grow(self, max_tok: int, batch: int) -> None:
         cap = self._direct.size
@@ -56,36 +124,9 @@ class TokenNumbering:
             return
         table = np.full(max(max_tok + 1, 2 * cap, MIN_DIRECT), -1, np.int64)
         table[:cap] = self._direct
-        # move the sorted tokens the larger table now covers: each token lives in one place
-        moved = (self._keys >= 0) & (self._keys < table.size)
-        table[self._keys[moved]] = self._ids[moved]
-        self._keys, self._ids = self._keys[~moved], self._ids[~moved]
         self._direct = table
-
-    def _add_sorted(self, tok: np.ndarray) -> np.ndarray:
-        """Tokens not all in the table: one ``searchsorted`` against the sorted
-        arrays after a lookup in the table for those it covers."""
-        uniq, first, inverse = np.unique(tok, return_index=True, return_inverse=True)
-        out = np.full(uniq.size, -1, np.int64)
-        direct = (uniq >= 0) & (uniq < self._direct.size)
-        out[direct] = self._direct[uniq[direct]]
-        pos = np.searchsorted(self._keys, uniq)
-        hit = pos < self._keys.size
-        hit[hit] = self._keys[pos[hit]] == uniq[hit]
-        out[hit] = self._ids[pos[hit]]
-        hit |= out >= 0
-        new = np.flatnonzero(~hit)
-        if new.size:
-            order = new[np.argsort(first[new], kind="stable")]
-            out[order] = np.arange(self.size, self.size + order.size, dtype=np.int64)
-            self.size += int(order.size)
-            in_table = direct[new]
-            self._direct[uniq[new[in_table]]] = out[new[in_table]]
-            rest = new[~in_table]
-            at = np.searchsorted(self._keys, uniq[rest])
-            self._keys = np.insert(self._keys, at, uniq[rest])
-            self._ids = np.insert(self._ids, at, out[rest])
-        return out[inverse.reshape(-1)]
+        if self._h_used:          # the hashed tokens the larger table now covers move there
+            self._rehash(self._h_key.size)
 
     def add_strs(self, tok: list[str]) -> np.ndarray:
         out = np.empty(len(tok), np.int64)

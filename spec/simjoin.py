@@ -76,7 +76,7 @@ class TopK:
     """The top-k list at index time ``ts``, best first: ``(id_new, id_old, score, end_time)``."""
 
     ts: float
-    pairs: tuple = attrs.field(converter=lambda ps: tuple(tuple(p) for p in ps))
+    pairs: tuple = attrs.field(converter=lambda ps: tuple(map(tuple, ps)))
 
 
 def _time(x) -> float | None:
@@ -168,6 +168,20 @@ class Prepared:
     tok: np.ndarray
 
 
+@attrs.frozen(eq=False)
+class Changes:
+    """The ``_apply`` hook's result as columns (the fast form for numba
+    engines): change ``x`` happened at operation ``pos[x]`` and its list is
+    rows ``ptr[x]:ptr[x+1]`` of ``(seq_i, seq_j, score, end)``."""
+
+    pos: np.ndarray
+    ptr: np.ndarray
+    seq_i: np.ndarray
+    seq_j: np.ndarray
+    score: np.ndarray
+    end: np.ndarray
+
+
 class SimJoinEngine:
     """Base class of simjoin engines and the oracle: the spec boundary.
 
@@ -175,8 +189,8 @@ class SimJoinEngine:
     tokens (dense ids by first appearance, the order SWOOP Section 5.6 uses),
     then calls the hook ``_apply(prepared) -> [(position, ((seq_i, seq_j,
     score, e), ...)), ...]``: for each operation of the batch (by position)
-    whose top-k list changed, the new list.  The base class maps seqs back to
-    ids and builds ``TopK`` outputs.
+    whose top-k list changed, the new list (or the same as ``Changes``
+    columns).  The base class maps seqs back to ids and builds ``TopK`` outputs.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -241,14 +255,23 @@ class SimJoinEngine:
         if self.token_kind is None:
             self.token_kind = kind
         prepared = self._prepare(events)
-        changes = self._apply(prepared)
+        out = self._outputs(self._apply(prepared), prepared.ts)
+        return [(where[pos], topk) for pos, topk in out] if positions else [topk for _, topk in out]
+
+    def _outputs(self, changes, ts: np.ndarray) -> list[tuple[int, TopK]]:
+        """``(position, TopK)`` of each change, seqs mapped back to ids."""
         ids = self.ids
-        out = []
-        for pos, pairs in changes:
-            topk = TopK(float(prepared.ts[pos]),
-                        tuple((ids[i], ids[j], float(s), float(e)) for i, j, s, e in pairs))
-            out.append((where[pos], topk) if positions else topk)
-        return out
+        if isinstance(changes, Changes):        # in bulk: one tolist per column
+            rows = list(zip([ids[x] for x in changes.seq_i.tolist()],
+                            [ids[x] for x in changes.seq_j.tolist()],
+                            changes.score.tolist(), changes.end.tolist()))
+            ptr = changes.ptr.tolist()
+            pos = changes.pos.tolist()
+            return [(p, TopK(t, rows[a:b]))
+                    for p, t, a, b in zip(pos, ts[changes.pos].tolist(), ptr, ptr[1:])]
+        return [(pos, TopK(float(ts[pos]), tuple((ids[i], ids[j], float(s), float(e))
+                                                 for i, j, s, e in pairs)))
+                for pos, pairs in changes]
 
     def _feed_columns(self, batch: RecordBatch) -> list[TopK]:
         """``process`` of a ``RecordBatch``: the same checks, vectorised."""
@@ -304,9 +327,7 @@ class SimJoinEngine:
         side = batch.side[keep].astype(np.int64) if two else np.zeros(m, np.int64)
         prepared = Prepared(np.zeros(m, np.int64), tk, side, seq,
                             np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), tok)
-        return [TopK(float(tk[pos]), tuple((self.ids[i], self.ids[j], float(s), float(e))
-                                          for i, j, s, e in pairs))
-                for pos, pairs in self._apply(prepared)]
+        return [topk for _, topk in self._outputs(self._apply(prepared), tk)]
 
     def _validate(self, events: list) -> tuple[list[bool], type | None]:
         two = self.params.join == "rs"

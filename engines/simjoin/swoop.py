@@ -1,7 +1,7 @@
 """SWOOP (Mann, Augsten, Jensen, PVLDB; Sections 5-6): candidate index plus a
 minimal stock.  The work happens in ``engines.simjoin._swoop_kernels.run_ops``,
 one call per batch; this class keeps the numpy state, grows and compacts it
-between calls, and turns the kernel's output buffers into top-k lists.
+between calls, and hands the kernel's output buffers over as ``Changes`` columns.
 
 ``SwoopNoIndex`` and ``SwoopNoIncrement`` are the ablations of Figure 13
 (no candidate index: scan the whole window; no incremental stock: the skyband
@@ -16,7 +16,7 @@ import numpy as np
 
 from engines.simjoin import _swoop_index_kernels as IK
 from engines.simjoin import _swoop_kernels as K
-from spec.simjoin import SimJoinEngine
+from spec.simjoin import Changes, SimJoinEngine
 
 _I8 = np.int64
 _F8 = np.float64
@@ -148,17 +148,16 @@ class SwoopEngine(SimJoinEngine):
                 self._grow_out()
         return self._collect()
 
-    def _collect(self) -> list:
+    def _collect(self) -> Changes:
+        """The kernel's output buffers as ``Changes`` columns (copies: the buffers are reused)."""
         m = self.meta
         n_ev, n_rows = int(m[K.OUT_EV]), int(m[K.OUT_ROW])
-        pos = self.out_pos[:n_ev].tolist()
-        ptr = self.out_ptr[:n_ev].tolist() + [n_rows]
-        i, j = self.out_i[:n_rows].tolist(), self.out_j[:n_rows].tolist()
-        sc, e = self.out_sc[:n_rows].tolist(), self.out_e[:n_rows].tolist()
+        ptr = np.empty(n_ev + 1, _I8)
+        ptr[:n_ev] = self.out_ptr[:n_ev]
+        ptr[n_ev] = n_rows
         m[K.OUT_EV] = m[K.OUT_ROW] = 0
-        return [(pos[x], tuple(zip(i[ptr[x]:ptr[x + 1]], j[ptr[x]:ptr[x + 1]],
-                                   sc[ptr[x]:ptr[x + 1]], e[ptr[x]:ptr[x + 1]])))
-                for x in range(n_ev)]
+        return Changes(self.out_pos[:n_ev].copy(), ptr, self.out_i[:n_rows].copy(),
+                       self.out_j[:n_rows].copy(), self.out_sc[:n_rows].copy(), self.out_e[:n_rows].copy())
 
     # -- introspection (tests, benchmarks) -----------------------------------------
     def stock(self) -> set[tuple[int, int]]:

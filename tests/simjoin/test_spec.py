@@ -98,3 +98,19 @@ def test_int_tokens_across_table_growth():
         batch = rng.integers(lo, hi, n)
         got = numbering.add_ints(batch).tolist()
         assert got == [model.setdefault(x, len(model)) for x in batch.tolist()]
+
+
+def test_int_tokens_hashed_far_from_the_table_and_pickled():
+    import pickle
+
+    from spec._simjoin_tokens import TokenNumbering
+    rng = np.random.default_rng(7)
+    numbering, model = TokenNumbering(), {}
+    extremes = np.array([-2**63, 2**63 - 1, -1, 0, 2**62, -2**62], np.int64)
+    for n, batch in enumerate((extremes, rng.integers(-2**63, 2**63 - 1, 5000, dtype=np.int64),
+                               rng.integers(2**40, 2**40 + 3000, 20_000), extremes,
+                               rng.integers(0, 70_000, 30_000))):
+        if n == 3:
+            numbering = pickle.loads(pickle.dumps(numbering))
+        got = numbering.add_ints(batch).tolist()
+        assert got == [model.setdefault(x, len(model)) for x in batch.tolist()]

@@ -10,7 +10,9 @@
   ``probes`` (an arriving tuple probing the left buffer of a running join),
   ``scanned`` (composites looked at by those probes; ``scanned_by_cn_joins``:
   by the joins producing MTJNT, which the mesh cannot share: no CN is
-  another's prefix), ``built`` (composites put into operator buffers), plus
+  another's prefix; a nested-loop probe looks at all of them), ``matched``
+  (those with the probed join value: what a hash-indexed probe looks at,
+  dead ones included), ``built`` (composites put into operator buffers), plus
   the operator counts.
 - ``memory.csv``: peak memory of FM and PM at |K| = 2, 3, 4: tracemalloc peak
   of the whole engine (mesh, CNs, buffers, sources, the spec's bookkeeping),
@@ -72,6 +74,10 @@ def _work_run(name: str, k: int, seconds: int) -> dict:
                     count["probes"] += 1
                     count["scanned"] += len(j.left.out)
                     count["scanned_by_cn_joins"] += len(j.left.out) if j.cn else 0
+                    pp, (pa, xa) = j.parent_pos, j.cond
+                    xv = row.values[xa]
+                    if xv is not None:
+                        count["matched"] += sum(c[1][pp].values[pa] == xv for c in j.left.out)
             return super()._route(row, results)
 
         def _emit(self, op, new, results):
@@ -84,7 +90,7 @@ def _work_run(name: str, k: int, seconds: int) -> dict:
     eng.flush()
     ops = eng.ops
     return dict(probes=count["probes"], scanned=count["scanned"],
-                scanned_by_cn_joins=count["scanned_by_cn_joins"], built=count["built"],
+                scanned_by_cn_joins=count["scanned_by_cn_joins"], matched=count["matched"], built=count["built"],
                 operators=len(ops), joins=sum(op.left is not None for op in ops))
 
 

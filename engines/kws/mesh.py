@@ -2,7 +2,9 @@
 
 ``MeshEngine`` routes each arriving tuple through the operators of
 ``engines.kws.operators``: the tuple is probed against the (shared) output
-buffer of the left input of every join whose right source is its node, and
+buffer of the left input of every join whose right source is its node
+(through a hash index of the buffer on the join value; the paper loops over
+the whole buffer, ``index_buffers=False``, the same for every engine), and
 every new composite travels up to the running parents, which probe their
 right source (hash index on the join attribute).  New composites at a CN
 operator go to the output operator.  Every composite holding the new tuple is
@@ -20,8 +22,8 @@ Options (class attributes, or keyword arguments for ablations):
   waking from its inputs, instead of catching up from ``stopTime``; the
   result is the same buffer (all alive composites), and a sleeping join
   holds no dead tuples, so the sleeping-operator queue is not needed.
-- ``purge`` (Section 4.3): ``"lazy"`` drops dead composites when a probe
-  scans them; ``"eager"`` drops them from every buffer as soon as a source
+- ``purge`` (Section 4.3): ``"lazy"`` drops dead composites from a buffer
+  when a probe meets one (and rebuilds its indexes on the next probe); ``"eager"`` drops them from every buffer as soon as a source
   tuple expires.  Deletions (negative tuples) are always purged eagerly.
 
 Schema changes (Section 4.4) rebuild the operators from the new CNs and
@@ -48,12 +50,13 @@ class MeshEngine(KwsEngine):
     shared = True
     demand_driven = True
     purge = "lazy"
+    index_buffers = True             # probe output buffers through hash indexes (else scan them)
     refuses = staticmethod(_holds)   # the join's refusal test (Figure 3.7)
     shrinks = False                  # operators are destroyed when their buffer is dry (PM)
 
     def __init__(self, params, **options):
         for k, v in options.items():
-            if k not in ("shared", "demand_driven", "purge"):
+            if k not in ("shared", "demand_driven", "purge", "index_buffers"):
                 raise TypeError(f"unknown option {k!r}")
             setattr(self, k, v)
         super().__init__(params)
@@ -108,7 +111,7 @@ class MeshEngine(KwsEngine):
                    for c in op.out if c[0] > t and _holds(c[1], row)]
         for op in self.ops:  # the negative tuple expunges every composite holding it
             if op.out:
-                op.out = [c for c in op.out if not _holds(c[1], row)]
+                op.out, op.idx = [c for c in op.out if not _holds(c[1], row)], None
         self._remove(row)
         return results
 
@@ -138,7 +141,7 @@ class MeshEngine(KwsEngine):
         if expired and self.purge == "eager":
             for op in self.ops:
                 if op.out:
-                    op.out = [c for c in op.out if c[0] > t]
+                    op.out, op.idx = [c for c in op.out if c[0] > t], None
 
     def _route(self, row, results) -> None:
         """Process an arriving tuple; new results go to ``results`` (None: discard)."""
@@ -155,6 +158,7 @@ class MeshEngine(KwsEngine):
         else:
             joins = tuple(self._by_right.get(node, ()))  # the partial mesh grows and shrinks it
         t_end, now, shrinks = (INF if row.t_end is None else row.t_end), self.now, self.shrinks
+        indexed = self.index_buffers
         for op in self._roots.get(node, ()):
             self._emit(op, [(t_end, (row,))], results)
         for j in joins:
@@ -165,13 +169,23 @@ class MeshEngine(KwsEngine):
             if xv is None:
                 continue
             left = j.left
-            buf = left.out
-            if not buf:
+            if not left.out:
                 if shrinks:
                     self._live(left)  # lets the partial mesh shrink a dry operator
                 continue
+            pp = j.parent_pos
+            if indexed:
+                idx = left.idx
+                ix = idx.get((pp, pa)) if idx is not None else None
+                if ix is None:
+                    ix = self._index_buffer(left, pp, pa)
+                buf = ix.get(xv)
+                if buf is None:
+                    continue
+            else:
+                buf = left.out  # the paper's nested loop over the whole buffer
             # one pass: probe the live composites, note dead ones (lazy purge)
-            pp, new, refuses, dead = j.parent_pos, [], self.refuses, False
+            new, refuses, dead = [], self.refuses, False
             for c in buf:
                 if c[0] <= now:
                     dead = True
@@ -193,8 +207,18 @@ class MeshEngine(KwsEngine):
     def _emit(self, op, new: list, results) -> None:
         if op.out:
             op.out.extend(new)
+            if op.idx:
+                for (pp, pa), ix in op.idx.items():
+                    for c in new:
+                        v = c[1][pp].values[pa]
+                        if v is not None:
+                            bucket = ix.get(v)
+                            if bucket is None:
+                                ix[v] = [c]
+                            else:
+                                bucket.append(c)
         else:
-            op.out = list(new)
+            op.out, op.idx = list(new), None
         if op.cn and results is not None:
             results.extend(self._result(op, c) for c in new)
         for q in op.parents:
@@ -217,12 +241,31 @@ class MeshEngine(KwsEngine):
                     out.append((min(c[0], te), c[1] + (y,)))
         return [c for c in out if c[0] > now]
 
+    def _index_buffer(self, op, pp, pa) -> dict:
+        """A hash index of the op's live composites on the value a parent probes
+        (attribute ``pa`` of position ``pp``); kept up to date by ``_emit``."""
+        ix: dict = {}
+        now = self.now
+        for c in op.out:
+            if c[0] > now:
+                v = c[1][pp].values[pa]
+                if v is not None:
+                    bucket = ix.get(v)
+                    if bucket is None:
+                        ix[v] = [c]
+                    else:
+                        bucket.append(c)
+        if op.idx is None:
+            op.idx = {}
+        op.idx[(pp, pa)] = ix
+        return ix
+
     def _live(self, op) -> list:
         """The op's output buffer without dead composites (lazy purge)."""
         now, out = self.now, op.out
         alive = [c for c in out if c[0] > now]
         if len(alive) != len(out):
-            op.out = alive
+            op.out, op.idx = alive, None
         return alive
 
     def _remove(self, row) -> None:
@@ -258,12 +301,12 @@ class MeshEngine(KwsEngine):
         k = j.left
         if k.left is not None and not k.running and self._nonempty(k.right):
             self._wake(k)
-        j.out = self._probe_right(j, self._live(k))
+        j.out, j.idx = self._probe_right(j, self._live(k)), None
 
     def _sleep(self, j) -> None:
         j.running = False
         self._running[j.right].pop(j, None)
-        j.out = ()
+        j.out, j.idx = (), None
         k = j.left
         if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
             self._sleep(k)

@@ -15,7 +15,10 @@ Sources (one per expanded-schema node) are shared in both: they are
 selections, the same for every tree.
 
 A composite is ``(t_end, rows)``: the tuples by position, and the earliest
-window end (``INF`` in the positive-negative model).
+window end (``INF`` in the positive-negative model).  ``Op.idx`` indexes an
+output buffer for its parents' probes: ``(parent_pos, attribute) -> {join
+value: composites}``, built on a parent's first probe and kept up to date as
+composites arrive; ``None`` whenever ``out`` is replaced.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ class Op:
     mesh at |K| = 5 has millions of them."""
 
     __slots__ = ("pos", "node", "parent_pos", "label", "left", "right", "parents", "cn",
-                 "out", "running", "cond", "key")
+                 "out", "idx", "running", "cond", "key")
 
     def __init__(self, pos, node, parent_pos, label, left, running=True, cond=None):
         self.pos = pos
@@ -44,6 +47,7 @@ class Op:
         self.parents = ()
         self.cn = False                  # feeds the output operator
         self.out = ()                    # composites (t_end, rows)
+        self.idx = None                  # hash indexes of ``out`` for the parents' probes
         self.running = running
         self.cond = cond                 # (parent attribute, new attribute) of a join
         self.key = None                  # the CN prefix it evaluates (partial mesh)

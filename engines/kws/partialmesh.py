@@ -141,7 +141,7 @@ class PartialMeshEngine(MeshEngine):
             alive = [c for c in out if c[0] > t]
             if len(alive) == len(out):
                 continue
-            op.out = alive
+            op.out, op.idx = alive, None
             if not alive:
                 self._shrink(op)
             else:

@@ -12,7 +12,8 @@ from spec.kws import Insert, Params
 from spec.kws_schema import JoinEdge, Relation, Schema
 
 OPTIONS = [dict(purge="eager"), dict(demand_driven=False), dict(shared=False, demand_driven=True),
-           dict(purge="eager", demand_driven=False)]
+           dict(purge="eager", demand_driven=False), dict(index_buffers=False),
+           dict(index_buffers=False, shared=False, demand_driven=False)]
 
 
 @pytest.mark.parametrize("options", OPTIONS, ids=str)

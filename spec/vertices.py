@@ -5,14 +5,17 @@ note Section 8.2).  Ids added earlier get smaller dense ids, so the workload's
 vertices, added first, are ``0..``; within one ``add`` call the numbering is
 deterministic (increasing external value for ints, first appearance for strs).
 
-Integer ids: small non-negative ids live in a direct-address table (one gather
-per batch: a 20M-id batch maps in tens of milliseconds, no sort); other ints
+Integer ids: small non-negative ids live in a direct-address table (one numba
+pass per batch, ``spec._vertices_kernels``: a random read per id and a sort of
+the fresh ids only, so a 20M-id batch maps in tens of milliseconds); other ints
 in a sorted array searched with ``searchsorted``.  String ids: a dict.  The
 state is numpy arrays, lists and dicts, so it pickles.
 """
 from __future__ import annotations
 
 import numpy as np
+
+from spec._vertices_kernels import direct_add
 
 # The direct table may be this many times larger than the number of ids it serves.
 DENSITY = 4
@@ -70,28 +73,19 @@ class IdIndex:
             dense = self._add_small(values)
             if dense is not None:
                 return dense
-        arr = np.asarray(values, dtype=np.int64)
+        arr = np.ascontiguousarray(values, dtype=np.int64)
         if arr.size == 0:
             return np.empty(0, dtype=np.int64)
-        self._maybe_grow(int(arr.max()), arr.size)
-        cap = self._direct.size
-        if arr.min() >= 0 and arr.max() < cap:
-            # one gather; only ids never seen cost more (a slide of a stream
-            # whose vertices are mostly known must not scan the whole table)
-            dense = self._direct[arr]
-            fresh = dense < 0
-            if not fresh.any():
-                return dense
-            new = arr[fresh]
-            if new.size * 16 < cap:
-                keys = np.unique(new)                     # O(fresh log fresh)
-            else:
-                # many fresh ids (a first large batch): one scatter, no sort
-                mark = np.zeros(cap, dtype=bool)
-                mark[new] = True
-                keys = np.flatnonzero(mark)
-            self._direct[keys] = self._number(keys)       # increasing either way
-            dense[fresh] = self._direct[new]
+        # one pass over the table (the common case: every id inside it); the
+        # max, for growing it, only when that fails
+        dense = np.empty(arr.size, dtype=np.int64)
+        fresh = np.empty(arr.size, dtype=np.int64)
+        nf = direct_add(arr, self._direct, self.size, dense, fresh)
+        if nf < 0 and self._maybe_grow(int(arr.max()), arr.size):
+            nf = direct_add(arr, self._direct, self.size, dense, fresh)
+        if nf >= 0:
+            if nf:
+                self._number(fresh[:nf])      # the table already holds their numbers
             return dense
         dense = self.lookup(arr)
         new = dense < 0
@@ -138,10 +132,11 @@ class IdIndex:
         self._external.extend(keys.tolist())
         return ids
 
-    def _maybe_grow(self, max_id: int, batch: int) -> None:
+    def _maybe_grow(self, max_id: int, batch: int) -> bool:
+        """Grow the direct table to cover ``max_id`` unless it would be too sparse."""
         cap = self._direct.size
         if max_id < cap or max_id >= max(MIN_DIRECT, DENSITY * (self.size + batch)):
-            return
+            return False
         new_cap = max(max_id + 1, 2 * cap, MIN_DIRECT)
         table = np.full(new_cap, -1, dtype=np.int64)
         table[:cap] = self._direct
@@ -150,6 +145,7 @@ class IdIndex:
         table[self._keys[moved]] = self._ids[moved]
         self._keys, self._ids = self._keys[~moved], self._ids[~moved]
         self._direct = table
+        return True
 
     def _add_str(self, values) -> np.ndarray:
         out = np.empty(len(values), dtype=np.int64)

@@ -1,0 +1,45 @@
+"""The direct-table pass of ``spec.vertices.IdIndex.add`` (BIC analysis note
+Section 8.2: dense ids), as one numba function over numpy arrays.
+
+A slide of a large stream is mostly ids seen before: the pass gathers their
+dense ids and collects the fresh ones in the same sweep, so the cost is one
+random read per id (the table outgrows the caches at a million vertices, and
+this read is most of the boundary's cost per edge) plus a sort of the fresh
+ids only.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def direct_add(ids, table, size, out, fresh):
+    """Dense ids of ``ids`` into ``out``, numbering the fresh ones ``size,
+    size + 1, ...`` in increasing value (``table``: external id -> dense id or
+    -1).  Returns the number of fresh ids, which ``fresh[:n]`` holds in
+    increasing order; or -1 when some id is outside the table, with the table
+    unchanged."""
+    cap = table.size
+    nf = 0
+    for i in range(ids.size):
+        x = ids[i]
+        if x < 0 or x >= cap:
+            for k in range(nf):         # undo the marks: nothing changed
+                table[fresh[k]] = -1
+            return -1
+        d = table[x]
+        if d == -1:
+            table[x] = -2               # seen fresh once in this batch
+            fresh[nf] = x
+            nf += 1
+        out[i] = d
+    if nf == 0:
+        return 0
+    fresh[:nf].sort()                   # increasing value, as the general path numbers
+    for k in range(nf):
+        table[fresh[k]] = size + k
+    for i in range(ids.size):
+        if out[i] < 0:
+            out[i] = table[ids[i]]
+    return nf

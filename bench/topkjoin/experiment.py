@@ -1,7 +1,7 @@
 """Quality experiments of the AcquaTop paper (§6, Figures 12-15, Table 6), redrawn.
 
-``python -m bench.topkjoin.experiment [budget|ch|k|n|all] [--datasets 5]``
-writes ``bench/results/topkjoin/<experiment>.csv`` (one row per engine,
+``python -m bench.topkjoin.experiment [budget|ch|k|n|all] [--datasets 5] [--java-compat]
+[--budget G]`` writes ``bench/results/topkjoin/<experiment>[-java][-bG].csv`` (one row per engine,
 parameter value and dataset: cumulative nDCG@K and precision@K over 150
 evaluations, plus the diagnostic ``ndcg_java``, the authors' order-insensitive
 variant of analysis §7.2, and the fetches spent) and ``<experiment>.png``
@@ -22,7 +22,20 @@ weights 0.7/0.3; the stream range is the min/max per-window mention count and
 the remote range the min/max of the dataset (computed once per dataset, as
 the authors did); dataset ``i`` of CH ``x`` is ``ds_ch(x, seed=i)`` with the
 mention stream of seed ``i``; the replica starts from each user's first
-snapshot (``data.timeline_rows``), as in the authors' code.
+snapshot (``data.timeline_rows``), as in the authors' code.  ``--budget G``
+sets the default budget of the ch/k/n sweeps (the authors' committed code ran
+K and N at 15; files get the suffix ``-bG``).
+
+``--java-compat`` (analysis note §10.1, "keep a java_compat switch"): the
+authors' Java setting as far as the note documents it
+(``bench.topkjoin.java_compat``): the mention stream is rewritten so the
+streaming value is the Java's {1, 2} slide-presence count (so the stream
+range becomes 1..2), and two diagnostic engines join the run,
+``wsj-wbm-java`` (the Java's WBM ranker: L in {-1, 0}, change rates from the
+whole table, never-changing users skipped, filler refreshes not applied to
+arrivals) and ``at-tsm-java`` (gamma - 1 refreshes); the Java's nDCG is the
+``ndcg_java`` column as always.  Engines, oracle and metrics are unchanged;
+files get the suffix ``-java``.
 """
 from __future__ import annotations
 
@@ -33,12 +46,13 @@ from pathlib import Path
 import numpy as np
 
 from bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
+from bench.topkjoin.java_compat import DIAGNOSTICS as JAVA_DIAGNOSTICS, slide_presence
 from engines.topkjoin import policies
 from engines.topkjoin.acquatop import WsjWbmEngine
 from engines.topkjoin.window_aggregates import SlotAggregates
 from reference.topkjoin import evaluate
 from spec.registry import Registry
-from spec.topkjoin import Item, ItemBatch, Params
+from spec.topkjoin import ItemBatch, Params
 from spec.topkjoin_quality import quality
 from spec.topkjoin_remote import TimelineDataset
 
@@ -55,7 +69,13 @@ class WsjWbmStale(WsjWbmEngine):
 
 
 def engine_class(name: str):
-    return WsjWbmStale if name == WsjWbmStale.name else Registry.get("topkjoin", name)
+    if name == WsjWbmStale.name:
+        return WsjWbmStale
+    return JAVA_DIAGNOSTICS.get(name) or Registry.get("topkjoin", name)
+
+
+def engines(java_compat: bool) -> tuple:
+    return ENGINES + tuple(JAVA_DIAGNOSTICS) if java_compat else ENGINES
 
 
 def ndcg_java(answer, oracle, k: int) -> float:
@@ -71,46 +91,54 @@ GRIDS = {"budget": [1, 3, 5, 7, 10, 15, 20, 25, 30], "ch": [5, 10, 20, 40, 80],
          "k": [2, 5, 7, 10, 15, 20, 30], "n": [0, 5, 10, 20, 30, 40, 50]}
 
 
-def stream_range(ids, ts) -> tuple[float, float]:
+def stream_range(ids, x, ts) -> tuple[float, float]:
     aggs = SlotAggregates(T0, OMEGA, BETA, "sum")
-    aggs.ingest(np.unique(ids, return_inverse=True)[1], np.ones(ids.size), ts)  # dense ids
+    aggs.ingest(np.unique(ids, return_inverse=True)[1], x, ts)  # dense ids
     counts = [aggs.window(i)[1] for i in range(150)]
     vals = np.concatenate([c for c in counts if c.size])
     return float(vals.min()), float(max(vals.max(), vals.min() + 1))
 
 
-def dataset(ch: int, seed: int, snapshots):
+def dataset(ch: int, seed: int, snapshots, java_compat: bool = False):
+    """``(remote, ids, x, ts)`` of dataset ``seed`` of DS-CH-``ch`` (x = 1 per mention, or the
+    Java's slide-presence rewrite with ``java_compat``)."""
     remote = TimelineDataset.from_rows(timeline_rows(ds_ch(snapshots, ch, seed)))
     ids, ts = mentions(list(snapshots), seed)
     keep = ts < T0 + OMEGA + 149 * BETA    # the 150 evaluated windows
-    return remote, ids[keep], ts[keep]
+    ids, ts = ids[keep], ts[keep]
+    if java_compat:
+        ids, x, ts = slide_presence(ids, ts, T0, OMEGA, BETA)
+    else:
+        x = np.ones(ids.size)
+    return remote, ids, x, ts
 
 
-def run(engine: str, params: Params, ids, ts):
+def run(engine: str, params: Params, ids, x, ts):
     """The first 150 evaluations and the fetches they spent."""
     e = engine_class(engine)(params)
-    out = list(e.process(ItemBatch(ids, np.ones(ids.size), ts))) + e.flush()
+    out = list(e.process(ItemBatch(ids, x, ts))) + e.flush()
     return out[:150], int(sum(e.fetcher.per_evaluation[:150]))
 
 
-def experiment(name: str, datasets: int, snapshots) -> list[dict]:
+def experiment(name: str, datasets: int, snapshots, java_compat: bool = False,
+               default: dict = DEFAULT) -> list[dict]:
     rows = []
     for value in GRIDS[name]:
-        setting = DEFAULT | {name: value}
+        setting = default | {name: value}
         for seed in range(1, datasets + 1):
-            remote, ids, ts = dataset(setting["ch"], seed, snapshots)
+            remote, ids, x, ts = dataset(setting["ch"], seed, snapshots, java_compat)
             params = Params(omega=OMEGA, beta=BETA, k=setting["k"], n=setting["n"],
                             budget=setting["budget"], t0=T0, remote=remote,
-                            stream_range=stream_range(ids, ts), remote_range=remote.value_range(),
+                            stream_range=stream_range(ids, x, ts), remote_range=remote.value_range(),
                             seed=seed)
-            truth = evaluate([Item(i, 1.0, t) for i, t in zip(ids.tolist(), ts.tolist())], params)[:150]
-            for engine in ENGINES:
-                answers, fetches = run(engine, params, ids, ts)
+            truth = evaluate(list(zip(ids.tolist(), x.tolist(), ts.tolist())), params)[:150]
+            for engine in engines(java_compat):
+                answers, fetches = run(engine, params, ids, x, ts)
                 q = quality(answers, truth, params.k)
-                java = sum(ndcg_java(a.ids, o.ids, params.k) for a, o in zip(answers, truth))
+                nd_java = sum(ndcg_java(a.ids, o.ids, params.k) for a, o in zip(answers, truth))
                 rows.append(dict(experiment=name, value=value, dataset=seed, engine=engine,
                                  ndcg=q.ndcg, precision=q.precision, evaluations=q.evaluations,
-                                 ndcg_java=java, fetches=fetches))
+                                 ndcg_java=nd_java, fetches=fetches))
         print(f"{name}={value} done", flush=True)
     return rows
 
@@ -124,14 +152,29 @@ def medians(rows, metric):
 
 def table6(rows, name) -> list[str]:
     lines = []
+    present = {r["engine"] for r in rows}
+    pairs = [(o, t) for o in ("at-tsm", "at-bsm", "at-tsm-java")
+             for t in ("wsj-wbm", "wsj-lru", "wsj-wbm-stale", "wsj-wbm-java") if {o, t} <= present]
     for metric in ("ndcg", "precision", "ndcg_java"):
         med = medians(rows, metric)
-        for ours in ("at-tsm", "at-bsm"):
-            for theirs in ("wsj-wbm", "wsj-lru", "wsj-wbm-stale"):
-                diffs = [100 * (med[(ours, v)][0] - med[(theirs, v)][0]) / med[(theirs, v)][0]
-                         for v in GRIDS[name]]
-                lines.append(f"{name:6} {metric:9} {ours} vs {theirs}: max {max(diffs):6.2f}% "
-                             f"min {min(diffs):6.2f}%  ({', '.join(f'{d:.1f}' for d in diffs)})")
+        for ours, theirs in pairs:
+            diffs = [100 * (med[(ours, v)][0] - med[(theirs, v)][0]) / med[(theirs, v)][0]
+                     for v in GRIDS[name]]
+            lines.append(f"{name:6} {metric:9} {ours} vs {theirs}: max {max(diffs):6.2f}% "
+                         f"min {min(diffs):6.2f}%  ({', '.join(f'{d:.1f}' for d in diffs)})")
+    return lines
+
+
+def median_table(rows, name) -> list[str]:
+    """Markdown: the median cumulative nDCG and precision of the main engines per grid value."""
+    present = [e for e in ("at-tsm", "at-bsm", "wsj-wbm", "wsj-lru", "at-tsm-java", "wsj-wbm-java",
+                           "wst", "at-asm") if any(r["engine"] == e for r in rows)]
+    med = {m: medians(rows, m) for m in ("ndcg", "precision")}
+    head = [name] + [f"{e} {m}" for m in ("nDCG", "prec") for e in present]
+    lines = ["| " + " | ".join(head) + " |", "|" + " ---: |" * len(head)]
+    for v in GRIDS[name]:
+        cells = [str(v)] + [f"{med[m][(e, v)][0]:.1f}" for m in ("ndcg", "precision") for e in present]
+        lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
@@ -142,7 +185,8 @@ def plot(rows, name, path):
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, metric in zip(axes, ("ndcg", "precision")):
         med = medians(rows, metric)
-        for engine in ENGINES[:-1]:   # the diagnostic wsj-wbm-stale is in the CSV only
+        # the diagnostic wsj-wbm-stale is in the CSV only; the Java's two are plotted in -java runs
+        for engine in [e for e in dict.fromkeys(r["engine"] for r in rows) if e != WsjWbmStale.name]:
             xs = GRIDS[name]
             m = np.array([med[(engine, v)] for v in xs])
             ax.errorbar(xs, m[:, 0], yerr=[m[:, 0] - m[:, 1], m[:, 2] - m[:, 0]], label=engine,
@@ -161,17 +205,27 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("which", nargs="?", default="budget", choices=[*GRIDS, "all"])
     ap.add_argument("--datasets", type=int, default=5)
+    ap.add_argument("--java-compat", action="store_true",
+                    help="the authors' Java setting: {1,2} mention values, the Java's WBM and AT-TSM "
+                         "as extra diagnostic engines (bench.topkjoin.java_compat)")
+    ap.add_argument("--budget", type=int, default=DEFAULT["budget"],
+                    help="default budget of the ch/k/n sweeps")
+    ap.add_argument("--results", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    args.results.mkdir(parents=True, exist_ok=True)
     snapshots = load_snapshots()
+    default = DEFAULT | {"budget": args.budget}
+    suffix = ("-java" if args.java_compat else "") + (
+        f"-b{args.budget}" if args.budget != DEFAULT["budget"] else "")
     for name in (GRIDS if args.which == "all" else [args.which]):
-        rows = experiment(name, args.datasets, snapshots)
-        with open(RESULTS / f"{name}.csv", "w", newline="") as f:
+        rows = experiment(name, args.datasets, snapshots, args.java_compat, default)
+        stem = args.results / f"{name}{suffix}"
+        with open(f"{stem}.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-        plot(rows, name, RESULTS / f"{name}.png")
-        print("\n".join(table6(rows, name)))
+        plot(rows, name, f"{stem}.png")
+        print("\n".join(table6(rows, name) + median_table(rows, name)))
     return 0
 
 

@@ -32,10 +32,11 @@ before and after is what the change ended or started.
 """
 from __future__ import annotations
 
+import gc
 from collections import deque
 
 from engines.kws.cngen import cngen
-from engines.kws.operators import INF, build, join_condition
+from engines.kws.operators import INF, build, grow_mesh, join_condition
 from spec.kws import KwsEngine, Result
 
 
@@ -70,10 +71,21 @@ class MeshEngine(KwsEngine):
         self._build()
 
     def _build(self) -> None:
-        schema, m = self.schema, len(self.keywords)
-        self.cns = cngen(schema, m, self.params.t_max)
+        enabled = gc.isenabled()
+        gc.disable()  # millions of operators at |K| = 5 and no cycles among them
+        try:
+            self._build_ops()
+        finally:
+            if enabled:
+                gc.enable()
+
+    def _build_ops(self) -> None:
+        schema, m, t_max = self.schema, len(self.keywords), self.params.t_max
         conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
-        self.ops = build(self.cns, self.shared, not self.demand_driven, conds)
+        if self.shared:  # the mesh grows with CNGen; the list of CNs is never kept
+            self.ops = grow_mesh(schema, m, t_max, not self.demand_driven, conds)
+        else:
+            self.ops = build(cngen(schema, m, t_max), False, not self.demand_driven, conds)
         self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
         self._roots: dict = {}
         by_right: dict = {n: [] for n in self._sources}

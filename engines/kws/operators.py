@@ -11,8 +11,10 @@ tuple already in the left composite (Figure 3.7).
 - ``shared=True``: the mesh, one cluster per root node, joins shared by all
   CNs with the same prefix (the trees CNGen grew on the way), each join's
   output buffer the left input of all its parents (shared buffers).
-Sources (one per expanded-schema node) are shared in both: they are
-selections, the same for every tree.
+``grow_mesh`` builds the same mesh while CNGen runs, as the paper does,
+without listing the CNs (full-mesh initialisation).  Sources (one per
+expanded-schema node) are shared in both: they are selections, the same for
+every tree.
 
 A composite is ``(t_end, rows)``: the tuples by position, and the earliest
 window end (``INF`` in the positive-negative model).  ``Op.idx`` indexes an
@@ -23,6 +25,7 @@ composites arrive; ``None`` whenever ``out`` is replaced.
 from __future__ import annotations
 
 import gc
+from collections import deque
 
 INF = 1 << 62
 
@@ -120,6 +123,81 @@ def build(cns, shared: bool, running: bool = True, conds=None) -> list[Op]:
                 prev = op
             prev.cn = True
             last = cn
+    finally:
+        if enabled:
+            gc.enable()
+    return ops
+
+
+def grow_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=None,
+              root_keyword: int = 0) -> list[Op]:
+    """The mesh built in parallel with CNGen (paper Section 3.3): the same
+    operators, in the same order, as ``build(cngen(...), shared=True)``,
+    without the list of CNs.
+
+    Every tree CNGen grows gets a record ``[op, parent record, entry, pos]``;
+    its join is made when the first CN grows from it (a tree no CN grows from
+    has no operator), and each CN found by expanding a tree becomes a join on
+    that tree's operator."""
+    from engines.kws.cngen import Cluster, expanded_schema
+    nodes, nid, adjacency, rbit = expanded_schema(schema, n_keywords, t_max, root_keyword)
+    ops: list[Op] = []
+    append = ops.append
+
+    def materialise(rec) -> Op:
+        chain = []
+        while rec is not None and rec[0] is None:
+            chain.append(rec)
+            rec = rec[1]
+        prev = rec[0] if rec is not None else None
+        for r in reversed(chain):
+            e = r[2]
+            if prev is None:
+                op = Op(0, (e[0], e[1]), -1, None, None, running)
+            else:
+                label = e[3]
+                op = Op(r[3], (e[0], e[1]), e[2], label, prev, running,
+                        conds[label] if conds is not None else None)
+                prev.add_parent(op)
+            append(op)
+            r[0] = prev = op
+        return prev
+
+    enabled = gc.isenabled()
+    gc.disable()  # millions of operators, no cycles worth collecting while building
+    try:
+        for root in nodes:
+            if not root[1] & rbit:
+                continue
+            cluster = Cluster(root, nid, adjacency, n_keywords, t_max, rbit)
+            first = cluster.first()
+            if root[1] == cluster.full:  # the one-node CN
+                op = Op(0, root, -1, None, None, running)
+                op.cn = True
+                append(op)
+                continue
+            queue = deque([(first, [None, None, first[0][0], 0])])
+            found: list = []
+            while queue:
+                state, rec = queue.popleft()
+                grown: list = []
+                cluster.expand(state, found, grown)
+                if found:
+                    prev = rec[0] or materialise(rec)
+                    pos = rec[3] + 1
+                    parents = prev.parents if prev.parents else []
+                    for cn in found:
+                        e = cn[-1]
+                        label = e[3]
+                        op = Op(pos, (e[0], e[1]), e[2], label, prev, running,
+                                conds[label] if conds is not None else None)
+                        op.cn = True
+                        append(op)
+                        parents.append(op)
+                    prev.parents = parents
+                    found.clear()
+                for g in grown:
+                    queue.append((g, [None, rec, g[0][-1], rec[3] + 1]))
     finally:
         if enabled:
             gc.enable()

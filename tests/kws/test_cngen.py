@@ -3,7 +3,7 @@ enumeration of all labelled trees up to t_max nodes, compared up to isomorphism.
 from hypothesis import given, settings, strategies as st
 
 from engines.kws.cngen import brute_force_cns, canonical_form, cngen, expanded_nodes, is_cn
-from engines.kws.operators import build
+from engines.kws.operators import build, grow_mesh, join_condition
 from spec.kws_schema import JoinEdge, Relation, Schema
 
 
@@ -88,3 +88,25 @@ def test_treegen_grows_exactly_the_full_mesh(case):
     assert sorted(reached) == sorted(cns)
     prefixes = {cn[:i] for cn in cns for i in range(1, len(cn))}
     assert {j for j in joins if len(j) > 1} == {p for p in prefixes if len(p) > 1}
+
+
+def _structure(ops):
+    at = {id(op): i for i, op in enumerate(ops)}
+    return [(op.pos, op.node, op.parent_pos, op.label, at.get(id(op.left)), op.cn, op.cond, op.running,
+             tuple(at[id(q)] for q in op.parents)) for op in ops]
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_schemas(), st.booleans())
+def test_mesh_grown_with_cngen_equals_mesh_built_from_the_cns(case, running):
+    schema, m, t_max = case
+    conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
+    assert _structure(grow_mesh(schema, m, t_max, running, conds)) == \
+        _structure(build(cngen(schema, m, t_max), True, running, conds))
+
+
+def test_mesh_grown_with_cngen_on_the_benchmark_schema():
+    from bench.kws.generator import schema as bench_schema
+    schema = bench_schema(15)
+    for m in (2, 3):
+        assert _structure(grow_mesh(schema, m, 4)) == _structure(build(cngen(schema, m, 4), True))

@@ -47,6 +47,7 @@ from typing import ClassVar, Iterable, Iterator
 import attrs
 import numpy as np
 
+from spec._connectivity_kernels import small_feed
 from spec.engine import validation_units
 from spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
                          NoWindowYet, OutOfOrder, StreamspecError)
@@ -58,6 +59,7 @@ BATCH = 4096
 # batches up to this size take plain-Python paths at the boundary (validation,
 # id remapping): numpy's per-call overhead dominates there
 SMALL = 16
+_I64 = np.dtype(np.int64)
 LATENESS = ("error", "drop")
 
 
@@ -268,6 +270,7 @@ class ConnectivityEngine:
         self.closed = False
         self._seen = 0
         self._pending = (np.empty(0, np.int64),) * 3
+        self._small = False
         if params.vertex_type is not None:
             self._init_vertices(params.vertex_type)
 
@@ -326,15 +329,27 @@ class ConnectivityEngine:
         self.vertices = IdIndex(kind)
         flat = [x for q in self.params.workload for x in q]
         self.queries = self.vertices.add(flat).reshape(-1, 2) if flat else np.empty((0, 2), np.int64)
+        self._use_small()
 
     def _set_origin(self, t0: int) -> None:
         self.windows = SlidingWindows(self.params.r, self.params.s, int(t0))
         self._start()
+        self._use_small()
+
+    def _use_small(self) -> None:
+        # the fused small-call path needs the origin and int ids (a direct
+        # table); it leaves dropping late edges and raising errors to the general path
+        self._small = (self.windows is not None and self.vertices is not None
+                       and self.vertices.kind is int and self.params.lateness == "error")
 
     def _feed(self, batch: EdgeBatch) -> list[WindowResult]:
         n = len(batch)
         if n == 0:
             return []
+        if n <= SMALL and self._small:
+            done = self._feed_small(batch, n)
+            if done is not None:
+                return done
         first = self._seen
         kind = self.vertices.kind if self.vertices else _vertex_type(batch.u[0])
         if kind is None:
@@ -362,13 +377,35 @@ class ConnectivityEngine:
         else:
             ends = np.concatenate([batch.u.astype(object), batch.v.astype(object)])
         gid = self.vertices.add(ends)
-        t = batch.t.astype(np.int64)     # a copy: held-back edges must not alias the caller's array
+        # a copy: held-back edges must not alias the caller's array
+        return self._append(gid[:n], gid[n:], batch.t.astype(np.int64))
+
+    def _feed_small(self, batch: EdgeBatch, n: int) -> list[WindowResult] | None:
+        """``_feed`` for a few int64 edges in one numba call (``small_feed``);
+        ``None`` when the general path must decide (an error to raise, an id
+        outside the direct table, other dtypes): nothing has changed then."""
+        u, v, t = batch.u, batch.v, batch.t
+        if u.dtype != _I64 or v.dtype != _I64 or t.dtype != _I64:
+            return None
+        ids, last = self.vertices, self.last_t
+        out = np.empty(5 * n, dtype=np.int64)
+        status, fresh = small_feed(u, v, t, 0 if last is None else last, last is not None,
+                                   ids.direct_table(), ids.size, out)
+        if status != -1:
+            return None
+        self._seen += n
+        if fresh:
+            ids.numbered(out[3 * n:3 * n + fresh])
+        return self._append(out[:n], out[n:2 * n], out[2 * n:3 * n])
+
+    def _append(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray) -> list[WindowResult]:
+        """Queue validated edges (dense ids, times the engine owns); evaluate what is due."""
         pu, pv, pt = self._pending
         if len(pt):
-            self._pending = (np.concatenate([pu, gid[:n]]), np.concatenate([pv, gid[n:]]),
+            self._pending = (np.concatenate([pu, gu]), np.concatenate([pv, gv]),
                              np.concatenate([pt, t]))
         else:       # nothing held back (always so in eager mode): no concatenation
-            self._pending = (gid[:n], gid[n:], t)
+            self._pending = (gu, gv, t)
         self.last_t = int(t[-1])
         return self._evaluate(self.windows.due_before(self.last_t), final=False)
 

@@ -126,6 +126,16 @@ class IdIndex:
             out = [table.item(x) for x in values]
         return np.asarray(out, dtype=np.int64)
 
+    def direct_table(self) -> np.ndarray:
+        """The int direct table (external id -> dense id or -1), for fused
+        boundary kernels that number fresh ids in it (then ``numbered``)."""
+        return self._direct
+
+    def numbered(self, keys: np.ndarray) -> None:
+        """Record ids a kernel numbered ``size, size + 1, ...`` in ``direct_table()``."""
+        self.size += keys.size
+        self._external.extend(keys.tolist())
+
     def _number(self, keys: np.ndarray) -> np.ndarray:
         ids = np.arange(self.size, self.size + keys.size, dtype=np.int64)
         self.size += keys.size

@@ -1,0 +1,54 @@
+"""The connectivity contract's boundary for a few edges, as one numba call.
+
+A window's triggering ``process`` call (BIC TR Section 7.1's latency is one
+edge) runs on caches that the previous slide of inserts has just evicted; each
+Python or numpy step then costs tens of microseconds, more than BIC spends
+answering the window's queries.  ``small_feed`` does in one call what
+``validate`` (the time check), ``IdIndex.add`` (the direct table) and the copy
+of the times into the pending columns do in a dozen.
+"""
+from __future__ import annotations
+
+from numba import njit
+
+
+@njit(cache=True)
+def small_feed(u, v, t, last_t, check_last, table, size, out):
+    """Check ``t`` is non-decreasing (from ``last_t`` when ``check_last``) and
+    map ``u``, ``v`` through the direct ``table`` (external id -> dense id or
+    -1), numbering fresh ids ``size, size + 1, ...`` in increasing value.
+
+    ``out`` (length ``5n``) receives ``[dense u | dense v | t | fresh ids]``.
+    Returns ``(status, n_fresh)``: status ``-1`` done; ``i >= 0`` edge ``i``
+    is earlier than the time before it; ``-2`` an id lies outside the table.
+    Unless done, nothing has changed.
+    """
+    n = t.size
+    before = last_t if check_last else t[0]
+    for i in range(n):
+        if t[i] < before:
+            return i, 0
+        before = t[i]
+        out[2 * n + i] = t[i]
+    cap = table.size
+    nf = 0
+    for i in range(2 * n):
+        x = u[i] if i < n else v[i - n]
+        if x < 0 or x >= cap:
+            for k in range(nf):          # undo the marks
+                table[out[3 * n + k]] = -1
+            return -2, 0
+        d = table[x]
+        if d == -1:
+            table[x] = -2                # fresh, seen once in this call
+            out[3 * n + nf] = x
+            nf += 1
+        out[i] = d
+    if nf:
+        out[3 * n:3 * n + nf].sort()     # increasing value, as IdIndex numbers them
+        for k in range(nf):
+            table[out[3 * n + k]] = size + k
+        for i in range(2 * n):
+            if out[i] < 0:
+                out[i] = table[u[i] if i < n else v[i - n]]
+    return -1, nf

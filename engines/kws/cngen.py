@@ -192,9 +192,10 @@ class Cluster:
             self.expand(queue.popleft(), found, queue)
         return found
 
-    def expand(self, state, found: list, grown) -> None:
+    def expand(self, state, found: list, grown, leaves: bool = False) -> None:
         """One CNGen step: append the CNs one node larger than ``state`` to
-        ``found`` and the states of the trees to grow further to ``grown``."""
+        ``found`` and the states of the trees to grow further to ``grown``.
+        ``leaves``: append only each CN's last position (the mesh's new join)."""
         tree, nids, codes, path, deg, union, multi = state
         root_nid, full, nid = self.root_nid, self.full, self.nid
         size = len(tree)
@@ -223,18 +224,24 @@ class Cluster:
             off = [kb_w & ~multi for w, (_, kb_w, _, _) in enumerate(tree)
                    if deg[w] <= 1 and w not in on_path]
             stay = off + [tree[w][1] & ~multi for w in on_path if deg[w] + (w == v) <= 1]
-            bad_cn = _supersets(stay, union)
+            bad_cn = _supersets(tuple(stay), union)
             # the order above v can only break where a node of the path has a left sibling
             above = any(len(codes[path[i - 1]][1]) > 1 for i in range(1, depth + 1))
             if last_level:  # every candidate is total (it holds every missing keyword)
+                if leaves and not repeated_root and not above:
+                    found.extend(
+                        ents[v] for nm, kb, leaf_key, ents in adj
+                        if (last_key is None or leaf_key <= last_key) and not bad_cn >> (union & kb) & 1
+                        and (nm != root_nid or _root_is_canonical(tree + (ents[v],), nid)))
+                    continue
                 found.extend(
-                    new for nm, kb, leaf_key, ents in adj
+                    (new[-1] if leaves else new) for nm, kb, leaf_key, ents in adj
                     if (last_key is None or leaf_key <= last_key) and not bad_cn >> (union & kb) & 1
                     and (not above or _canonical_above(tree, codes, path, depth, leaf_key, kids_v))
                     and (new := tree + (ents[v],))
                     and (not (repeated_root or nm == root_nid) or _root_is_canonical(new, nid)))
                 continue
-            bad_grow = _supersets(off, union)
+            bad_grow = _supersets(tuple(off), union)
             for nm, kb, leaf_key, ents in adj:
                 if last_key is not None and last_key < leaf_key:
                     continue  # not canonical at v
@@ -247,7 +254,7 @@ class Cluster:
                         continue
                     new = tree + (ents[v],)
                     if not (repeated_root or nm == root_nid) or _root_is_canonical(new, nid):
-                        found.append(new)
+                        found.append(new[-1] if leaves else new)
                     continue  # a CN never grows into another CN
                 if bad_grow >> (union & kb) & 1:
                     continue
@@ -275,8 +282,12 @@ class Cluster:
         return adj
 
 
-def _supersets(owns: list, within: int) -> int:
+def _supersets(owns: tuple, within: int) -> int:
     """Bitmap over s within ``within``: bit s set iff s holds all of some ``owns``."""
+    key = (owns, within)
+    bad = _SUPERSETS.get(key)
+    if bad is not None:  # few distinct keyword-bitmask cases, met by every expansion
+        return bad
     bad = 0
     for s in range(within + 1):
         if s & within == s:
@@ -284,7 +295,12 @@ def _supersets(owns: list, within: int) -> int:
                 if u & s == u:
                     bad |= 1 << s
                     break
+    if len(_SUPERSETS) < 1 << 16:
+        _SUPERSETS[key] = bad
     return bad
+
+
+_SUPERSETS: dict = {}
 
 
 def _canonical_above(tree, codes, path, depth, leaf_key, kids_v) -> bool:

@@ -40,7 +40,7 @@ class Op:
     __slots__ = ("pos", "node", "parent_pos", "label", "left", "right", "parents", "cn",
                  "out", "idx", "running", "cond", "key")
 
-    def __init__(self, pos, node, parent_pos, label, left, running=True, cond=None):
+    def __init__(self, pos, node, parent_pos, label, left, running=True, cond=None, cn=False):
         self.pos = pos
         self.node = node                 # (relation, kbits) of the newest position
         self.parent_pos = parent_pos     # position this node joins with (-1: leaf)
@@ -48,7 +48,7 @@ class Op:
         self.left = left                 # Op or None
         self.right = node if left is not None else None
         self.parents = ()
-        self.cn = False                  # feeds the output operator
+        self.cn = cn                     # feeds the output operator
         self.out = ()                    # composites (t_end, rows)
         self.idx = None                  # hash indexes of ``out`` for the parents' probes
         self.running = running
@@ -181,20 +181,17 @@ def grow_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=N
             while queue:
                 state, rec = queue.popleft()
                 grown: list = []
-                cluster.expand(state, found, grown)
-                if found:
+                cluster.expand(state, found, grown, leaves=True)
+                if found:  # the last positions of the CNs grown from this tree
                     prev = rec[0] or materialise(rec)
                     pos = rec[3] + 1
-                    parents = prev.parents if prev.parents else []
-                    for cn in found:
-                        e = cn[-1]
-                        label = e[3]
-                        op = Op(pos, (e[0], e[1]), e[2], label, prev, running,
-                                conds[label] if conds is not None else None)
-                        op.cn = True
-                        append(op)
-                        parents.append(op)
-                    prev.parents = parents
+                    new = [Op(pos, (e[0], e[1]), e[2], e[3], prev, running,
+                              conds[e[3]] if conds is not None else None, True) for e in found]
+                    ops.extend(new)
+                    if prev.parents:
+                        prev.parents.extend(new)
+                    else:
+                        prev.parents = new
                     found.clear()
                 for g in grown:
                     queue.append((g, [None, rec, g[0][-1], rec[3] + 1]))

@@ -256,7 +256,7 @@ def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e
 
 @njit(cache=True)
 def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec, p_tok,
-            lists, a_rec, a_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, top_i, top_j,
+            lists, a_rec, a_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, s_dead, top_i, top_j,
             pc, pce, pclb, c_sc, c_e, c_i, c_j, c_ord, keys, lens, order, thr,
             out_pos, out_ptr, out_i, out_j, out_sc, out_e,
             use_index, crop, incremental, lb_linear, shortest_first):
@@ -306,7 +306,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             if nc > 0:
                 meta[NS] = insert_candidates(seq, nc, k, meta[NS], s_sc, s_e, s_i, s_j,
                                              e_sc, e_e, e_i, e_j, c_sc, c_e, c_i, c_j, c_ord,
-                                             incremental)
+                                             incremental, s_dead)
             meta[MAX_STOCK] = max(meta[MAX_STOCK], meta[NS])
             meta[SUM_STOCK] += meta[NS]
         m = min(k, meta[NS])

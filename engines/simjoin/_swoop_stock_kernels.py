@@ -164,33 +164,47 @@ def _stock_rank(s_sc, s_e, s_i, s_j, ns, sc, e, i, j):
 
 
 @njit(cache=True, inline="always")
-def cleanup(k, ns, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+def cleanup(k, ns, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead):
     """Algorithm 2 (Lemma 4): ``E[u]`` is irrelevant iff it sorts after
     ``S[u+k-1]`` once ``E[:u]`` is clean.  Theorem 3: only pairs ending by
     ``max_e`` can have become irrelevant, so the scan stops there.  Returns ns.
 
     E is compacted in the same pass (``rd`` reads, ``u`` is the logical
-    position); a deleted pair sits in S after ``S[u+k-1]``, so shifting the
-    tail of S never moves an entry the scan still reads."""
+    position).  A deleted pair sits in S after ``S[u+k-1]``, so S is only
+    marked (``dead``, all zero between calls) during the scan and compacted
+    once at the end: ``px`` is the physical position of ``S[u+k-1]``, and the
+    binary search for a pair still works on the marked, sorted array.  (One
+    shift of S per deleted pair was a fifth of the kernel's time.)"""
     n = ns
     rd = 0
     u = 0
+    px = k - 1
+    first = ns
     while u + k - 1 < n and e_e[rd] <= max_e:
-        x = u + k - 1
-        if s_before(s_sc[x], s_e[x], s_i[x], s_j[x], e_sc[rd], e_e[rd], e_i[rd], e_j[rd]):
-            pos = _stock_rank(s_sc, s_e, s_i, s_j, n, e_sc[rd], e_e[rd], e_i[rd], e_j[rd])
-            for y in range(pos, n - 1):
-                s_sc[y], s_e[y], s_i[y], s_j[y] = s_sc[y + 1], s_e[y + 1], s_i[y + 1], s_j[y + 1]
+        if s_before(s_sc[px], s_e[px], s_i[px], s_j[px], e_sc[rd], e_e[rd], e_i[rd], e_j[rd]):
+            pos = _stock_rank(s_sc, s_e, s_i, s_j, ns, e_sc[rd], e_e[rd], e_i[rd], e_j[rd])
+            dead[pos] = 1
+            first = min(first, pos)
             n -= 1
         else:
             if rd != u:
                 e_sc[u], e_e[u], e_i[u], e_j[u] = e_sc[rd], e_e[rd], e_i[rd], e_j[rd]
             u += 1
+            px += 1
+            while px < ns and dead[px]:
+                px += 1
         rd += 1
     if rd != u:
         for y in range(rd, ns):
             z = u + y - rd
             e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
+    z = first
+    for y in range(first, ns):
+        if dead[y]:
+            dead[y] = 0
+        else:
+            s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
+            z += 1
     return n
 
 
@@ -220,7 +234,7 @@ def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
 
 @njit(cache=True, inline="always")
 def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
-                      c_sc, c_e, c_i, c_j, order, incremental):
+                      c_sc, c_e, c_i, c_j, order, incremental, dead):
     """Add the candidates to S and E, then restore minimality; returns ns.
 
     The paper's Algorithm 3 interleaves the merge with the relevance walk; here
@@ -239,7 +253,7 @@ def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
     max_e = c_e[0]
     for x in range(1, nc):
         max_e = max(max_e, c_e[x])
-    return cleanup(k, ns + nc, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+    return cleanup(k, ns + nc, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
 
 
 @njit(cache=True, inline="always")

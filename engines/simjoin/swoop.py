@@ -51,6 +51,7 @@ class SwoopEngine(SimJoinEngine):
         self.a_rec, self.a_e = np.empty(0, np.int32), np.empty(0, _F8)
         self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.e = [a.copy() for a in self.s]
+        self.s_dead = np.zeros(64, np.uint8)     # cleanup scratch, all zero between calls
         self.top_i = np.empty(self.params.k, _I8)
         self.top_j = np.empty(self.params.k, _I8)
         self.pc, self.pce, self.pclb = np.empty(64, _I8), np.empty(64, _F8), np.empty(64, _F8)
@@ -100,6 +101,7 @@ class SwoopEngine(SimJoinEngine):
         need = int(m[K.NS]) + window
         self.s = [_grow(a, need) for a in self.s]
         self.e = [_grow(a, need) for a in self.e]
+        self.s_dead = _grow(self.s_dead, need, fill=0)
         self.pc, self.pce, self.pclb = (_grow(a, window) for a in (self.pc, self.pce, self.pclb))
         self.c = [_grow(a, window) for a in self.c]
         self.c_ord = _grow(self.c_ord, window)
@@ -134,7 +136,7 @@ class SwoopEngine(SimJoinEngine):
             start, status = K.run_ops(
                 start, prep.op, prep.ts, prep.side, prep.tok_ptr, prep.tok, p.kind, k, p.wf,
                 p.join == "rs", self.meta, self.r_ts, self.rec, self.p_tok, self.lists,
-                self.a_rec, self.a_e, *self.s, *self.e, self.top_i, self.top_j,
+                self.a_rec, self.a_e, *self.s, *self.e, self.s_dead, self.top_i, self.top_j,
                 self.pc, self.pce, self.pclb, *self.c, self.c_ord, self.keys, self.lens, self.order, self.thr,
                 self.out_pos, self.out_ptr, self.out_i, self.out_j, self.out_sc, self.out_e,
                 self.use_index, self.crop, self.incremental, self.lb_linear, self.shortest_first)

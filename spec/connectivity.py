@@ -60,6 +60,8 @@ BATCH = 4096
 # id remapping): numpy's per-call overhead dominates there
 SMALL = 16
 _I64 = np.dtype(np.int64)
+_BOOL = np.dtype(bool)
+_SET = object.__setattr__       # how attrs itself sets the fields of a frozen class
 LATENESS = ("error", "drop")
 
 
@@ -166,6 +168,18 @@ class WindowResult:
     start: int
     end: int
     answers: tuple = attrs.field(converter=lambda a: tuple(map(bool, a)))
+
+    @classmethod
+    def _of_bools(cls, index: int, start: int, end: int, answers: tuple) -> "WindowResult":
+        """The driver's constructor: ``answers`` is already a tuple of bools
+        (a bool array's ``tolist``), so the converter is skipped; it is most
+        of a one-window call's result cost on cold caches."""
+        out = object.__new__(cls)
+        _SET(out, "index", index)
+        _SET(out, "start", start)
+        _SET(out, "end", end)
+        _SET(out, "answers", answers)
+        return out
 
 
 def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
@@ -437,8 +451,11 @@ class ConnectivityEngine:
         self.next_window = upto
         if upto == lo:
             return []
+        if answers.dtype != _BOOL:          # a hook that returns 0/1: the results hold bools
+            answers = answers.astype(bool)
         w = self.windows
-        return [WindowResult(n, w.start(n), w.end(n), row)
+        t0, s, r = w.t0, w.s, w.r
+        return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]
 
     # -- engine hooks ------------------------------------------------------------

@@ -149,7 +149,9 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
     """Answers of one window, query procedure of note Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
     and B-root early exits, then one union-find over the BFBG edges whose index
-    set holds ``j``, built only if some query needs it."""
+    set holds ``j``, built only if some query needs it.  Writes every answer
+    of ``out[row]`` (the engine reuses one row buffer between calls)."""
+    out[row, :] = False
     fe = st[F_EP]
     if j == 0:
         for q in range(qa.shape[0]):
@@ -227,7 +229,7 @@ def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     window waits for the next slot or edge, so that window stays queryable;
     a deferred backward build is finished before any slot closes).
     Once everything is empty at a chunk start, the windows ending before
-    ``target`` are empty: their rows stay all false and ``cur`` jumps.
+    ``target`` are empty: their rows are set all false and ``cur`` jumps.
     Returns 0, or 2 when the arrays must grow first (re-entrant)."""
     while st[CUR] < target:
         if st[PEND]:
@@ -237,6 +239,8 @@ def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
         cur = st[CUR]
         if cur % K == 0 and st[COUNT] == 0 and st[B_NV] == 0:
             n_hi = (target - K) // m + 1 if target >= K else 0
+            for n in range(max(st[NW], nw0), min(n_hi, nw0 + out.shape[0])):
+                out[n - nw0, :] = False     # all false (the row buffer may be reused)
             if n_hi > st[NW]:
                 st[NW] = n_hi
             st[CUR] = target

@@ -54,6 +54,7 @@ class BicEngine(ConnectivityEngine):
         self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
         self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
         self._no_answers = np.zeros((0, self._nq), dtype=bool)
+        self._one_answer = np.zeros((1, self._nq), dtype=bool)
         self._V = np.zeros((0, lay.N_V), dtype=np.int32)
         self._U = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
@@ -111,7 +112,11 @@ class BicEngine(ConnectivityEngine):
         # evicted, where every Python or numpy step costs microseconds: keep
         # them few (slots are computed in the kernel, the output is one zeros)
         nw0 = self.next_window
-        if upto > nw0:
+        if upto == nw0 + 1:
+            # the one-window call (a window's trigger): the kernel overwrites
+            # the row and the driver copies it out before the next call
+            out, target = self._one_answer, nw0 * self._m + self._K
+        elif upto > nw0:
             out = np.zeros((upto - nw0, self._nq), dtype=bool)
             target = (upto - 1) * self._m + self._K
         elif len(t):

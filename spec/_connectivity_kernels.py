@@ -1,11 +1,12 @@
-"""The connectivity contract's boundary for a few edges, as one numba call.
+"""The connectivity contract's boundary for int64 edge columns, as one numba call.
 
 A window's triggering ``process`` call (BIC TR Section 7.1's latency is one
 edge) runs on caches that the previous slide of inserts has just evicted; each
 Python or numpy step then costs tens of microseconds, more than BIC spends
-answering the window's queries.  ``small_feed`` does in one call what
+answering the window's queries.  ``feed_int64`` does in one call what
 ``validate`` (the time check), ``IdIndex.add`` (the direct table) and the copy
-of the times into the pending columns do in a dozen.
+of the times into the pending columns do in a dozen; on a large batch it is
+one pass over the edges instead of several (the table reads remain, one per id).
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from numba import njit
 
 
 @njit(cache=True)
-def small_feed(u, v, t, last_t, check_last, table, size, out):
+def feed_int64(u, v, t, last_t, check_last, table, size, out):
     """Check ``t`` is non-decreasing (from ``last_t`` when ``check_last``) and
     map ``u``, ``v`` through the direct ``table`` (external id -> dense id or
     -1), numbering fresh ids ``size, size + 1, ...`` in increasing value.

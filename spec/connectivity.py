@@ -47,7 +47,7 @@ from typing import ClassVar, Iterable, Iterator
 import attrs
 import numpy as np
 
-from spec._connectivity_kernels import small_feed
+from spec._connectivity_kernels import feed_int64
 from spec.engine import validation_units
 from spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
                          NoWindowYet, OutOfOrder, StreamspecError)
@@ -284,7 +284,7 @@ class ConnectivityEngine:
         self.closed = False
         self._seen = 0
         self._pending = (np.empty(0, np.int64),) * 3
-        self._small = False
+        self._fused = False
         if params.vertex_type is not None:
             self._init_vertices(params.vertex_type)
 
@@ -343,25 +343,25 @@ class ConnectivityEngine:
         self.vertices = IdIndex(kind)
         flat = [x for q in self.params.workload for x in q]
         self.queries = self.vertices.add(flat).reshape(-1, 2) if flat else np.empty((0, 2), np.int64)
-        self._use_small()
+        self._use_fused()
 
     def _set_origin(self, t0: int) -> None:
         self.windows = SlidingWindows(self.params.r, self.params.s, int(t0))
         self._start()
-        self._use_small()
+        self._use_fused()
 
-    def _use_small(self) -> None:
-        # the fused small-call path needs the origin and int ids (a direct
-        # table); it leaves dropping late edges and raising errors to the general path
-        self._small = (self.windows is not None and self.vertices is not None
+    def _use_fused(self) -> None:
+        # the fused path needs the origin and int ids (a direct table); it
+        # leaves dropping late edges and raising errors to the general path
+        self._fused = (self.windows is not None and self.vertices is not None
                        and self.vertices.kind is int and self.params.lateness == "error")
 
     def _feed(self, batch: EdgeBatch) -> list[WindowResult]:
         n = len(batch)
         if n == 0:
             return []
-        if n <= SMALL and self._small:
-            done = self._feed_small(batch, n)
+        if self._fused:
+            done = self._feed_int64(batch, n)
             if done is not None:
                 return done
         first = self._seen
@@ -394,8 +394,8 @@ class ConnectivityEngine:
         # a copy: held-back edges must not alias the caller's array
         return self._append(gid[:n], gid[n:], batch.t.astype(np.int64))
 
-    def _feed_small(self, batch: EdgeBatch, n: int) -> list[WindowResult] | None:
-        """``_feed`` for a few int64 edges in one numba call (``small_feed``);
+    def _feed_int64(self, batch: EdgeBatch, n: int) -> list[WindowResult] | None:
+        """``_feed`` for int64 columns in one numba call (``feed_int64``);
         ``None`` when the general path must decide (an error to raise, an id
         outside the direct table, other dtypes): nothing has changed then."""
         u, v, t = batch.u, batch.v, batch.t
@@ -403,7 +403,7 @@ class ConnectivityEngine:
             return None
         ids, last = self.vertices, self.last_t
         out = np.empty(5 * n, dtype=np.int64)
-        status, fresh = small_feed(u, v, t, 0 if last is None else last, last is not None,
+        status, fresh = feed_int64(u, v, t, 0 if last is None else last, last is not None,
                                    ids.direct_table(), ids.size, out)
         if status != -1:
             return None

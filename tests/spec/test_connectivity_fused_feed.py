@@ -1,4 +1,4 @@
-"""The fused path for small calls (``spec._connectivity_kernels.small_feed``)
+"""The fused path for int64 columns (``spec._connectivity_kernels.feed_int64``)
 must be invisible: the same windows, the same errors, the same dense ids as
 the general path, whatever the chunking."""
 import numpy as np
@@ -31,7 +31,7 @@ def chunked_streams(draw):
 @settings(deadline=None, max_examples=150)
 @given(data=chunked_streams(), r=st.integers(1, 6), s=st.integers(1, 4), as_batch=st.booleans(),
        engine=st.sampled_from([OracleEngine, BicEngine]), eager=st.booleans())
-def test_small_calls_equal_one_call(data, r, s, as_batch, engine, eager):
+def test_chunked_calls_equal_one_call(data, r, s, as_batch, engine, eager):
     edges, chunks = data
     workload = [(edges[0][0], edges[-1][1]), (edges[0][1], 5), (1 << 40, 1 << 40)]
     params = Params(r=r, s=s, workload=workload)
@@ -51,7 +51,7 @@ def test_small_calls_equal_one_call(data, r, s, as_batch, engine, eager):
 
 
 @pytest.mark.parametrize("bad_at", [0, 3, SMALL - 1])
-def test_small_call_out_of_order_is_located_and_changes_nothing(bad_at):
+def test_out_of_order_in_a_fused_call_is_located_and_changes_nothing(bad_at):
     params = Params(r=4, s=2, workload=[(1, 2), (3, 9)])
     head = [(1, 2, 0), (2, 3, 5)]
     tail = [(3, 100 + i, 5 + i) for i in range(SMALL)]

@@ -47,6 +47,7 @@ import math
 import numpy as np
 from numba import njit
 
+from engines.simjoin._prefetch import prefetch, prefetch_row
 from engines.simjoin._swoop_index_kernels import END, HEAD, append_all, pop_heads, room_needed
 from engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)
@@ -146,6 +147,9 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
             key = p_tok[a0 + q] * ks + opp
             keys[q] = key
             lens[q] = lists[key, END] - lists[key, HEAD]
+            if lens[q] > 0:                      # the scans start at the list tails
+                prefetch(a_e, lists[key, END] - 1)
+                prefetch(a_rec, lists[key, END] - 1)
         _list_order(lens, lr, order, shortest_first)
         for rho in range(1, lr + 1):
             if lens[order[rho - 1]] == 0:
@@ -254,6 +258,24 @@ def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e
     meta[NS] = expire_pairs(t, meta[NS], s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
 
 
+@njit(cache=True, inline="always")
+def _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists):
+    """Ask for the lines the next operations will miss: the list rows of the
+    next insert's tokens and of the next set to expire after this one, and
+    the tokens of the set expiring after that."""
+    if p + 1 < op.size and op[p + 1] == 0:
+        for q in range(tok_ptr[p + 1], tok_ptr[p + 2]):
+            prefetch_row(lists, tok[q] * ks + side[p + 1])
+    rec_base = meta[REC_BASE]
+    nxt = meta[OLDEST] + 1
+    if nxt < meta[N_REC]:
+        b = rec[nxt - rec_base, PTR]
+        for q in range(rec[nxt - rec_base, LEN]):
+            prefetch_row(lists, p_tok[b + q] * ks + rec[nxt - rec_base, SIDE])
+    if nxt + 1 < meta[N_REC]:
+        prefetch(p_tok, rec[nxt + 1 - rec_base, PTR])
+
+
 @njit(cache=True)
 def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec, p_tok,
             lists, a_rec, a_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, s_dead, top_i, top_j,
@@ -274,6 +296,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
         if meta[OUT_EV] + 1 > out_pos.size or meta[OUT_ROW] + k > out_i.size:
             return p, NEED_OUT
         t = ts[p]
+        _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists)
         expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
         if op[p] == 0:
             seq = meta[N_REC]

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from numba import njit
 
+from spec._vertices_kernels import direct_add
+
 
 @njit(cache=True)
 def feed_int64(u, v, t, last_t, check_last, table, size, out):
@@ -31,25 +33,7 @@ def feed_int64(u, v, t, last_t, check_last, table, size, out):
             return i, 0
         before = t[i]
         out[2 * n + i] = t[i]
-    cap = table.size
-    nf = 0
-    for i in range(2 * n):
-        x = u[i] if i < n else v[i - n]
-        if x < 0 or x >= cap:
-            for k in range(nf):          # undo the marks
-                table[out[3 * n + k]] = -1
-            return -2, 0
-        d = table[x]
-        if d == -1:
-            table[x] = -2                # fresh, seen once in this call
-            out[3 * n + nf] = x
-            nf += 1
-        out[i] = d
-    if nf:
-        out[3 * n:3 * n + nf].sort()     # increasing value, as IdIndex numbers them
-        for k in range(nf):
-            table[out[3 * n + k]] = size + k
-        for i in range(2 * n):
-            if out[i] < 0:
-                out[i] = table[u[i] if i < n else v[i - n]]
+    nf = direct_add(u, v, table, size, out[:2 * n], out[3 * n:])
+    if nf < 0:
+        return -2, 0
     return -1, nf

@@ -9,28 +9,29 @@ ids only.
 """
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 
 @njit(cache=True)
-def direct_add(ids, table, size, out, fresh):
-    """Dense ids of ``ids`` into ``out``, numbering the fresh ones ``size,
-    size + 1, ...`` in increasing value (``table``: external id -> dense id or
-    -1).  Returns the number of fresh ids, which ``fresh[:n]`` holds in
-    increasing order; or -1 when some id is outside the table, with the table
-    unchanged."""
+def direct_add(a, b, table, size, out, fresh):
+    """Dense ids of the ids ``a`` then ``b`` (two columns, so a caller with
+    edge ends need not concatenate them) into ``out``, numbering the fresh ones
+    ``size, size + 1, ...`` in increasing value (``table``: external id ->
+    dense id or -1).  Returns the number of fresh ids, which ``fresh[:n]``
+    holds in increasing order; or -1 when some id is outside the table, with
+    the table unchanged."""
     cap = table.size
+    na = a.size
     nf = 0
-    for i in range(ids.size):
-        x = ids[i]
+    for i in range(na + b.size):
+        x = a[i] if i < na else b[i - na]
         if x < 0 or x >= cap:
             for k in range(nf):         # undo the marks: nothing changed
                 table[fresh[k]] = -1
             return -1
         d = table[x]
         if d == -1:
-            table[x] = -2               # seen fresh once in this batch
+            table[x] = -2               # seen fresh once in this call
             fresh[nf] = x
             nf += 1
         out[i] = d
@@ -39,7 +40,7 @@ def direct_add(ids, table, size, out, fresh):
     fresh[:nf].sort()                   # increasing value, as the general path numbers
     for k in range(nf):
         table[fresh[k]] = size + k
-    for i in range(ids.size):
+    for i in range(na + b.size):
         if out[i] < 0:
-            out[i] = table[ids[i]]
+            out[i] = table[a[i] if i < na else b[i - na]]
     return nf

@@ -80,9 +80,9 @@ class IdIndex:
         # max, for growing it, only when that fails
         dense = np.empty(arr.size, dtype=np.int64)
         fresh = np.empty(arr.size, dtype=np.int64)
-        nf = direct_add(arr, self._direct, self.size, dense, fresh)
+        nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
         if nf < 0 and self._maybe_grow(int(arr.max()), arr.size):
-            nf = direct_add(arr, self._direct, self.size, dense, fresh)
+            nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
         if nf >= 0:
             if nf:
                 self._number(fresh[:nf])      # the table already holds their numbers

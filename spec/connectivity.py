@@ -369,9 +369,12 @@ class ConnectivityEngine:
         if kind is None:
             raise InvalidRecord(f"vertex {batch.u[0]!r} is neither int nor str", index=first)
         keep = validate(batch, kind, self.last_t, self.params.lateness, first)
-        if self.windows is None and self.params.t0 is not None and self.params.t0 > batch.t[0]:
-            raise OutOfOrder(f"edge time {int(batch.t[0])} is before the origin t0={self.params.t0}",
-                             index=first)
+        t0 = self.params.t0
+        if t0 is not None:          # also after a watermark below t0 (advance_to)
+            kept = np.flatnonzero(keep)[:1] if keep is not None else [0]
+            if len(kept) and batch.t[kept[0]] < t0:
+                raise OutOfOrder(f"edge time {int(batch.t[kept[0]])} is before the origin "
+                                 f"t0={t0}", index=first + int(kept[0]))
         # validated: from here on nothing can fail on the input
         self._seen += n
         if keep is not None:
@@ -401,7 +404,9 @@ class ConnectivityEngine:
         u, v, t = batch.u, batch.v, batch.t
         if u.dtype != _I64 or v.dtype != _I64 or t.dtype != _I64:
             return None
-        ids, last = self.vertices, self.last_t
+        ids, last, t0 = self.vertices, self.last_t, self.params.t0
+        if t0 is not None and (last is None or last < t0):
+            last = t0               # an edge before the origin: the general path raises
         out = np.empty(5 * n, dtype=np.int64)
         status, fresh = feed_int64(u, v, t, 0 if last is None else last, last is not None,
                                    ids.direct_table(), ids.size, out)

@@ -143,3 +143,24 @@ def test_flush_with_r_below_s_never_applies_edges_outside_every_window():
     out = list(engine.process(edges)) + list(engine.flush())
     assert out == evaluate(edges, params)
     assert engine.connected(0, 1) is True and engine.connected(1, 2) is False
+
+
+@pytest.mark.parametrize("columnar", [False, True])
+def test_edge_before_the_origin_after_a_low_watermark_is_an_error(columnar):
+    # advance_to(5) fixes the windows from t0=10 but no edge has come: an edge
+    # at 7 lies before window 0 and must be refused, not applied
+    params = Params(r=4, s=2, t0=10, workload=[(1, 2)])
+    engine = OracleEngine(params)
+    assert engine.advance_to(5) == []
+    edges = [(1, 2, 11), (1, 2, 7)]
+    batch = EdgeBatch(*(np.asarray(c, dtype=np.int64) for c in zip(*edges))) if columnar else edges
+    with pytest.raises(OutOfOrder) as info:
+        list(engine.process(batch))
+    assert info.value.index == 1
+    later = [(3, 4, 12), (1, 2, 13)]
+    out = list(engine.process(later)) + engine.flush()
+    assert out == evaluate(later, params)
+    engine = OracleEngine(params)
+    engine.advance_to(5)
+    with pytest.raises(OutOfOrder, match="before the origin"):
+        list(engine.process([(1, 2, 7)]))

@@ -11,7 +11,7 @@ batch costs O(tokens) with no sort.  str tokens live in a dict.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import config, njit
 
 # the direct table may be this many times larger than the tokens it serves
 DENSITY = 4
@@ -23,6 +23,11 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the top bits of t
 @njit(cache=True, inline="always")
 def _slot(t, shift):
     return np.int64((np.uint64(t) * _GOLDEN) >> np.uint64(shift))
+
+
+if config.DISABLE_JIT:          # the NUMBA_DISABLE_JIT lane: the same slot with Python ints
+    def _slot(t, shift):        # noqa: F811
+        return ((int(t) * int(_GOLDEN)) & 0xFFFFFFFFFFFFFFFF) >> int(shift)
 
 
 @njit(cache=True)

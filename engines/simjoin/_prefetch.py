@@ -10,7 +10,7 @@ A prefetch never faults and changes no result.
 from __future__ import annotations
 
 from llvmlite import ir
-from numba import types
+from numba import config, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -41,3 +41,11 @@ def prefetch(typingctx, arr, idx):
 def prefetch_row(typingctx, arr, row):
     """Ask for the cache line of ``arr[row, 0]`` (2-d, ``0 <= row < arr.shape[0]``)."""
     return types.void(arr, row), _codegen(True)
+
+
+if config.DISABLE_JIT:          # the NUMBA_DISABLE_JIT lane runs the kernels as Python
+    def prefetch(arr, idx):     # noqa: F811
+        """No-op without the JIT."""
+
+    def prefetch_row(arr, row):  # noqa: F811
+        """No-op without the JIT."""

@@ -33,6 +33,10 @@ that passes arrays pays reference counting per array, which a profile showed
 as 15-20% of the time; calls stay at 30 arguments or fewer (CPython passes
 more as one tuple, which numba cannot inline).
 
+The index's cache misses (list rows of the new and the expiring set's
+tokens, list tails in the arena) are requested ahead with a software
+prefetch (``engines.simjoin._prefetch``); it changes no result.
+
 Flags select the ablations of the paper's Figure 13 and the SCase
 competitor: ``use_index`` (off: scan the whole window newest first),
 ``crop`` (stop a list at ``lb > ub``), ``incremental`` (off: recompute

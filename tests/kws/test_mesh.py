@@ -28,6 +28,18 @@ def test_mesh_options_match_oracle(options):
         assert mismatch is None, f"seed {seed}: {mismatch}\n{suite.dump(case)}"
 
 
+@pytest.mark.parametrize("base, options", [(PartialMeshEngine, dict(purge="lazy")),
+                                           (PartialMeshEngine, dict(index_buffers=False)),
+                                           (ForestEngine, dict(index_buffers=False))],
+                         ids=lambda x: getattr(x, "name", str(x)))
+def test_partial_mesh_and_forest_options_match_oracle(base, options):
+    variant = type("Variant", (base,), dict(options))
+    for seed in range(100):
+        case = suite.random_case(seed)
+        mismatch = suite.check(variant, case)
+        assert mismatch is None, f"seed {seed}: {mismatch}\n{suite.dump(case)}"
+
+
 @pytest.mark.parametrize("cls", [ForestEngine, FullMeshEngine, PartialMeshEngine], ids=lambda c: c.name)
 def test_state_pickles_mid_stream(cls):
     case = suite.random_case(7)

@@ -11,12 +11,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from engines._prefetch import prefetch_row
 from engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
 from engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, B_SIZE, CU, CV, CP, EB, EF, U_STAMP, U_PARENT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, ONE)
 
+
+# edges ahead whose vertex rows are asked for (``prefetch_row``): the V rows
+# of a 1M-vertex stream do not stay cached across a slide, and each find is a
+# chain of dependent misses
+PREFETCH = 16
 
 
 @njit(cache=True)
@@ -30,6 +36,12 @@ def build_backward(st, V, C, end):
     nv = 0
     e = end - 1
     while e >= 0 and C[CP, e] >= 1:
+        if e >= PREFETCH:               # as in ``run``: endpoints, then their B-parents
+            prefetch_row(V, C[CU, e - PREFETCH])
+            prefetch_row(V, C[CV, e - PREFETCH])
+            h = e - PREFETCH // 2
+            prefetch_row(V, V[C[CU, h], B_PARENT])
+            prefetch_row(V, V[C[CV, h], B_PARENT])
         j = C[CP, e]
         x = C[CU, e]
         y = C[CV, e]
@@ -264,7 +276,17 @@ def run(st, V, U, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out
     ``target``.  Returns 0 when done, or 1 (chunk buffer) / 2 (BFBG arrays) when
     an array must grow first: ``st[RESUME]`` is the edge to resume from."""
     pend = np.empty((3, max(qa.shape[0], 1)), dtype=np.int64)
-    for i in range(i0, t.shape[0]):
+    n_edges = t.shape[0]
+    for i in range(i0, n_edges):
+        if i + PREFETCH < n_edges:
+            # the endpoints' rows two strides ahead, their F-parents' rows one
+            # stride ahead (read from rows asked for a stride ago): the finds'
+            # first two dependent misses overlap with this edge's work
+            prefetch_row(V, u[i + PREFETCH])
+            prefetch_row(V, v[i + PREFETCH])
+            h = i + PREFETCH // 2
+            prefetch_row(V, V[u[h], F_PARENT])
+            prefetch_row(V, V[v[h], F_PARENT])
         s = (t[i] - t0) // g
         if st[CUR] < s and close_to(st, V, U, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
             st[RESUME] = i

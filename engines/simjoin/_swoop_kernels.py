@@ -35,7 +35,7 @@ more as one tuple, which numba cannot inline).
 
 The index's cache misses (list rows of the new and the expiring set's
 tokens, list tails in the arena) are requested ahead with a software
-prefetch (``engines.simjoin._prefetch``); it changes no result.
+prefetch (``engines._prefetch``); it changes no result.
 
 Flags select the ablations of the paper's Figure 13 and the SCase
 competitor: ``use_index`` (off: scan the whole window newest first),
@@ -51,7 +51,7 @@ import math
 import numpy as np
 from numba import njit
 
-from engines.simjoin._prefetch import prefetch, prefetch_row
+from engines._prefetch import prefetch, prefetch_row
 from engines.simjoin._swoop_index_kernels import END, HEAD, append_all, pop_heads, room_needed
 from engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)

@@ -1,10 +1,17 @@
 """A software prefetch for numba kernels (``llvm.prefetch``, read, high locality).
 
-SWOOP's per-set work touches a few cache lines chosen by the data: the index
-list rows of the new set's tokens and of the expiring set's tokens, and the
-tail of each list in the arena.  At |W| = 1e4 on the TWEET-like stream these
-are the kernel's main cache misses (a perf profile of ``run_ops``); asking for
-them one set ahead, or all at once before the scans, overlaps the misses.
+Shared by the kernels whose per-item work touches a few cache lines chosen by
+the data, in tables that outgrow the caches:
+
+- SWOOP (simjoin): the index list rows of the new set's tokens and of the
+  expiring set's tokens, and the tail of each list in the arena.  At |W| = 1e4
+  on the TWEET-like stream these are the kernel's main cache misses (a perf
+  profile of ``run_ops``); asking for them one set ahead, or all at once
+  before the scans, overlaps the misses.
+- BIC (connectivity): the vertex rows of the edges a few positions ahead and
+  of their union-find parents, in the forward insert loop and the backward
+  build; each find is a chain of dependent misses on a 1M-vertex stream.
+
 A prefetch never faults and changes no result.
 """
 from __future__ import annotations

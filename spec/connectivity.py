@@ -395,7 +395,7 @@ class ConnectivityEngine:
             ends = np.concatenate([batch.u.astype(object), batch.v.astype(object)])
         gid = self.vertices.add(ends)
         # a copy: held-back edges must not alias the caller's array
-        return self._append(gid[:n], gid[n:], batch.t.astype(np.int64))
+        return self._accept(gid[:n], gid[n:], batch.t.astype(np.int64))
 
     def _feed_int64(self, batch: EdgeBatch, n: int) -> list[WindowResult] | None:
         """``_feed`` for int64 columns in one numba call (``feed_int64``);
@@ -415,9 +415,9 @@ class ConnectivityEngine:
         self._seen += n
         if fresh:
             ids.numbered(out[3 * n:3 * n + fresh])
-        return self._append(out[:n], out[n:2 * n], out[2 * n:3 * n])
+        return self._accept(out[:n], out[n:2 * n], out[2 * n:3 * n])
 
-    def _append(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray) -> list[WindowResult]:
+    def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray) -> list[WindowResult]:
         """Queue validated edges (dense ids, times the engine owns); evaluate what is due."""
         pu, pv, pt = self._pending
         if len(pt):

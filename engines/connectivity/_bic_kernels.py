@@ -71,12 +71,12 @@ def rollover(st, V, C, H):
     """Chunk completed (note Section 8.3): empty F and the BFBG; B is built later
     (``settle``).  Until then the completed chunk's edges stay at the front of
     the chunk buffer, the new chunk's edges go in F only (no registration: B is
-    not there yet) and are appended behind them."""
+    not there yet) and are appended behind them.  The pair index ``H`` is
+    emptied by ``settle`` too: nothing reads it before then, and clearing it
+    (megabytes at a million vertices) here would land in the call that answers
+    the chunk's last window, doubling that window's latency."""
     st[F_EP] += 1
     st[E_CNT] = 0
-    if st[H_USED] > 0:
-        H[:, 0] = -1
-        st[H_USED] = 0
     st[C_OLD] = st[COUNT]                 # >= 0: a build is pending
     st[PEND] = 0
 
@@ -90,6 +90,9 @@ def settle(st, V, U, C, E, M, H, K):
     left, up to duplicate pairs).  Returns 0, or 2 when E or the pair index
     must grow first (it resumes from ``st[REPLAY]``; -1 = nothing to replay)."""
     if st[C_OLD] >= 0:
+        if st[H_USED] > 0:                # the rollover's BFBG is empty: so is its pair index
+            H[:, 0] = -1
+            st[H_USED] = 0
         old = st[C_OLD]
         n_new = st[COUNT] - old
         build_backward(st, V, C, old)

@@ -22,18 +22,18 @@ def feed_int64(u, v, t, last_t, check_last, table, size, out):
     -1), numbering fresh ids ``size, size + 1, ...`` in increasing value.
 
     ``out`` (length ``5n``) receives ``[dense u | dense v | t | fresh ids]``.
-    Returns ``(status, n_fresh)``: status ``-1`` done; ``i >= 0`` edge ``i``
-    is earlier than the time before it; ``-2`` an id lies outside the table.
-    Unless done, nothing has changed.
+    Returns ``(status, n_fresh, last time)``: status ``-1`` done; ``i >= 0``
+    edge ``i`` is earlier than the time before it; ``-2`` an id lies outside
+    the table.  Unless done, nothing has changed.
     """
     n = t.size
     before = last_t if check_last else t[0]
     for i in range(n):
         if t[i] < before:
-            return i, 0
+            return i, 0, before
         before = t[i]
         out[2 * n + i] = t[i]
     nf = direct_add(u, v, table, size, out[:2 * n], out[3 * n:])
     if nf < 0:
-        return -2, 0
-    return -1, nf
+        return -2, 0, before
+    return -1, nf, before

@@ -61,6 +61,7 @@ BATCH = 4096
 SMALL = 16
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(bool)
+_NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
 _SET = object.__setattr__       # how attrs itself sets the fields of a frozen class
 LATENESS = ("error", "drop")
 
@@ -283,7 +284,7 @@ class ConnectivityEngine:
         self.dropped_late = 0
         self.closed = False
         self._seen = 0
-        self._pending = (np.empty(0, np.int64),) * 3
+        self._pending = _NO_EDGES
         self._fused = False
         if params.vertex_type is not None:
             self._init_vertices(params.vertex_type)
@@ -395,38 +396,41 @@ class ConnectivityEngine:
             ends = np.concatenate([batch.u.astype(object), batch.v.astype(object)])
         gid = self.vertices.add(ends)
         # a copy: held-back edges must not alias the caller's array
-        return self._accept(gid[:n], gid[n:], batch.t.astype(np.int64))
+        t = batch.t.astype(np.int64)
+        return self._accept(gid[:n], gid[n:], t, int(t[-1]))
 
     def _feed_int64(self, batch: EdgeBatch, n: int) -> list[WindowResult] | None:
         """``_feed`` for int64 columns in one numba call (``feed_int64``);
         ``None`` when the general path must decide (an error to raise, an id
         outside the direct table, other dtypes): nothing has changed then."""
         u, v, t = batch.u, batch.v, batch.t
-        if u.dtype != _I64 or v.dtype != _I64 or t.dtype != _I64:
-            return None
+        if u.dtype is not _I64 or v.dtype is not _I64 or t.dtype is not _I64:
+            return None             # (numpy's native int64 dtype is one object; others: general path)
         ids, last, t0 = self.vertices, self.last_t, self.params.t0
         if t0 is not None and (last is None or last < t0):
             last = t0               # an edge before the origin: the general path raises
         out = np.empty(5 * n, dtype=np.int64)
-        status, fresh = feed_int64(u, v, t, 0 if last is None else last, last is not None,
-                                   ids.direct_table(), ids.size, out)
+        status, fresh, last_t = feed_int64(u, v, t, 0 if last is None else last,
+                                           last is not None, ids.direct_table(), ids.size, out)
         if status != -1:
             return None
         self._seen += n
         if fresh:
             ids.numbered(out[3 * n:3 * n + fresh])
-        return self._accept(out[:n], out[n:2 * n], out[2 * n:3 * n])
+        return self._accept(out[:n], out[n:2 * n], out[2 * n:3 * n], last_t)
 
-    def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray) -> list[WindowResult]:
-        """Queue validated edges (dense ids, times the engine owns); evaluate what is due."""
+    def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray,
+                last_t: int) -> list[WindowResult]:
+        """Queue validated edges (dense ids, times the engine owns, the last
+        time); evaluate what is due."""
         pu, pv, pt = self._pending
         if len(pt):
             self._pending = (np.concatenate([pu, gu]), np.concatenate([pv, gv]),
                              np.concatenate([pt, t]))
         else:       # nothing held back (always so in eager mode): no concatenation
             self._pending = (gu, gv, t)
-        self.last_t = int(t[-1])
-        return self._evaluate(self.windows.due_before(self.last_t), final=False)
+        self.last_t = last_t
+        return self._evaluate(self.windows.due_before(last_t), final=False)
 
     def _evaluate(self, upto: int, final: bool) -> list[WindowResult]:
         lo = self.next_window
@@ -442,7 +446,7 @@ class ConnectivityEngine:
                 answers = self._run(pu, pv, pt, upto)
             else:
                 answers = None
-            self._pending = (pu[:0], pv[:0], pt[:0])
+            self._pending = _NO_EDGES
         else:
             # edges before the trigger of the last due window go in with the
             # windows; the rest are held back; at flush the rest lie in no
@@ -452,7 +456,7 @@ class ConnectivityEngine:
                 answers = self._run(pu[:cut], pv[:cut], pt[:cut], upto)
             else:
                 answers = None
-            self._pending = (pu[:0], pv[:0], pt[:0]) if final else (pu[cut:], pv[cut:], pt[cut:])
+            self._pending = _NO_EDGES if final else (pu[cut:], pv[cut:], pt[cut:])
         self.next_window = upto
         if upto == lo:
             return []

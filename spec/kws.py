@@ -41,6 +41,7 @@ from typing import ClassVar, Iterator
 
 import attrs
 
+from spec._kws_tids import SeenTids
 from spec.engine import validation_units
 from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
                          OutOfOrder, StreamspecError)
@@ -159,7 +160,7 @@ class KwsEngine:
         self._spec_relations = {r.name: (r, 0) for r in params.schema.relations}  # name -> (rel, gen)
         self._spec_edges = {e.id: e for e in params.schema.edges}
         self._spec_gen = 0
-        self._spec_tids: dict = {}            # every tid seen -> True (duplicates are errors)
+        self._spec_tids = SeenTids()          # every tid seen (duplicates are errors)
         self._spec_live: dict = {}            # tid -> (relation, gen, t_end)
         self._spec_expiry: deque = deque()    # (t_end, tid), window model: prunes _live
         self._spec_ends: dict = {}       # tid -> t_end of applied, unexpired tuples (window model)
@@ -187,7 +188,8 @@ class KwsEngine:
     # -- validation ----------------------------------------------------------
     def _validate(self, events: list) -> list:
         rels, edges = _Layer(self._spec_relations), _Layer(self._spec_edges)
-        tids, live = _Layer(self._spec_tids), _Layer(self._spec_live)
+        live = _Layer(self._spec_live)
+        seen, fresh, fresh_set = self._spec_tids, [], set()
         gen, last, w = self._spec_gen, self.last_t, self.params.window
         prepared = []
         for i, ev in enumerate(events, self._seen):
@@ -207,7 +209,7 @@ class KwsEngine:
                 tid = ev.tid
                 if isinstance(tid, bool) or not isinstance(tid, (int, str)):
                     raise InvalidRecord(f"tid must be an int or a str, got {tid!r}", index=i)
-                if tids.get(tid):
+                if tid in fresh_set or tid in seen:
                     raise InvalidRecord(f"duplicate tid {tid!r}", index=i)
                 values = {}
                 for pair in ev.values:
@@ -224,7 +226,8 @@ class KwsEngine:
                 for a in rel.attributes:
                     values.setdefault(a, None)
                 t_end = None if w is None else t + w
-                tids[tid] = True
+                fresh.append(tid)
+                fresh_set.add(tid)
                 live[tid] = (rel.name, rgen, t_end)
                 row = Row(i, tid, rel.name, values, t, t_end, keyword_bits(rel, values, self.keywords))
                 prepared.append((ev, row))
@@ -267,8 +270,10 @@ class KwsEngine:
                 edges.pop(ev.edge_id)
             prepared.append((ev, None))
         # valid: commit the bookkeeping
-        for layer in (rels, edges, tids, live):
+        for layer in (rels, edges, live):
             layer.commit()
+        for tid in fresh:
+            seen.add(tid)
         self._spec_gen = gen
         return prepared
 

@@ -47,6 +47,21 @@ def _holds(rows, row) -> bool:
     return False
 
 
+
+def _index_into(ix: dict, composites, pp: int, pa: str, now) -> None:
+    """Add composites to a buffer's hash index on attribute ``pa`` of position
+    ``pp`` (null values join nothing); with ``now``, only the live ones."""
+    for c in composites:
+        if now is not None and c[0] <= now:
+            continue
+        v = c[1][pp].values[pa]
+        if v is not None:
+            bucket = ix.get(v)
+            if bucket is None:
+                ix[v] = [c]
+            else:
+                bucket.append(c)
+
 class MeshEngine(KwsEngine):
     shared = True
     demand_driven = True
@@ -221,14 +236,7 @@ class MeshEngine(KwsEngine):
             op.out.extend(new)
             if op.idx:
                 for (pp, pa), ix in op.idx.items():
-                    for c in new:
-                        v = c[1][pp].values[pa]
-                        if v is not None:
-                            bucket = ix.get(v)
-                            if bucket is None:
-                                ix[v] = [c]
-                            else:
-                                bucket.append(c)
+                    _index_into(ix, new, pp, pa, None)
         else:
             op.out, op.idx = list(new), None
         if op.cn and results is not None:
@@ -257,16 +265,7 @@ class MeshEngine(KwsEngine):
         """A hash index of the op's live composites on the value a parent probes
         (attribute ``pa`` of position ``pp``); kept up to date by ``_emit``."""
         ix: dict = {}
-        now = self.now
-        for c in op.out:
-            if c[0] > now:
-                v = c[1][pp].values[pa]
-                if v is not None:
-                    bucket = ix.get(v)
-                    if bucket is None:
-                        ix[v] = [c]
-                    else:
-                        bucket.append(c)
+        _index_into(ix, op.out, pp, pa, self.now)
         if op.idx is None:
             op.idx = {}
         op.idx[(pp, pa)] = ix

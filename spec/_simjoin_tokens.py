@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import config, njit
 
-# the direct table may be this many times larger than the tokens it serves
-DENSITY = 4
-MIN_DIRECT = 1 << 16
+from spec.vertices import grown_direct     # the direct table's growth policy, as for vertex ids
+
 MIN_HASH = 1 << 10
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the top bits of tok * 2^64/phi
 
@@ -124,11 +123,9 @@ class TokenNumbering:
             self._h_key, self._h_id, self._direct, b_key, b_id, 64 - (cap.bit_length() - 1))
 
     def _maybe_grow(self, max_tok: int, batch: int) -> None:
-        cap = self._direct.size
-        if max_tok < cap or max_tok >= max(MIN_DIRECT, DENSITY * (self.size + batch)):
+        table = grown_direct(self._direct, max_tok, self.size + batch)
+        if table is None:
             return
-        table = np.full(max(max_tok + 1, 2 * cap, MIN_DIRECT), -1, np.int64)
-        table[:cap] = self._direct
         self._direct = table
         if self._h_used:          # the hashed tokens the larger table now covers move there
             self._rehash(self._h_key.size)

@@ -24,6 +24,18 @@ MIN_DIRECT = 1 << 16
 SMALL = 32
 
 
+def grown_direct(table: np.ndarray, max_id: int, n_ids: int) -> np.ndarray | None:
+    """A larger copy of the direct-address ``table`` (-1 = absent) that covers
+    ``max_id``, or ``None`` when it covers it already or would hold fewer than
+    one id in ``DENSITY`` entries for ``n_ids`` ids (then ids past it go elsewhere)."""
+    cap = table.size
+    if max_id < cap or max_id >= max(MIN_DIRECT, DENSITY * n_ids):
+        return None
+    grown = np.full(max(max_id + 1, 2 * cap, MIN_DIRECT), -1, dtype=table.dtype)
+    grown[:cap] = table
+    return grown
+
+
 class IdIndex:
     """External id -> dense id.  ``kind`` is ``int`` or ``str``."""
 
@@ -85,7 +97,7 @@ class IdIndex:
             nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
         if nf >= 0:
             if nf:
-                self._number(fresh[:nf])      # the table already holds their numbers
+                self.numbered(fresh[:nf])     # the table already holds their numbers
             return dense
         dense = self.lookup(arr)
         new = dense < 0
@@ -138,20 +150,16 @@ class IdIndex:
 
     def _number(self, keys: np.ndarray) -> np.ndarray:
         ids = np.arange(self.size, self.size + keys.size, dtype=np.int64)
-        self.size += keys.size
-        self._external.extend(keys.tolist())
+        self.numbered(keys)
         return ids
 
     def _maybe_grow(self, max_id: int, batch: int) -> bool:
         """Grow the direct table to cover ``max_id`` unless it would be too sparse."""
-        cap = self._direct.size
-        if max_id < cap or max_id >= max(MIN_DIRECT, DENSITY * (self.size + batch)):
+        table = grown_direct(self._direct, max_id, self.size + batch)
+        if table is None:
             return False
-        new_cap = max(max_id + 1, 2 * cap, MIN_DIRECT)
-        table = np.full(new_cap, -1, dtype=np.int64)
-        table[:cap] = self._direct
         # move the sorted ints the larger table now covers, so each id lives in one place
-        moved = (self._keys >= 0) & (self._keys < new_cap)
+        moved = (self._keys >= 0) & (self._keys < table.size)
         table[self._keys[moved]] = self._ids[moved]
         self._keys, self._ids = self._keys[~moved], self._ids[~moved]
         self._direct = table

@@ -110,14 +110,15 @@ class BicEngine(ConnectivityEngine):
     def _run(self, u, v, t, upto):
         # a window's triggering call runs on caches a slide of inserts has just
         # evicted, where every Python or numpy step costs microseconds: keep
-        # them few (slots are computed in the kernel, the output is one zeros)
+        # them few (slots are computed in the kernel; the kernel writes every
+        # answer of every window it evaluates, so the output needs no zeroing)
         nw0 = self.next_window
         if upto == nw0 + 1:
-            # the one-window call (a window's trigger): the kernel overwrites
-            # the row and the driver copies it out before the next call
+            # the one-window call (a window's trigger): one reused row, which
+            # the driver copies out before the next call
             out, target = self._one_answer, nw0 * self._m + self._K
         elif upto > nw0:
-            out = np.zeros((upto - nw0, self._nq), dtype=bool)
+            out = np.empty((upto - nw0, self._nq), dtype=bool)
             target = (upto - 1) * self._m + self._K
         elif len(t):
             out, target = self._no_answers, -1

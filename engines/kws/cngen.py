@@ -48,6 +48,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections import deque
+from contextlib import contextmanager
 
 
 def expanded_nodes(schema, n_keywords: int) -> list[tuple[str, int]]:
@@ -140,16 +141,25 @@ def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
     """Every CN exactly once (up to isomorphism), clusters in root ``nid`` order."""
     nodes, nid, adjacency, rbit = expanded_schema(schema, n_keywords, t_max, root_keyword)
     out = []
-    enabled = gc.isenabled()
-    gc.disable()  # millions of new tuples and no cycles: the collector only costs time
-    try:
+    with collector_off():
         for root in nodes:
             if root[1] & rbit:
                 out.extend(Cluster(root, nid, adjacency, n_keywords, t_max, rbit).cns())
+    return tuple(out)
+
+
+@contextmanager
+def collector_off():
+    """Python's cyclic collector paused: CNGen and the mesh build create
+    millions of tuples and operators with no cycles among them, so collecting
+    while they are made only costs time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if enabled:
             gc.enable()
-    return tuple(out)
 
 
 class Cluster:

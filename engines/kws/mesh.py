@@ -32,10 +32,9 @@ before and after is what the change ended or started.
 """
 from __future__ import annotations
 
-import gc
 from collections import deque
 
-from engines.kws.cngen import cngen
+from engines.kws.cngen import cngen, collector_off
 from engines.kws.operators import INF, build, grow_mesh, join_condition
 from spec.kws import KwsEngine, Result
 
@@ -45,7 +44,6 @@ def _holds(rows, row) -> bool:
         if r is row:
             return True
     return False
-
 
 
 def _index_into(ix: dict, composites, pp: int, pa: str, now) -> None:
@@ -61,6 +59,7 @@ def _index_into(ix: dict, composites, pp: int, pa: str, now) -> None:
                 ix[v] = [c]
             else:
                 bucket.append(c)
+
 
 class MeshEngine(KwsEngine):
     shared = True
@@ -86,13 +85,8 @@ class MeshEngine(KwsEngine):
         self._build()
 
     def _build(self) -> None:
-        enabled = gc.isenabled()
-        gc.disable()  # millions of operators at |K| = 5 and no cycles among them
-        try:
+        with collector_off():   # millions of operators at |K| = 5, engine tables too
             self._build_ops()
-        finally:
-            if enabled:
-                gc.enable()
 
     def _build_ops(self) -> None:
         schema, m, t_max = self.schema, len(self.keywords), self.params.t_max

@@ -24,8 +24,9 @@ composites arrive; ``None`` whenever ``out`` is replaced.
 """
 from __future__ import annotations
 
-import gc
 from collections import deque
+
+from engines.kws.cngen import Cluster, collector_off, expanded_schema
 
 INF = 1 << 62
 
@@ -92,9 +93,7 @@ def build(cns, shared: bool, running: bool = True, conds=None) -> list[Op]:
     index: dict = {}
     chain: list = []     # the previous CN's operators, by position
     last = ()
-    enabled = gc.isenabled()
-    gc.disable()  # millions of operators, no cycles worth collecting while building
-    try:
+    with collector_off():
         for cn in cns:
             same = 0
             if shared:
@@ -123,9 +122,6 @@ def build(cns, shared: bool, running: bool = True, conds=None) -> list[Op]:
                 prev = op
             prev.cn = True
             last = cn
-    finally:
-        if enabled:
-            gc.enable()
     return ops
 
 
@@ -139,7 +135,6 @@ def grow_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=N
     its join is made when the first CN grows from it (a tree no CN grows from
     has no operator), and each CN found by expanding a tree becomes a join on
     that tree's operator."""
-    from engines.kws.cngen import Cluster, expanded_schema
     nodes, nid, adjacency, rbit = expanded_schema(schema, n_keywords, t_max, root_keyword)
     ops: list[Op] = []
     append = ops.append
@@ -163,18 +158,14 @@ def grow_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=N
             r[0] = prev = op
         return prev
 
-    enabled = gc.isenabled()
-    gc.disable()  # millions of operators, no cycles worth collecting while building
-    try:
+    with collector_off():
         for root in nodes:
             if not root[1] & rbit:
                 continue
             cluster = Cluster(root, nid, adjacency, n_keywords, t_max, rbit)
             first = cluster.first()
             if root[1] == cluster.full:  # the one-node CN
-                op = Op(0, root, -1, None, None, running)
-                op.cn = True
-                append(op)
+                append(Op(0, root, -1, None, None, running, cn=True))
                 continue
             queue = deque([(first, [None, None, first[0][0], 0])])
             found: list = []
@@ -195,9 +186,6 @@ def grow_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=N
                     found.clear()
                 for g in grown:
                     queue.append((g, [None, rec, g[0][-1], rec[3] + 1]))
-    finally:
-        if enabled:
-            gc.enable()
     return ops
 
 

@@ -153,16 +153,21 @@ class MeshEngine(KwsEngine):
         if self.now == t:
             return
         self.now = t
-        q, expired = self._expiry, False
+        q, nodes = self._expiry, set()
         while q and q[0].t_end <= t:
             row = q.popleft()
             if self._rows.get(row.tid) is row:
                 self._remove(row)
-                expired = True
-        if expired and self.purge == "eager":
-            for op in self.ops:
-                if op.out:
-                    op.out, op.idx = [c for c in op.out if c[0] > t], None
+                nodes.add((row.relation, row.kbits))
+        if nodes and self.purge == "eager":
+            self._purge_eager(nodes, t)
+
+    def _purge_eager(self, nodes: set, t: int) -> None:
+        """Eager purging (Section 4.3): drop the dead composites from every
+        buffer once tuples of ``nodes`` expired."""
+        for op in self.ops:
+            if op.out:
+                op.out, op.idx = [c for c in op.out if c[0] > t], None
 
     def _route(self, row, results) -> None:
         """Process an arriving tuple; new results go to ``results`` (None: discard)."""

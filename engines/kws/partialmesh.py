@@ -110,21 +110,7 @@ class PartialMeshEngine(MeshEngine):
         self._prune_dry()
         return results
 
-    def _advance(self, t) -> None:
-        if self.purge != "eager" or self.now == t:
-            super()._advance(t)
-            return
-        self.now = t
-        q, nodes = self._expiry, set()
-        while q and q[0].t_end <= t:
-            row = q.popleft()
-            if self._rows.get(row.tid) is row:
-                self._remove(row)
-                nodes.add((row.relation, row.kbits))
-        if nodes:
-            self._eager(nodes, t)
-
-    def _eager(self, nodes, t) -> None:
+    def _purge_eager(self, nodes, t) -> None:
         """Eager purging, bottom-up (Figure 4.5): the operators that can hold an expired
         tuple are those whose source is its node; an operator that drops dead composites
         tells its parents, and one left dry destroys them (no buffer holds a dead

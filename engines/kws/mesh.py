@@ -163,11 +163,36 @@ class MeshEngine(KwsEngine):
             self._purge_eager(nodes, t)
 
     def _purge_eager(self, nodes: set, t: int) -> None:
-        """Eager purging (Section 4.3): drop the dead composites from every
-        buffer once tuples of ``nodes`` expired."""
-        for op in self.ops:
-            if op.out:
-                op.out, op.idx = [c for c in op.out if c[0] > t], None
+        """Eager purging, bottom-up (Section 4.3, Figure 4.5), once tuples of
+        ``nodes`` expired: the operators that can hold an expired tuple are
+        those whose source is its node; an operator that drops dead composites
+        tells its parents.  No other buffer can hold one: a composite is dead
+        from its earliest tuple's expiry on, and every buffer it entered holds
+        it until this pass (no probe ran in between)."""
+        stack = [op for n in nodes for op in self._roots.get(n, ())]
+        stack += [op for n in nodes for op in self._by_right.get(n, ())]
+        seen = set()
+        while stack:
+            op = stack.pop()
+            if not op.out or id(op) in seen or not self._exists(op):
+                continue
+            seen.add(id(op))
+            out = op.out
+            alive = [c for c in out if c[0] > t]
+            if len(alive) == len(out):
+                continue
+            op.out, op.idx = alive, None
+            if alive or not self._dried(op):
+                stack.extend(op.parents)
+
+    def _exists(self, op) -> bool:
+        """Whether ``op`` is still part of the mesh (the partial mesh destroys operators)."""
+        return True
+
+    def _dried(self, op) -> bool:
+        """``op``'s buffer ran dry in a purge; True when its parents are gone
+        with it (the partial mesh), so there is nothing left to tell."""
+        return False
 
     def _route(self, row, results) -> None:
         """Process an arriving tuple; new results go to ``results`` (None: discard)."""

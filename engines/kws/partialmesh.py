@@ -110,28 +110,14 @@ class PartialMeshEngine(MeshEngine):
         self._prune_dry()
         return results
 
-    def _purge_eager(self, nodes, t) -> None:
-        """Eager purging, bottom-up (Figure 4.5): the operators that can hold an expired
-        tuple are those whose source is its node; an operator that drops dead composites
-        tells its parents, and one left dry destroys them (no buffer holds a dead
-        composite afterwards, so no other operator can hold one)."""
-        stack = [op for n in nodes for op in self._roots.get(n, ())]
-        stack += [op for n in nodes for op in self._by_right.get(n, ())]
-        seen = set()
-        while stack:
-            op = stack.pop()
-            if not op.out or id(op) in seen or op.key not in self._mat:
-                continue  # (not in _mat: destroyed meanwhile by a dry child)
-            seen.add(id(op))
-            out = op.out
-            alive = [c for c in out if c[0] > t]
-            if len(alive) == len(out):
-                continue
-            op.out, op.idx = alive, None
-            if not alive:
-                self._shrink(op)
-            else:
-                stack.extend(op.parents)
+    # eager purging (the mesh's bottom-up pass): a destroyed operator is skipped, and
+    # one left dry destroys its parents (no buffer above holds a dead composite then)
+    def _exists(self, op) -> bool:
+        return op.key in self._mat
+
+    def _dried(self, op) -> bool:
+        self._shrink(op)
+        return True
 
     def _prune_dry(self) -> None:
         for op in [op for op in self._mat.values() if not op.out and op.parents]:

@@ -30,7 +30,8 @@ def test_mesh_options_match_oracle(options):
 
 @pytest.mark.parametrize("base, options", [(PartialMeshEngine, dict(purge="lazy")),
                                            (PartialMeshEngine, dict(index_buffers=False)),
-                                           (ForestEngine, dict(index_buffers=False))],
+                                           (ForestEngine, dict(index_buffers=False)),
+                                           (ForestEngine, dict(purge="lazy"))],
                          ids=lambda x: getattr(x, "name", str(x)))
 def test_partial_mesh_and_forest_options_match_oracle(base, options):
     variant = type("Variant", (base,), dict(options))

@@ -3,7 +3,8 @@
 ``python -m bench.kws.targets [--seconds S] [--memory-seconds S] [--only cpu,memory,init]``
 
 - ``fm_vs_forest.csv``: total CPU (``time.process_time``, one core, engine
-  construction excluded: it is in init.csv) of the forest, the full mesh and
+  construction excluded: it is in init.csv) of the forest (and of its
+  ablation with FM's lazy purging, ``forest:purge=lazy``), the full mesh and
   the partial mesh over the default stream (w 20 min, |K| 2, T_max 4, |SR|
   15, KWF 0.01, 1/sel 1/1000, ``--seconds`` of stream, one tuple per SR per
   second; also |K| = 3 over ``--k3-seconds``), and the work each does, counted in a second, instrumented run:
@@ -43,13 +44,19 @@ from collections import Counter
 from bench.kws.generator import params, stream
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "results", "kws")
-ENGINES = ("forest", "fullmesh", "partialmesh")
+# "name:option=value,...": an engine with ablation options (class attributes)
+ENGINES = ("forest", "forest:purge=lazy", "fullmesh", "partialmesh")
 SAMPLE = 300
 
 
-def _engine(name):
+def _engine(spec: str):
+    """The engine class of ``name`` or ``name:option=value,...`` (an ablation)."""
     from spec.registry import Registry
-    return Registry.get("kws", name)
+    name, _, options = spec.partition(":")
+    cls = Registry.get("kws", name)
+    if not options:
+        return cls
+    return type(cls.__name__, (cls,), dict(o.split("=", 1) for o in options.split(",")))
 
 
 def _cpu_run(name: str, k: int, seconds: int) -> dict:
@@ -172,7 +179,8 @@ def _plot(cpu, mem, init) -> None:
     fig, ax = plt.subplots(1, 3, figsize=(15, 4.2))
     if cpu:
         rows = [r for r in cpu if r["keywords"] == 2]
-        ax[0].bar([r["engine"] for r in rows], [r["cpu_s"] for r in rows], color=["#b44", "#48b", "#4a4"])
+        ax[0].bar([r["engine"].replace(":", "\n") for r in rows], [r["cpu_s"] for r in rows],
+                  color=["#b44", "#d88", "#48b", "#4a4"][:len(rows)])
         ax[0].set_ylabel("total CPU (s)")
         ax[0].set_title(f"defaults, {rows[0]['seconds']} s of stream ({rows[0]['tuples']} tuples)")
     if mem:

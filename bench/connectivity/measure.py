@@ -27,9 +27,9 @@ Two ways to feed the same calls (``KINDS``):
 ``run`` -- through the contract (``process``), end to end
   Validation and id remapping (the spec boundary) are inside the timings:
   what a user of the engine sees.  The boundary's cost per call is not
-  negligible next to BIC's window work (a one-edge ``process`` call costs
-  0.1-0.8 ms on the shared machine, growing with the vertex-id space, see
-  the report in ``bench/results/connectivity/README.md``).
+  negligible next to BIC's window work: a window's triggering call runs on
+  caches the slide before it evicted (see the report in
+  ``bench/results/connectivity/README.md``).
 ``run_engine`` -- the engine alone
   Ids are remapped once up front (the paper's in-memory replay, analysis note
   Section 8.2) and each call goes straight to the contract's driver

@@ -174,11 +174,18 @@ class MeshEngine(KwsEngine):
         seen = set()
         while stack:
             op = stack.pop()
-            if not op.out or id(op) in seen or not self._exists(op):
+            # ``op.end`` bounds the buffer's earliest expiry from below: most buffers
+            # an expired node reaches hold nothing dead, and are passed in O(1)
+            if not op.out or op.end > t or id(op) in seen or not self._exists(op):
                 continue
             seen.add(id(op))
-            out = op.out
-            alive = [c for c in out if c[0] > t]
+            out, alive, end = op.out, [], INF
+            for c in out:
+                if c[0] > t:
+                    alive.append(c)
+                    if c[0] < end:
+                        end = c[0]
+            op.end = end
             if len(alive) == len(out):
                 continue
             op.out, op.idx = alive, None
@@ -256,6 +263,9 @@ class MeshEngine(KwsEngine):
             self._expiry.append(row)
 
     def _emit(self, op, new: list, results) -> None:
+        end = min(c[0] for c in new)
+        if end < op.end:
+            op.end = end
         if op.out:
             op.out.extend(new)
             if op.idx:
@@ -337,6 +347,7 @@ class MeshEngine(KwsEngine):
         if k.left is not None and not k.running and self._nonempty(k.right):
             self._wake(k)
         j.out, j.idx = self._probe_right(j, self._live(k)), None
+        j.end = min((c[0] for c in j.out), default=INF)
 
     def _sleep(self, j) -> None:
         j.running = False

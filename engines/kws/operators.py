@@ -39,7 +39,7 @@ class Op:
     mesh at |K| = 5 has millions of them."""
 
     __slots__ = ("pos", "node", "parent_pos", "label", "left", "right", "parents", "cn",
-                 "out", "idx", "running", "cond", "key")
+                 "out", "idx", "running", "cond", "key", "end")
 
     def __init__(self, pos, node, parent_pos, label, left, running=True, cond=None, cn=False):
         self.pos = pos
@@ -51,6 +51,7 @@ class Op:
         self.parents = ()
         self.cn = cn                     # feeds the output operator
         self.out = ()                    # composites (t_end, rows)
+        self.end = INF                   # at most the earliest t_end in ``out`` (eager purging)
         self.idx = None                  # hash indexes of ``out`` for the parents' probes
         self.running = running
         self.cond = cond                 # (parent attribute, new attribute) of a join

@@ -7,7 +7,9 @@
   ablation with FM's lazy purging, ``forest:purge=lazy``), the full mesh and
   the partial mesh over the default stream (w 20 min, |K| 2, T_max 4, |SR|
   15, KWF 0.01, 1/sel 1/1000, ``--seconds`` of stream, one tuple per SR per
-  second; also |K| = 3 over ``--k3-seconds``), and the work each does, counted in a second, instrumented run:
+  second; also |K| = 3 over ``--k3-seconds``, and T_max = 5 and 6 at |K| = 2
+  over ``--tmax-seconds``: the paper's trend, FM's advantage growing with the
+  mesh), and the work each does, counted in a second, instrumented run:
   ``probes`` (an arriving tuple probing the left buffer of a running join),
   ``scanned`` (composites looked at by those probes; ``scanned_by_cn_joins``:
   by the joins producing MTJNT, which the mesh cannot share: no CN is
@@ -59,21 +61,22 @@ def _engine(spec: str):
     return type(cls.__name__, (cls,), dict(o.split("=", 1) for o in options.split(",")))
 
 
-def _cpu_run(name: str, k: int, seconds: int) -> dict:
-    p = params(15, k, 4, 1200)
+def _cpu_run(name: str, k: int, seconds: int, t_max: int = 4) -> dict:
+    p = params(15, k, t_max, 1200)
     events = list(stream(p, seconds, 0.01, 1000))
     c0 = time.process_time()
     eng = _engine(name)(p)
     c1 = time.process_time()
     n = sum(1 for _ in eng.process(events)) + len(eng.flush())
     c2 = time.process_time()
-    return dict(engine=name, keywords=k, seconds=seconds, tuples=len(events), init_s=round(c1 - c0, 3),
+    return dict(engine=name, keywords=k, t_max=t_max, seconds=seconds, tuples=len(events),
+                init_s=round(c1 - c0, 3),
                 cpu_s=round(c2 - c1, 3), outputs=n)
 
 
-def _work_run(name: str, k: int, seconds: int) -> dict:
+def _work_run(name: str, k: int, seconds: int, t_max: int = 4) -> dict:
     """The same stream through an instrumented subclass (slower; counts only)."""
-    p = params(15, k, 4, 1200)
+    p = params(15, k, t_max, 1200)
     count = Counter()
 
     class Counted(_engine(name)):
@@ -178,7 +181,7 @@ def _plot(cpu, mem, init) -> None:
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(1, 3, figsize=(15, 4.2))
     if cpu:
-        rows = [r for r in cpu if r["keywords"] == 2]
+        rows = [r for r in cpu if r["keywords"] == 2 and int(r.get("t_max", 4)) == 4]
         ax[0].bar([r["engine"].replace(":", "\n") for r in rows], [r["cpu_s"] for r in rows],
                   color=["#b44", "#d88", "#48b", "#4a4"][:len(rows)])
         ax[0].set_ylabel("total CPU (s)")
@@ -223,6 +226,8 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=5 * 3600, help="stream length for fm_vs_forest")
     ap.add_argument("--k3-seconds", type=int, default=1800, help="stream length for the |K| = 3 rows")
+    ap.add_argument("--tmax-seconds", type=int, default=3600,
+                    help="stream length for the T_max = 5, 6 rows at |K| = 2 (0: none)")
     ap.add_argument("--memory-seconds", type=int, default=3600, help="stream length for memory")
     ap.add_argument("--memory-keywords", default="2,3,4")
     ap.add_argument("--memory-csv", default="memory.csv")
@@ -239,13 +244,16 @@ def main(argv=None) -> None:
     only = set(a.only.split(","))
     if "cpu" in only:
         rows = []
-        for k, seconds in ((2, a.seconds), (3, a.k3_seconds)):
+        cases = [(2, 4, a.seconds), (3, 4, a.k3_seconds)]
+        cases += [(2, t, a.tmax_seconds) for t in (5, 6)] if a.tmax_seconds else []
+        for k, t_max, seconds in cases:
             for name in ENGINES:
-                r = _fresh("cpu", name, k, seconds)
-                r.update(_fresh("work", name, k, seconds))
+                r = _fresh("cpu", name, k, seconds, t_max)
+                r.update(_fresh("work", name, k, seconds, t_max))
                 rows.append(r)
         for r in rows:
-            fm = next(x for x in rows if x["engine"] == "fullmesh" and x["keywords"] == r["keywords"])
+            fm = next(x for x in rows if x["engine"] == "fullmesh" and x["keywords"] == r["keywords"]
+                      and x["t_max"] == r["t_max"])
             r["cpu_vs_fm"] = round(r["cpu_s"] / fm["cpu_s"], 2)
             r["work_vs_fm"] = round(r["scanned"] / max(fm["scanned"], 1), 2)
         _write("fm_vs_forest.csv", rows)

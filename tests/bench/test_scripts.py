@@ -54,3 +54,15 @@ def test_memory_child_reports_a_peak():
     got = memory.measure("scipy", stream, params, timeout=300)
     assert got["engine"] == "scipy" and got["peak_delta_bytes"] >= 0
     assert got["peak_rss_bytes"] >= got["baseline_rss_bytes"] > 0
+
+
+def test_kws_targets_runs_ablations_and_t_max():
+    from bench.kws import targets as kws_targets
+    from engines.kws.forest import ForestEngine
+    lazy = kws_targets._engine("forest:purge=lazy")
+    assert issubclass(lazy, ForestEngine) and lazy.purge == "lazy" and ForestEngine.purge == "eager"
+    rows = [kws_targets._cpu_run(name, 2, 120, 5) for name in ("forest", "forest:purge=lazy")]
+    assert [r["t_max"] for r in rows] == [5, 5]
+    assert rows[0]["outputs"] == rows[1]["outputs"] > 0    # the ablation changes cost, not answers
+    work = kws_targets._work_run("forest:purge=lazy", 2, 120, 5)
+    assert work["joins"] > 0 and work["probes"] > 0

@@ -79,6 +79,7 @@ class MeshEngine(KwsEngine):
     # -- construction ------------------------------------------------------------
     def _start(self) -> None:
         self.now = None
+        self._eager = self.purge == "eager"   # only eager purging reads Op.end
         self._rows: dict = {}            # tid -> Row, alive tuples
         self._expiry: deque = deque()    # rows in arrival order (window model)
         self._arriving = None
@@ -153,13 +154,14 @@ class MeshEngine(KwsEngine):
         if self.now == t:
             return
         self.now = t
-        q, nodes = self._expiry, set()
+        q, nodes, eager = self._expiry, set(), self._eager
         while q and q[0].t_end <= t:
             row = q.popleft()
             if self._rows.get(row.tid) is row:
                 self._remove(row)
-                nodes.add((row.relation, row.kbits))
-        if nodes and self.purge == "eager":
+                if eager:
+                    nodes.add((row.relation, row.kbits))
+        if nodes:
             self._purge_eager(nodes, t)
 
     def _purge_eager(self, nodes: set, t: int) -> None:
@@ -263,9 +265,10 @@ class MeshEngine(KwsEngine):
             self._expiry.append(row)
 
     def _emit(self, op, new: list, results) -> None:
-        end = min(c[0] for c in new)
-        if end < op.end:
-            op.end = end
+        if self._eager:
+            end = min(c[0] for c in new)
+            if end < op.end:
+                op.end = end
         if op.out:
             op.out.extend(new)
             if op.idx:
@@ -347,7 +350,8 @@ class MeshEngine(KwsEngine):
         if k.left is not None and not k.running and self._nonempty(k.right):
             self._wake(k)
         j.out, j.idx = self._probe_right(j, self._live(k)), None
-        j.end = min((c[0] for c in j.out), default=INF)
+        if self._eager:
+            j.end = min((c[0] for c in j.out), default=INF)
 
     def _sleep(self, j) -> None:
         j.running = False

@@ -51,7 +51,7 @@ class Op:
         self.parents = ()
         self.cn = cn                     # feeds the output operator
         self.out = ()                    # composites (t_end, rows)
-        self.end = INF                   # at most the earliest t_end in ``out`` (eager purging)
+        self.end = INF                   # at most the earliest t_end in ``out`` (kept under eager purging)
         self.idx = None                  # hash indexes of ``out`` for the parents' probes
         self.running = running
         self.cond = cond                 # (parent attribute, new attribute) of a join

@@ -157,11 +157,11 @@ def _engine_feed(engine, stream: Stream, params: Params):
     gu, gv, t = dense[:len(stream)], dense[len(stream):], stream.t
 
     def prepare(lo: int, hi: int):
-        return gu[lo:hi], gv[lo:hi], t[lo:hi], int(t[hi - 1])
+        return (gu[lo:hi], gv[lo:hi], t[lo:hi]), int(t[hi - 1])
 
     def feed(piece) -> list:
         # eager driver: nothing is pending between calls, so this is _feed's concatenation
-        engine._pending, engine.last_t = piece[:3], piece[3]
+        engine._pending, engine.last_t = piece
         return engine._evaluate(engine.windows.due_before(engine.last_t), final=False)
     return prepare, feed
 

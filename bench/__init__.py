@@ -1,6 +1,6 @@
 """Benchmarks: data generators and loaders, pytest-benchmark suites (marked
 ``bench``), experiment scripts that redraw the papers' figures (CSV + PNG under
-``bench/results/<problem>/``) and ``bench.ratios``, which turns the medians of a
+``bench/results/<problem>/``) and ``streamspec.bench.ratios``, which turns the medians of a
 pytest-benchmark run into speed-up ratios within each group and checks them
 against the committed floors in ``bench/ratio_floors.toml`` (DESIGN.md,
 "Benchmarks"; STYLE.md, "Benchmarks compare within one run").

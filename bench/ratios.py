@@ -9,7 +9,7 @@ process run, and CI checks only ratios of their medians:
     ratio(subject over baseline) = median(baseline) / median(subject)
 
 For timings that is the subject's speed-up; a group may also hold other
-"lower is better" quantities (``bench.connectivity.targets`` writes P95
+"lower is better" quantities (``streamspec.bench.connectivity.targets`` writes P95
 latencies and peak memory in bytes as medians), read the same way.
 
 Each benchmark is identified within its group by its *subject*:
@@ -30,7 +30,7 @@ CI lane that does not run the full-size group is not a failure); a floor whose
 group ran but lacks one of its subjects is *missing* and fails, unless
 ``--allow-missing`` (a gap is shown, never skipped silently).
 
-CLI: ``python -m bench.ratios RESULTS.json --floors bench/ratio_floors.toml``;
+CLI: ``python -m streamspec.bench.ratios RESULTS.json --floors bench/ratio_floors.toml``;
 exit 0 when every floor holds, 1 when one is broken or missing, 2 on bad input.
 """
 from __future__ import annotations
@@ -164,7 +164,7 @@ def report(table, verdicts: list[Verdict]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.ratios", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m streamspec.bench.ratios", description=__doc__.split("\n")[0])
     parser.add_argument("results", help="pytest-benchmark JSON (--benchmark-json=...)")
     parser.add_argument("--floors", default=str(Path(__file__).with_name("ratio_floors.toml")))
     parser.add_argument("--allow-missing", action="store_true",
@@ -175,7 +175,7 @@ def main(argv=None) -> int:
             table = medians(json.load(handle))
         floors = load_floors(args.floors)
     except (OSError, ValueError, KeyError, tomllib.TOMLDecodeError) as err:
-        print(f"bench.ratios: {err}", file=sys.stderr)
+        print(f"streamspec.bench.ratios: {err}", file=sys.stderr)
         return 2
     verdicts = check(table, floors)
     print(report(table, verdicts))

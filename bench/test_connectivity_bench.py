@@ -1,7 +1,7 @@
 """pytest-benchmark suites for sliding-window connectivity (BIC TR Section 7).
 
 Each group holds BIC and its baselines on the same stream, measured in the
-same run, so ``python -m bench.ratios`` can compare medians within the group:
+same run, so ``python -m streamspec.bench.ratios`` can compare medians within the group:
 
 - ``connectivity-ci-stream``: a whole R-MAT stream (500K edges, windows of
   100K edges, 20 slides per window, 100 queries), fed as ``measure`` feeds it
@@ -17,9 +17,9 @@ same run, so ``python -m bench.ratios`` can compare medians within the group:
   anything, RWC rebuilds the whole window).
 
 Engines come from the registry; one that is not registered is skipped with
-its reason, and ``bench.ratios`` then reports its floors as missing.
+its reason, and ``streamspec.bench.ratios`` then reports its floors as missing.
 Run: ``pytest bench/ -m bench --benchmark-json=bench.json`` (about a minute
-on a quiet machine), then ``python -m bench.ratios bench.json``.  On a busy
+on a quiet machine), then ``python -m streamspec.bench.ratios bench.json``.  On a busy
 shared machine add ``--benchmark-timer=time.process_time``.
 """
 from __future__ import annotations
@@ -28,12 +28,12 @@ import functools
 
 import pytest
 
-from spec.connectivity import Params
-from spec.registry import Registry
+from streamspec.spec.connectivity import Params
+from streamspec.spec.registry import Registry
 
-from bench.connectivity.generators import rmat_stream, workload
-from bench.connectivity.measure import pieces, warm_up
-from bench.connectivity.peers import PEERS, create
+from streamspec.bench.connectivity.generators import rmat_stream, workload
+from streamspec.bench.connectivity.measure import pieces, warm_up
+from streamspec.bench.connectivity.peers import PEERS, create
 
 pytestmark = pytest.mark.bench
 

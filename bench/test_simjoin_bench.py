@@ -1,10 +1,10 @@
 """pytest-benchmark suite for the continuous top-k set similarity join (SWOOP Section 7).
 
-Group ``simjoin-ci-tweet``: a TWEET-like stream (``bench.simjoin.generators``,
+Group ``simjoin-ci-tweet``: a TWEET-like stream (``streamspec.bench.simjoin.generators``,
 3,000 sets after a window of 1,000 sets, k = 10, Jaccard), fed in one
 ``RecordBatch`` per round to a fresh engine that already holds the window:
 SWOOP, its ablations, SCase and the paper's baseline, measured in the same
-run so ``python -m bench.ratios`` compares medians within the group.
+run so ``python -m streamspec.bench.ratios`` compares medians within the group.
 Run: ``pytest bench/test_simjoin_bench.py -m bench --benchmark-json=bench.json
 --benchmark-timer=time.process_time``.
 """
@@ -14,10 +14,10 @@ import functools
 
 import pytest
 
-from bench.simjoin.generators import tweet_like
-from bench.simjoin.throughput import window_slice
-from spec.registry import Registry
-from spec.simjoin import Params
+from streamspec.bench.simjoin.generators import tweet_like
+from streamspec.bench.simjoin.throughput import window_slice
+from streamspec.spec.registry import Registry
+from streamspec.spec.simjoin import Params
 
 pytestmark = pytest.mark.bench
 

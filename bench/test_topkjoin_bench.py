@@ -3,12 +3,12 @@
 - ``topkjoin-stream``: a seeded Zipf mention stream over the 400 real users at
   10 000 mentions per 100 s window (10 evaluations, ~65K items) joined with
   DS-CH-20: AT-TSM, AT-BSM, WSJ-WBM, Topk+N, MinTopK and the oracle in the
-  same run, so ``python -m bench.ratios`` compares medians within the group
+  same run, so ``python -m streamspec.bench.ratios`` compares medians within the group
   (the oracle is the recompute-everything baseline).
 
 Run: ``pytest bench/test_topkjoin_bench.py -m bench``.  Quality experiments
-and the rate sweep are scripts: ``python -m bench.topkjoin.experiment`` and
-``python -m bench.topkjoin.throughput``.
+and the rate sweep are scripts: ``python -m streamspec.bench.topkjoin.experiment`` and
+``python -m streamspec.bench.topkjoin.throughput``.
 """
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ import functools
 import numpy as np
 import pytest
 
-from bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
-from spec.registry import Registry
-from spec.topkjoin import ItemBatch, Params
-from spec.topkjoin_remote import TimelineDataset
+from streamspec.bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
+from streamspec.spec.registry import Registry
+from streamspec.spec.topkjoin import ItemBatch, Params
+from streamspec.spec.topkjoin_remote import TimelineDataset
 
 pytestmark = pytest.mark.bench
 

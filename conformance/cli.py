@@ -21,8 +21,8 @@ def add_arguments(parser):
 
 
 def main(args) -> int:
-    from conformance import runner
-    from spec.registry import Registry
+    from streamspec.conformance import runner
+    from streamspec.spec.registry import Registry
     names = args.engine or [n for _, n in Registry.names(args.problem)]
     failed = 0
     for name in names:

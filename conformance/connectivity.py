@@ -6,7 +6,7 @@ case's chunks and, after every chunk, checks that
 - exactly the windows the spec makes due have been emitted (window ``n`` is
   due once an edge with ``t >= end(n)`` has arrived; ``flush`` emits every
   window whose start is at or before the last edge), in order of ``n``;
-- each emitted ``WindowResult`` equals the oracle's (``reference.connectivity``);
+- each emitted ``WindowResult`` equals the oracle's (``streamspec.reference.connectivity``);
 - ``connected(a, b)`` on the probe pairs answers for the last emitted window;
 - a second engine built with ``hold_back=False`` (edges applied on arrival)
   emits the same windows at the same steps.
@@ -21,12 +21,12 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch, check_rejection
-from conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
-from reference.connectivity import evaluate, window_answers
-from spec.connectivity import Edge, Params
-from spec.errors import NoWindowYet
-from spec.windows import SlidingWindows
+from streamspec.conformance.runner import Mismatch, check_rejection
+from streamspec.conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
+from streamspec.reference.connectivity import evaluate, window_answers
+from streamspec.spec.connectivity import Edge, Params
+from streamspec.spec.errors import NoWindowYet
+from streamspec.spec.windows import SlidingWindows
 
 PROBLEM = "connectivity"
 

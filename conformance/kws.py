@@ -2,7 +2,7 @@
 
 ``check(engine_cls, case)`` feeds the case's events to a fresh engine in the
 case's chunks.  After a chunk whose last event is at time ``T``, exactly the
-oracle's outputs (``reference.kws.evaluate``) with ``time < T`` must have
+oracle's outputs (``streamspec.reference.kws.evaluate``) with ``time < T`` must have
 been emitted, in canonical order (the instant ``T`` is still open); after
 ``flush``, all of them.
 
@@ -15,12 +15,12 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch, check_rejection
-from conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
-from reference.kws import evaluate
-from spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, Params,
+from streamspec.conformance.runner import Mismatch, check_rejection
+from streamspec.conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
+from streamspec.reference.kws import evaluate
+from streamspec.spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, Params,
                       RemoveEdge, RemoveRelation)
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 PROBLEM = "kws"
 

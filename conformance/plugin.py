@@ -1,4 +1,10 @@
-"""The pytest plugin (entry point ``pytest11``, so it is active wherever streamspec is installed).
+"""The pytest plugin of the conformance suite.
+
+Loaded explicitly (``-p streamspec.conformance.plugin``, as the project's own
+test run does) or by the inert ``pytest11`` entry point
+(``streamspec.conformance.pytest_entry``) when a run asks for the suite.  A
+third party runs the shipped suite on its engine with
+``pytest --pyargs streamspec.conformance --engine NAME``.
 
 - ``--engine NAME`` (repeatable; ``bic`` or ``connectivity.bic``): run the
   conformance tests only on these engines.  Default: every registered engine.
@@ -8,6 +14,8 @@
   are marked ``xfail(strict=True)`` with the recorded reason, so they show in
   the report and fail loudly once fixed.  Nothing is skipped silently.
 - The report header names the hypothesis profile and the engines under test.
+- Hypothesis settings are the suite's own (``profiles.suite_settings()`` on its
+  tests); nothing is loaded globally, so other tests in the run keep theirs.
 """
 from __future__ import annotations
 
@@ -27,12 +35,21 @@ def pytest_addoption(parser):
 
 
 def pytest_configure(config):
-    from conformance import profiles
-    config._streamspec_profile = profiles.load()
+    try:
+        import hypothesis  # noqa: F401  (the suite is property-based)
+    except ImportError:
+        raise pytest.UsageError(
+            "the streamspec conformance suite needs hypothesis: pip install 'hypothesis>=6.100' "
+            "(or reinstall streamspec, which depends on it)") from None
+    from streamspec.conformance import profiles
+    try:
+        config._streamspec_profile = profiles.active()
+    except ValueError as err:
+        raise pytest.UsageError(str(err)) from None
 
 
 def pytest_report_header(config):
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     chosen = config.getoption("--engine") or ["all"]
     engines = ", ".join(f"{p}.{n}" for p, n in Registry.names())
     return [f"streamspec: hypothesis profile {config._streamspec_profile!r}, --engine {chosen}",
@@ -47,7 +64,7 @@ def known_gaps() -> dict:
 
 
 def selected_engines(config, problem: str) -> list[tuple[str, str]]:
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     names = Registry.names(problem)
     wanted = config.getoption("--engine")
     if not wanted:
@@ -63,7 +80,7 @@ def selected_engines(config, problem: str) -> list[tuple[str, str]]:
 def pytest_generate_tests(metafunc):
     if "engine_cls" not in metafunc.fixturenames:
         return
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     problem = getattr(metafunc.module, "PROBLEM", None)
     if problem is None:
         raise pytest.UsageError(f"{metafunc.module.__name__} uses engine_cls but sets no PROBLEM")
@@ -74,4 +91,7 @@ def pytest_generate_tests(metafunc):
         if n in gaps:
             marks.append(pytest.mark.xfail(reason=f"known gap: {gaps[n]}", strict=True))
         params.append(pytest.param(Registry.get(p, n), id=n, marks=marks))
+    if not params:   # --engine names no engine of this problem: say so, not a bare empty set
+        params = [pytest.param(None, id="none", marks=pytest.mark.skip(
+            reason=f"--engine {metafunc.config.getoption('--engine')} selects no {problem} engine"))]
     metafunc.parametrize("engine_cls", params)

@@ -18,7 +18,7 @@ from pathlib import Path
 import attrs
 from hypothesis import given, settings
 
-from spec.errors import StreamspecError
+from streamspec.spec.errors import StreamspecError
 
 FAILURES_DIR = Path(os.environ.get("STREAMSPEC_FAILURES", ".streamspec-failures"))
 
@@ -49,7 +49,7 @@ class ConformanceFailure(AssertionError):
 
 def suite(problem: str):
     """The conformance module of a problem."""
-    return importlib.import_module(f"conformance.{problem}")
+    return importlib.import_module(f"streamspec.conformance.{problem}")
 
 
 def engine_label(engine_cls) -> str:

@@ -2,7 +2,7 @@
 
 ``check(engine_cls, case)`` feeds the case's events to a fresh engine in the
 case's chunks and, after every chunk, checks that the ``TopK`` outputs it
-yielded are exactly the oracle's (``reference.simjoin.evaluate``) for the
+yielded are exactly the oracle's (``streamspec.reference.simjoin.evaluate``) for the
 events of that chunk: same lists, same order, same scores and end times bit
 for bit, and none where the list did not change.  ``flush`` must emit nothing.
 
@@ -16,10 +16,10 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch, check_rejection
-from conformance.strategies.simjoin import cases, invalid_cases, random_case  # noqa: F401
-from reference.simjoin import evaluate
-from spec.simjoin import Advance, Params, Record
+from streamspec.conformance.runner import Mismatch, check_rejection
+from streamspec.conformance.strategies.simjoin import cases, invalid_cases, random_case  # noqa: F401
+from streamspec.reference.simjoin import evaluate
+from streamspec.spec.simjoin import Advance, Params, Record
 
 PROBLEM = "simjoin"
 

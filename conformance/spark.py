@@ -7,13 +7,13 @@ checks the engine against the oracle step by step (``check``).  Failures come
 back to the driver with their seed and the case as JSON lines (``dump``), so
 one seed replays anywhere::
 
-    python -m conformance.spark --engine bic --seeds 2000 --partitions 8
+    python -m streamspec.conformance.spark --engine bic --seeds 2000 --partitions 8
 
 A failing seed is saved as a reproducer and replayed with
 ``streamspec conform connectivity --engine bic --replay FILE``.
 
 ``partitioned_mismatch`` checks the other Spark property for connectivity:
-the exact time-partitioned replay of a case (``pipeline.replay``) equals the
+the exact time-partitioned replay of a case (``streamspec.pipeline.replay``) equals the
 oracle's windows, for any partition count.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ import traceback
 
 import attrs
 
-from conformance.runner import Mismatch, save_reproducer, suite
+from streamspec.conformance.runner import Mismatch, save_reproducer, suite
 
 
 @attrs.frozen(order=True)
@@ -67,9 +67,9 @@ def fuzz(spark, engine_cls, seeds, partitions: int | None = None) -> list[SeedFa
 
 def partitioned_mismatch(spark, engine_cls, case, partitions: int) -> Mismatch | None:
     """Connectivity: the time-partitioned Spark replay of ``case`` against the oracle."""
-    from pipeline.io.edges import edges_frame, frame_stream
-    from pipeline.jobs.connectivity import replay
-    from reference.connectivity import evaluate
+    from streamspec.pipeline.io.edges import edges_frame, frame_stream
+    from streamspec.pipeline.jobs.connectivity import replay
+    from streamspec.reference.connectivity import evaluate
 
     stream = frame_stream(spark, "<case>", edges_frame(case.edges))
     got = sorted((r["window"], r["start"], r["end"], tuple(r["answers"]))
@@ -86,10 +86,10 @@ def partitioned_mismatch(spark, engine_cls, case, partitions: int) -> Mismatch |
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.spark import session
-    from spec.registry import Registry
+    from streamspec.pipeline.spark import session
+    from streamspec.spec.registry import Registry
 
-    parser = argparse.ArgumentParser(prog="python -m conformance.spark",
+    parser = argparse.ArgumentParser(prog="python -m streamspec.conformance.spark",
                                      description="fuzz an engine against the oracle on Spark")
     parser.add_argument("--problem", default="connectivity")
     parser.add_argument("--engine", required=True)

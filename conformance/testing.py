@@ -16,14 +16,16 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from conformance import runner
-from spec.registry import Registry
+from streamspec.conformance import profiles, runner
+from streamspec.spec.registry import Registry
 
 
 def conformance_tests(problem: str):
     """The step-by-step comparison with the oracle and the bad-record test of ``problem``."""
     suite = runner.suite(problem)
+    settings = profiles.suite_settings()
 
+    @settings
     @given(case=suite.cases())
     def test_matches_oracle_step_by_step(engine_cls, case):
         try:
@@ -31,6 +33,7 @@ def conformance_tests(problem: str):
         except runner.ConformanceFailure as failure:
             raise AssertionError(runner.describe_failure(engine_cls, failure)) from None
 
+    @settings
     @given(bad=suite.invalid_cases())
     def test_rejects_bad_records_without_state_change(engine_cls, bad):
         case, position, record, error = bad

@@ -26,14 +26,14 @@ import json
 
 import attrs
 
-from conformance.runner import Mismatch, check_rejection
-from conformance.strategies.topkjoin import cases, invalid_cases, random_case  # noqa: F401
-from reference.topkjoin import aggregate, evaluate
-from spec.errors import StreamspecError
-from spec.topkjoin import Item, Params, rank_key
-from spec.topkjoin_quality import Quality, quality
-from spec.topkjoin_remote import TimelineDataset
-from spec.windows import SlidingWindows
+from streamspec.conformance.runner import Mismatch, check_rejection
+from streamspec.conformance.strategies.topkjoin import cases, invalid_cases, random_case  # noqa: F401
+from streamspec.reference.topkjoin import aggregate, evaluate
+from streamspec.spec.errors import StreamspecError
+from streamspec.spec.topkjoin import Item, Params, rank_key
+from streamspec.spec.topkjoin_quality import Quality, quality
+from streamspec.spec.topkjoin_remote import TimelineDataset
+from streamspec.spec.windows import SlidingWindows
 
 PROBLEM = "topkjoin"
 

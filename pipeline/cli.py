@@ -2,7 +2,7 @@
 
 - ``streamspec engines``: problem, name, exactness and description of every
   installed engine (entry-point group ``streamspec.engines``).
-- ``streamspec run <problem> ...``: the Spark job of ``pipeline.jobs.<problem>``.
+- ``streamspec run <problem> ...``: the Spark job of ``streamspec.pipeline.jobs.<problem>``.
 - ``streamspec demo [--output DIR]``: every problem's job on its bundled sample
   data (the README's main job); a job joins in by defining ``demo_argv(output_dir)``.
 - ``streamspec conform <problem> --engine NAME --examples N``: the conformance
@@ -18,18 +18,18 @@ import importlib
 import pkgutil
 import sys
 
-from spec.errors import StreamspecError
+from streamspec.spec.errors import StreamspecError
 
 
 def _jobs() -> dict[str, object]:
-    import pipeline.jobs as jobs
-    return {m.name: importlib.import_module(f"pipeline.jobs.{m.name}")
+    import streamspec.pipeline.jobs as jobs
+    return {m.name: importlib.import_module(f"streamspec.pipeline.jobs.{m.name}")
             for m in pkgutil.iter_modules(jobs.__path__) if not m.name.startswith("_")}
 
 
 def _cmd_engines(args) -> int:
-    from spec.engine import describe
-    from spec.registry import Registry
+    from streamspec.spec.engine import describe
+    from streamspec.spec.registry import Registry
     rows = [describe(cls) for cls in Registry.engines(args.problem)]
     width = max((len(r["problem"]) + len(r["name"]) for r in rows), default=10) + 2
     for r in rows:
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
     dp.set_defaults(func=_cmd_demo)
 
-    from conformance import cli as conform_cli
+    from streamspec.conformance import cli as conform_cli
     cp = sub.add_parser("conform", help="fuzz an engine against the oracle")
     conform_cli.add_arguments(cp)
     cp.set_defaults(func=conform_cli.main)

@@ -29,7 +29,7 @@ from typing import Callable
 
 import pandas as pd
 
-from spec.windows import SlidingWindows
+from streamspec.spec.windows import SlidingWindows
 
 EVENT_ORDER = ("t", "seq")
 

@@ -8,7 +8,7 @@ import are the same on both sides; on a real cluster that interpreter path (with
 streamspec installed) must exist on every worker.
 
 Logs are quiet: only errors from the JVM, no console progress bar (the
-pipeline draws its own, ``pipeline.progress``), no web UI unless asked.
+pipeline draws its own, ``streamspec.pipeline.progress``), no web UI unless asked.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 (DESIGN.md, "Spark pipeline", "Streaming").
 
 ``windows_stream`` turns a streaming DataFrame of edges (``u, v, t, key``;
-``pipeline.io.edges.read_edge_stream``) into a streaming DataFrame of
+``streamspec.pipeline.io.edges.read_edge_stream``) into a streaming DataFrame of
 ``key, window, start, end, answers``.  ``groupBy(key).applyInPandasWithState``
 hands each key's new edges of a micro-batch to that key's engine; the engine
 is pickled into the group state after every micro-batch (engine state is
@@ -23,7 +23,7 @@ import pickle
 
 import pandas as pd
 
-from pipeline.jobs.connectivity import edge_batch, result_rows
+from streamspec.pipeline.jobs.connectivity import edge_batch, result_rows
 
 OUTPUT_FIELDS = "window long, start long, end long, answers array<boolean>"
 STATE_SCHEMA = "engine binary"

@@ -12,8 +12,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from spec.connectivity import ConnectivityEngine, Edge, Params, WindowResult
-from spec.windows import SlidingWindows
+from streamspec.spec.connectivity import ConnectivityEngine, Edge, Params, WindowResult
+from streamspec.spec.windows import SlidingWindows
 
 
 def window_answers(window_edges, workload) -> tuple[bool, ...]:

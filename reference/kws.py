@@ -10,16 +10,16 @@ MTJNTs by brute force (notes/kws.md, "Data graph and results"; paper Section 3.1
   events of each instant it compares ``R(t)`` with the results still open
   (window model: whose window end is after ``t``) and derives the Appear and
   End events.  It assumes a valid stream (the spec boundary,
-  ``spec.kws.KwsEngine``, validates).
+  ``streamspec.spec.kws.KwsEngine``, validates).
 ``OracleEngine`` is the same computation behind the engine contract.
 """
 from __future__ import annotations
 
 from itertools import groupby
 
-from spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, KwsEngine,
+from streamspec.spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, KwsEngine,
                       RemoveEdge, RemoveRelation, Result, output_key)
-from spec.kws_schema import clean_value, keyword_bits
+from streamspec.spec.kws_schema import clean_value, keyword_bits
 
 
 def data_graph(schema, rows: dict) -> list:

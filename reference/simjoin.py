@@ -10,8 +10,8 @@ same computation behind the engine contract (``--engine oracle``).
 """
 from __future__ import annotations
 
-from spec._simjoin_similarity import similarity
-from spec.simjoin import Advance, Params, SimJoinEngine, TopK, order_key
+from streamspec.spec._simjoin_similarity import similarity
+from streamspec.spec.simjoin import Advance, Params, SimJoinEngine, TopK, order_key
 
 
 def valid_pairs(window, params: Params, t: float) -> list[tuple]:

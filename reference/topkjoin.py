@@ -9,8 +9,8 @@ behind the engine contract, so the pipeline and the conformance suite can run it
 """
 from __future__ import annotations
 
-from spec.topkjoin import Evaluation, Item, ItemBatch, Params, TopkJoinEngine, rank_key
-from spec.windows import SlidingWindows
+from streamspec.spec.topkjoin import Evaluation, Item, ItemBatch, Params, TopkJoinEngine, rank_key
+from streamspec.spec.windows import SlidingWindows
 
 
 def aggregate(window_items, how: str) -> dict:

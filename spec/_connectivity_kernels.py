@@ -10,9 +10,9 @@ one pass over the edges instead of several (the table reads remain, one per id).
 """
 from __future__ import annotations
 
-from numba import njit
+from streamspec.spec._numba import njit
 
-from spec._vertices_kernels import direct_add
+from streamspec.spec._vertices_kernels import direct_add
 
 
 @njit(cache=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from numba import njit
+from streamspec.spec._numba import njit
 
 JACCARD, COSINE, DICE, OVERLAP, HAMMING = 0, 1, 2, 3, 4
 KIND = {"jaccard": JACCARD, "cosine": COSINE, "dice": DICE, "overlap": OVERLAP, "hamming": HAMMING}

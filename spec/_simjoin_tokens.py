@@ -11,9 +11,11 @@ batch costs O(tokens) with no sort.  str tokens live in a dict.
 from __future__ import annotations
 
 import numpy as np
-from numba import config, njit
+from numba import config
 
-from spec.vertices import grown_direct     # the direct table's growth policy, as for vertex ids
+from streamspec.spec._numba import njit
+
+from streamspec.spec.vertices import grown_direct     # the direct table's growth policy, as for vertex ids
 
 MIN_HASH = 1 << 10
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the top bits of tok * 2^64/phi

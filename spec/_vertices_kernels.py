@@ -1,4 +1,4 @@
-"""The direct-table pass of ``spec.vertices.IdIndex.add`` (BIC analysis note
+"""The direct-table pass of ``streamspec.spec.vertices.IdIndex.add`` (BIC analysis note
 Section 8.2: dense ids), as one numba function over numpy arrays.
 
 A slide of a large stream is mostly ids seen before: the pass gathers their
@@ -9,7 +9,7 @@ ids only.
 """
 from __future__ import annotations
 
-from numba import njit
+from streamspec.spec._numba import njit
 
 
 @njit(cache=True)

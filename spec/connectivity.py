@@ -8,7 +8,7 @@ Normative semantics: ``notes/connectivity.md``; paper: Zhang, Bonifati, Oezsu,
   non-decreasing; self-loops and duplicate edges are allowed.  Vertex ids are
   all ints or all strs: the workload fixes the type (the first edge does when
   the workload is empty); an id of the other type is an ``InvalidRecord``.
-- Window ``n`` is ``[t0 + n*s, t0 + n*s + r)`` (``spec.windows``); ``t0``
+- Window ``n`` is ``[t0 + n*s, t0 + n*s + r)`` (``streamspec.spec.windows``); ``t0``
   defaults to the first edge's time and may not be after it.
 - Window ``n`` is evaluated when an edge with ``t >= end(n)`` arrives, before
   that edge is applied; ``flush`` evaluates every window whose start is
@@ -47,12 +47,12 @@ from typing import ClassVar, Iterable, Iterator
 import attrs
 import numpy as np
 
-from spec._connectivity_kernels import feed_int64
-from spec.engine import validation_units
-from spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
+from streamspec.spec._connectivity_kernels import feed_int64
+from streamspec.spec.engine import validation_units
+from streamspec.spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
                          NoWindowYet, OutOfOrder, StreamspecError)
-from spec.vertices import IdIndex
-from spec.windows import SlidingWindows
+from streamspec.spec.vertices import IdIndex
+from streamspec.spec.windows import SlidingWindows
 
 PROBLEM = "connectivity"
 BATCH = 4096
@@ -273,7 +273,7 @@ class ConnectivityEngine:
 
     def __init__(self, params: Params, *, hold_back: bool = True):
         if not isinstance(params, Params):
-            raise InvalidParameter(f"expected spec.connectivity.Params, got {type(params).__name__}")
+            raise InvalidParameter(f"expected streamspec.spec.connectivity.Params, got {type(params).__name__}")
         self.params = params
         self.hold_back = bool(hold_back)
         self.windows: SlidingWindows | None = None

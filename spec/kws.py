@@ -2,8 +2,8 @@
 
 Normative semantics: ``notes/kws.md``; paper: Markowetz, Yang, Papadias,
 "Keyword Search on Relational Data Streams" (SIGMOD 2007), Section 3.1.
-Schema, tokens and values: ``spec.kws_schema``; events and outputs:
-``spec.kws_events`` (re-exported here).
+Schema, tokens and values: ``streamspec.spec.kws_schema``; events and outputs:
+``streamspec.spec.kws_events`` (re-exported here).
 
 - Events: ``Insert(relation, tid, values, t)``, ``Delete(tid, t)`` and the
   schema changes ``AddRelation``, ``RemoveRelation``, ``AddEdge``,
@@ -41,14 +41,14 @@ from typing import ClassVar, Iterator
 
 import attrs
 
-from spec._kws_tids import SeenTids
-from spec.engine import validation_units
-from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
+from streamspec.spec._kws_tids import SeenTids
+from streamspec.spec.engine import validation_units
+from streamspec.spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
                          OutOfOrder, StreamspecError)
-from spec.kws_events import (EVENTS, SCHEMA_EVENTS, AddEdge, AddRelation, Appear,  # noqa: F401
+from streamspec.spec.kws_events import (EVENTS, SCHEMA_EVENTS, AddEdge, AddRelation, Appear,  # noqa: F401
                              Delete, End, Insert, RemoveEdge, RemoveRelation, Result, Row,
                              edge_key, output_key, tid_key)
-from spec.kws_schema import (JoinEdge, Relation, Schema, check_edge, clean_value,
+from streamspec.spec.kws_schema import (JoinEdge, Relation, Schema, check_edge, clean_value,
                              keyword_bits, normalise_keyword)
 
 PROBLEM = "kws"
@@ -86,7 +86,7 @@ class Params:
 
     def __attrs_post_init__(self):
         if not isinstance(self.schema, Schema):
-            raise InvalidParameter(f"schema must be a spec.kws_schema.Schema, got {self.schema!r}")
+            raise InvalidParameter(f"schema must be a streamspec.spec.kws_schema.Schema, got {self.schema!r}")
         if self.t_max < 1:
             raise InvalidParameter(f"t_max must be >= 1, got {self.t_max}")
         if self.window is not None:
@@ -151,7 +151,7 @@ class KwsEngine:
 
     def __init__(self, params: Params):
         if not isinstance(params, Params):
-            raise InvalidParameter(f"expected spec.kws.Params, got {type(params).__name__}")
+            raise InvalidParameter(f"expected streamspec.spec.kws.Params, got {type(params).__name__}")
         self.params = params
         self.keywords = params.keywords
         self.schema = params.schema

@@ -1,4 +1,4 @@
-"""S-KWS events and outputs (notes/kws.md; the contract is ``spec.kws``).
+"""S-KWS events and outputs (notes/kws.md; the contract is ``streamspec.spec.kws``).
 
 Input events: ``Insert``, ``Delete`` and the schema changes ``AddRelation``,
 ``RemoveRelation``, ``AddEdge``, ``RemoveEdge``.  Outputs: ``Appear`` and
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from spec.kws_schema import JoinEdge, Relation
+from streamspec.spec.kws_schema import JoinEdge, Relation
 
 
 def _pairs(values) -> tuple:

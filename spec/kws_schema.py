@@ -28,7 +28,7 @@ import re
 
 import attrs
 
-from spec.errors import InvalidParameter
+from streamspec.spec.errors import InvalidParameter
 
 _TOKEN = re.compile(r"[0-9a-z]+")
 

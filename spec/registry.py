@@ -1,7 +1,7 @@
 """Engines are found through the entry-point group ``streamspec.engines``.
 
 An entry point is named ``<problem>.<engine>`` and points at the engine class,
-e.g. ``connectivity.bic = engines.connectivity.bic:BicEngine``.  A third-party
+e.g. ``connectivity.bic = streamspec.engines.connectivity.bic:BicEngine``.  A third-party
 package adds a backend with one such line in its own ``pyproject.toml``; it is
 then listed by ``streamspec engines`` and checked by ``pytest --engine NAME``.
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from importlib.metadata import entry_points
 
-from spec.errors import UnknownEngine
+from streamspec.spec.errors import UnknownEngine
 
 GROUP = "streamspec.engines"
 

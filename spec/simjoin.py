@@ -40,10 +40,10 @@ from typing import ClassVar, Iterator
 import attrs
 import numpy as np
 
-from spec.engine import validation_units
-from spec._simjoin_similarity import KIND
-from spec._simjoin_tokens import TokenNumbering
-from spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder, StreamspecError
+from streamspec.spec.engine import validation_units
+from streamspec.spec._simjoin_similarity import KIND
+from streamspec.spec._simjoin_tokens import TokenNumbering
+from streamspec.spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder, StreamspecError
 
 PROBLEM = "simjoin"
 BATCH = 4096
@@ -200,7 +200,7 @@ class SimJoinEngine:
 
     def __init__(self, params: Params):
         if not isinstance(params, Params):
-            raise InvalidParameter(f"expected spec.simjoin.Params, got {type(params).__name__}")
+            raise InvalidParameter(f"expected streamspec.spec.simjoin.Params, got {type(params).__name__}")
         self.params = params
         self.index_time: float | None = None
         self.dropped_late = 0

@@ -3,11 +3,11 @@
 Normative semantics: ``notes/topkjoin.md``; paper: Zahmatkesh & Della Valle,
 "Topk+N / AcquaTop" (Sections 2-5); reconstructed formulas and the authors'
 Java: ``notes/topkjoin-analysis.md``.  Remote datasets and the fetch budget:
-``spec.topkjoin_remote``; quality metrics: ``spec.topkjoin_quality``.
+``streamspec.spec.topkjoin_remote``; quality metrics: ``streamspec.spec.topkjoin_quality``.
 
 - A stream item ``Item(id, x, ts)``: a join key (all ints or all strs), a
   finite numeric streaming value, an int timestamp; ``ts`` non-decreasing.
-- Window ``i`` is ``[t0 + i*beta, t0 + i*beta + omega)`` (``spec.windows``,
+- Window ``i`` is ``[t0 + i*beta, t0 + i*beta + omega)`` (``streamspec.spec.windows``,
   ``r=omega``, ``s=beta``), evaluated at its end ``tau_i``; ``t0`` defaults to
   the first item's ts.  Every window is evaluated, also empty ones across gaps
   (empty answer); ``flush`` evaluates every window whose start is ``<=`` the
@@ -40,12 +40,12 @@ from typing import Callable, ClassVar, Iterable, Iterator
 import attrs
 import numpy as np
 
-from spec.engine import validation_units
-from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
+from streamspec.spec.engine import validation_units
+from streamspec.spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
                          OutOfOrder, StreamspecError)
-from spec.topkjoin_remote import FetchCounter, RemoteDataset, TimelineDataset
-from spec.vertices import IdIndex
-from spec.windows import SlidingWindows
+from streamspec.spec.topkjoin_remote import FetchCounter, RemoteDataset, TimelineDataset
+from streamspec.spec.vertices import IdIndex
+from streamspec.spec.windows import SlidingWindows
 
 PROBLEM = "topkjoin"
 BATCH = 4096
@@ -283,7 +283,7 @@ class TopkJoinEngine:
 
     def __init__(self, params: Params):
         if not isinstance(params, Params):
-            raise InvalidParameter(f"expected spec.topkjoin.Params, got {type(params).__name__}")
+            raise InvalidParameter(f"expected streamspec.spec.topkjoin.Params, got {type(params).__name__}")
         self.params = params
         self.score = params.scoring()
         self.fetcher = FetchCounter(params.remote, None if self.unbounded else params.budget,

@@ -29,7 +29,7 @@ import sqlite3
 import time as _time
 from typing import Callable, Protocol, runtime_checkable
 
-from spec.errors import InvalidParameter, StreamspecError
+from streamspec.spec.errors import InvalidParameter, StreamspecError
 
 TABLE = "timeline"
 

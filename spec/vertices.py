@@ -6,7 +6,7 @@ vertices, added first, are ``0..``; within one ``add`` call the numbering is
 deterministic (increasing external value for ints, first appearance for strs).
 
 Integer ids: small non-negative ids live in a direct-address table (one numba
-pass per batch, ``spec._vertices_kernels``: a random read per id and a sort of
+pass per batch, ``streamspec.spec._vertices_kernels``: a random read per id and a sort of
 the fresh ids only, so a 20M-id batch maps in tens of milliseconds); other ints
 in a sorted array searched with ``searchsorted``.  String ids: a dict.  The
 state is numpy arrays, lists and dicts, so it pickles.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec._vertices_kernels import direct_add
+from streamspec.spec._vertices_kernels import direct_add
 
 # The direct table may be this many times larger than the number of ids it serves.
 DENSITY = 4

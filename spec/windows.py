@@ -17,7 +17,7 @@ import math
 
 import attrs
 
-from spec.errors import InvalidParameter
+from streamspec.spec.errors import InvalidParameter
 
 
 def _positive_int(name):

@@ -3,12 +3,17 @@
 Every test marked ``spark`` shares this session-scoped ``spark`` fixture:
 ``local[2]``, two shuffle partitions, adaptive execution off (the partition
 counts a test asks for are the ones it gets), no UI.  Executors run this
-interpreter (``pipeline.spark.session`` sets ``PYSPARK_PYTHON``).  Property
-tests over Spark use ``conformance.profiles.spark_settings()`` (few examples).
+interpreter (``streamspec.pipeline.spark.session`` sets ``PYSPARK_PYTHON``).  Property
+tests over Spark use ``streamspec.conformance.profiles.spark_settings()`` (few examples).
 """
 from __future__ import annotations
 
 import pytest
+
+from streamspec.conformance import profiles
+
+# The project's own run: one hypothesis profile (STREAMSPEC_PROFILE, default dev) for every test.
+profiles.load()
 
 SPARK_CONF = {
     "spark.sql.shuffle.partitions": "2",
@@ -20,7 +25,7 @@ SPARK_CONF = {
 
 @pytest.fixture(scope="session")
 def spark():
-    from pipeline.spark import session
+    from streamspec.pipeline.spark import session
     spark = session("local[2]", app_name="streamspec-tests", conf=SPARK_CONF)
     yield spark
     spark.stop()

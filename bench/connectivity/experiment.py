@@ -8,7 +8,7 @@ Two experiments on one seeded R-MAT stream (the paper's GF is Graph500 R-MAT):
   window ~80M edges, slides ~1/2/4/8M edges).
 
 For each setting and engine: throughput (edges/s) and the P95 and P99 of the
-paper's per-window latency (analysis note Section 1.3; ``bench.connectivity.
+paper's per-window latency (analysis note Section 1.3; ``streamspec.bench.connectivity.
 measure``): engines built with ``hold_back=False``, each window's latency is
 the ``process`` call with its triggering edge (queries, that edge's insert,
 BIC's backward build when a chunk completes), the rest of the slide goes in
@@ -29,7 +29,7 @@ BIC a few seconds each, RWC, D-Tree and scipy cut by the 30 s budget on the
 large windows): 10M edges, 1M vertices, 1000 edges
 per timestamp, slide 50 / window 2000 timestamps (slides of 50K edges,
 windows up to 4M edges).  ``--edge-list FILE`` replays a SNAP edge list
-instead (``bench.connectivity.loaders``; ``--rate`` edges per synthetic
+instead (``streamspec.bench.connectivity.loaders``; ``--rate`` edges per synthetic
 timestamp when the file has no times, ``--edges`` as a line limit).
 """
 from __future__ import annotations
@@ -40,15 +40,15 @@ import sys
 import time
 from pathlib import Path
 
-from spec.connectivity import Params
-from spec.registry import Registry
+from streamspec.spec.connectivity import Params
+from streamspec.spec.registry import Registry
 
-from bench.connectivity.generators import rmat_stream, workload
-from bench.connectivity.loaders import load_edge_list
-from bench.connectivity.measure import run, run_engine, warm_up
-from bench.connectivity.peers import PEERS
+from streamspec.bench.connectivity.generators import rmat_stream, workload
+from streamspec.bench.connectivity.loaders import load_edge_list
+from streamspec.bench.connectivity.measure import run, run_engine, warm_up
+from streamspec.bench.connectivity.peers import PEERS
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "connectivity"
+RESULTS = Path("bench", "results", "connectivity")   # relative to the working directory (the checkout)
 SLIDES_PER_WINDOW = (10, 20, 40, 80)
 QUICK = dict(edges=300_000, vertices=30_000, rate=100, slide=10, window=400, budget=3.0)
 FULL = dict(edges=10_000_000, vertices=1_000_000, rate=1000, slide=50, window=2000, budget=30.0)
@@ -67,7 +67,7 @@ def settings(window: int, slide: int):
 
 
 def arguments(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.connectivity.experiment",
+    p = argparse.ArgumentParser(prog="python -m streamspec.bench.connectivity.experiment",
                                 description="throughput and P95/P99 latency vs window and slide")
     p.add_argument("--quick", action="store_true", help="small stream, about a minute or two")
     p.add_argument("--engines", default="bic,rwc,dtree,scipy",

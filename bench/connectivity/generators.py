@@ -18,7 +18,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from spec.connectivity import EdgeBatch
+from streamspec.spec.connectivity import EdgeBatch
 
 GRAPH500 = (0.57, 0.19, 0.19, 0.05)   # R-MAT quadrant probabilities of the Graph500 generator
 _CHUNK = 1 << 20                        # edges drawn per block (bounds the temporary memory)

@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spec.errors import MalformedRecord
+from streamspec.spec.errors import MalformedRecord
 
-from bench.connectivity.generators import Stream, timestamps
+from streamspec.bench.connectivity.generators import Stream, timestamps
 
 PAPER_EDGES_PER_TIMESTAMP = 100   # "100 edges per second", TR Section 7.1
 

@@ -55,10 +55,10 @@ import time
 import attrs
 import numpy as np
 
-from spec.connectivity import Params
+from streamspec.spec.connectivity import Params
 
-from bench.connectivity.generators import Stream, rmat_stream, workload
-from bench.connectivity.peers import create
+from streamspec.bench.connectivity.generators import Stream, rmat_stream, workload
+from streamspec.bench.connectivity.peers import create
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 KINDS = {"contract": "through process(), hold_back=False",

@@ -20,7 +20,7 @@ Method (documented in every row it produces):
    memory that numba-compiled code allocates itself.
 
 CLI (used by the parent; runnable by hand):
-``python -m bench.connectivity.memory ENGINE STREAM.npz PARAMS.json [--tracemalloc]``
+``python -m streamspec.bench.connectivity.memory ENGINE STREAM.npz PARAMS.json [--tracemalloc]``
 prints one JSON object.
 """
 from __future__ import annotations
@@ -36,10 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from spec.connectivity import Params
+from streamspec.spec.connectivity import Params
 
-from bench.connectivity.generators import Stream
-from bench.connectivity.measure import run, warm_up
+from streamspec.bench.connectivity.generators import Stream
+from streamspec.bench.connectivity.measure import run, warm_up
 
 
 def _status_kib(field: str) -> int | None:
@@ -107,7 +107,7 @@ def measure(name: str, stream: Stream, params: Params, tracemalloc: bool = False
         np.savez(stream_path, u=stream.u, v=stream.v, t=stream.t)
         Path(params_path).write_text(json.dumps(
             {"r": params.r, "s": params.s, "workload": [list(q) for q in params.workload]}))
-        cmd = [sys.executable, "-m", "bench.connectivity.memory", name, stream_path, params_path]
+        cmd = [sys.executable, "-m", "streamspec.bench.connectivity.memory", name, stream_path, params_path]
         if tracemalloc:
             cmd.append("--tracemalloc")
         root = Path(__file__).resolve().parents[2]
@@ -121,7 +121,7 @@ def measure(name: str, stream: Stream, params: Params, tracemalloc: bool = False
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.connectivity.memory",
+    parser = argparse.ArgumentParser(prog="python -m streamspec.bench.connectivity.memory",
                                      description="peak memory of one engine run (child process)")
     parser.add_argument("engine")
     parser.add_argument("stream", help=".npz with arrays u, v, t")

@@ -7,7 +7,7 @@ graph at every slide and runs a connected-components routine on it: scipy's
 the benchmarks (BIC TR Section 7 compares with RWC, its own per-window
 recomputation; these are the same idea with off-the-shelf tools).
 
-Both run behind the engine contract (``spec.connectivity.ConnectivityEngine``),
+Both run behind the engine contract (``streamspec.spec.connectivity.ConnectivityEngine``),
 so they see exactly the same validated, remapped input as the engines, and
 their answers are checked against the oracle in ``tests/bench``.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from spec.connectivity import ConnectivityEngine
+from streamspec.spec.connectivity import ConnectivityEngine
 
 
 def scipy_window_answers(u: np.ndarray, v: np.ndarray, n_vertices: int,
@@ -151,5 +151,5 @@ def create(name: str, params, hold_back: bool = True):
     """An engine by name: a peer of this module, else a registered engine (``Registry``)."""
     if name in PEERS:
         return PEERS[name](params, hold_back=hold_back)
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     return Registry.create("connectivity", name, params, hold_back=hold_back)

@@ -28,7 +28,7 @@ the full size writes ``targets.csv``; ``targets[-quick]-engines.csv`` holds
 every engine's numbers (throughput and P50/P95/P99 latency through
 ``process`` and of the engine alone; peak memory).  Both also write a
 pytest-benchmark-shaped JSON (groups ``connectivity-<scale>-throughput`` /
-``-p95`` / ``-p95-engine`` / ``-memory``) that ``python -m bench.ratios``
+``-p95`` / ``-p95-engine`` / ``-memory``) that ``python -m streamspec.bench.ratios``
 checks against the floors.
 
 Peers (scipy, and ``--also`` engines such as networkx or dtree) get a time
@@ -54,18 +54,18 @@ import sys
 import time
 from pathlib import Path
 
-from spec.connectivity import Params
+from streamspec.spec.connectivity import Params
 
-from bench.connectivity import memory
-from bench.connectivity.generators import rmat_stream, workload
-from bench.connectivity.measure import run, run_engine
+from streamspec.bench.connectivity import memory
+from streamspec.bench.connectivity.generators import rmat_stream, workload
+from streamspec.bench.connectivity.measure import run, run_engine
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "connectivity"
+RESULTS = Path("bench", "results", "connectivity")   # relative to the working directory (the checkout)
 FULL_EDGES = 10_000_000
 
 
 def arguments(argv=None):
-    p = argparse.ArgumentParser(prog="python -m bench.connectivity.targets",
+    p = argparse.ArgumentParser(prog="python -m streamspec.bench.connectivity.targets",
                                 description="measure the BIC targets (see module docstring)")
     p.add_argument("--edges", type=int, default=1_000_000,
                    help="stream length (default 1M, a quick check; 10000000 = the issue's size)")
@@ -134,7 +134,7 @@ def verdicts(m: dict, alone: dict, mem: dict, scale_note: str) -> list[dict]:
 
 
 def benchmark_json(m: dict, alone: dict, mem: dict, scale: str, machine: dict) -> dict:
-    """The measurements in pytest-benchmark's shape, for ``python -m bench.ratios``."""
+    """The measurements in pytest-benchmark's shape, for ``python -m streamspec.bench.ratios``."""
     benches = []
 
     def add(group, name, value, extra):

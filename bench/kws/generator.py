@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import random
 
-from spec.kws import Insert, Params
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.spec.kws import Insert, Params
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 DEFAULTS = dict(relations=15, keywords=2, t_max=4, kwf=0.01, sel=1000, window=20 * 60, seconds=5 * 3600)
 

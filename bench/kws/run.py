@@ -1,6 +1,6 @@
 """Total CPU time and peak traced memory of the kws engines on the synthetic workload.
 
-``python -m bench.kws.run [--seconds S] [--keywords K] [--tmax T] [--relations N]``
+``python -m streamspec.bench.kws.run [--seconds S] [--keywords K] [--tmax T] [--relations N]``
 prints one line per engine: mesh initialisation time (CNGen + operators),
 processing CPU time, peak memory (tracemalloc) and the number of outputs.
 """
@@ -10,8 +10,8 @@ import argparse
 import time
 import tracemalloc
 
-from bench.kws.generator import params, stream
-from spec.registry import Registry
+from streamspec.bench.kws.generator import params, stream
+from streamspec.spec.registry import Registry
 
 
 def measure(name: str, p, events) -> dict:

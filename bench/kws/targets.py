@@ -1,6 +1,6 @@
 """The S-KWS performance targets (paper Section 5 defaults), written under bench/results/kws/.
 
-``python -m bench.kws.targets [--seconds S] [--memory-seconds S] [--only cpu,memory,init]``
+``python -m streamspec.bench.kws.targets [--seconds S] [--memory-seconds S] [--only cpu,memory,init]``
 
 - ``fm_vs_forest.csv``: total CPU (``time.process_time``, one core, engine
   construction excluded: it is in init.csv) of the forest (and of its
@@ -43,9 +43,9 @@ import time
 import tracemalloc
 from collections import Counter
 
-from bench.kws.generator import params, stream
+from streamspec.bench.kws.generator import params, stream
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "results", "kws")
+OUT = os.path.join("bench", "results", "kws")   # relative to the working directory (the checkout)
 # "name:option=value,...": an engine with ablation options (class attributes)
 ENGINES = ("forest", "forest:purge=lazy", "fullmesh", "partialmesh")
 SAMPLE = 300
@@ -53,7 +53,7 @@ SAMPLE = 300
 
 def _engine(spec: str):
     """The engine class of ``name`` or ``name:option=value,...`` (an ablation)."""
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     name, _, options = spec.partition(":")
     cls = Registry.get("kws", name)
     if not options:
@@ -141,8 +141,8 @@ def _memory_run(name: str, k: int, seconds: int) -> dict:
 
 
 def _init_run(k: int, t_max: int) -> dict:
-    from engines.kws.cngen import cngen
-    from engines.kws.fullmesh import FullMeshEngine
+    from streamspec.engines.kws.cngen import cngen
+    from streamspec.engines.kws.fullmesh import FullMeshEngine
     p = params(15, k, t_max, 1200)
     c0 = time.process_time()
     eng = FullMeshEngine(p)   # CNGen and the mesh together (Section 3.3), then the engine's tables
@@ -159,7 +159,7 @@ def _init_run(k: int, t_max: int) -> dict:
 
 def _fresh(kind: str, *args) -> dict:
     """One measurement in a fresh interpreter (no caches, clean memory)."""
-    out = subprocess.run([sys.executable, "-m", "bench.kws.targets", "--one", kind, *map(str, args)],
+    out = subprocess.run([sys.executable, "-m", "streamspec.bench.kws.targets", "--one", kind, *map(str, args)],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

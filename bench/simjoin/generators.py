@@ -1,6 +1,6 @@
 """Seeded set-stream generators shaped like the SWOOP paper's data (Section 7.1, Table 3).
 
-All return a ``spec.simjoin.RecordBatch`` (int ids ``0..n-1``, int tokens,
+All return a ``streamspec.spec.simjoin.RecordBatch`` (int ids ``0..n-1``, int tokens,
 timestamps ``0, 1, 2, ...`` scaled by ``rate`` sets per time unit, so a window
 ``w`` holds about ``w * rate`` sets).
 
@@ -19,9 +19,9 @@ timestamps ``0, 1, 2, ...`` scaled by ``rate`` sets per time unit, so a window
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
-from spec.simjoin import RecordBatch
+from streamspec.spec.simjoin import RecordBatch
 
 
 def _zipf_sampler(rng, vocab: int, s: float):

@@ -5,7 +5,7 @@ exact, behind the engine contract, measured against ``swoop`` in one run.
 - ``scipy-bruteforce``: after every operation, the window's sets as a sparse
   0/1 CSR matrix ``A`` (sets x tokens); ``A @ A.T`` gives every pair's
   overlap, the score follows from the overlap and the two sizes (the same
-  float64 expressions as ``spec._simjoin_similarity``, so ties are bit for
+  float64 expressions as ``streamspec.spec._simjoin_similarity``, so ties are bit for
   bit), and the top-k is the first k pairs in the canonical order.
 - ``setsimilaritysearch``: the ``SetSimilaritySearch`` package's
   ``all_pairs`` (Bayardo et al.'s All-Pairs with prefix and position
@@ -16,13 +16,13 @@ exact, behind the engine contract, measured against ``swoop`` in one run.
   threshold is halved (then 0) and the search rerun.
   Every pair at or above the threshold is found, so the top-k is exact.
 
-``python -m bench.simjoin.peers`` measures both against ``swoop`` on the
+``python -m streamspec.bench.simjoin.peers`` measures both against ``swoop`` on the
 TWEET-like stream (CPU clock, a budget per engine) and writes ``peers.csv``
 and ``peers.png``:
 
-    python -m bench.simjoin.peers --windows 100,1000,10000 --k 10 --budget 20
+    python -m streamspec.bench.simjoin.peers --windows 100,1000,10000 --k 10 --budget 20
 
-``swoop`` is measured by ``bench.simjoin.throughput.measure``.  The peers are
+``swoop`` is measured by ``streamspec.bench.simjoin.throughput.measure``.  The peers are
 measured by ``measure_peer``, the same loop (steady state after a full
 window, CPU seconds, the rate over the sets done within the budget) except
 two things that brute force needs: the window is filled by ``warm`` (one
@@ -39,10 +39,10 @@ import time
 import numpy as np
 from scipy import sparse
 
-from bench.simjoin.generators import tweet_like
-from bench.simjoin.throughput import measure, window_slice, write_csv
-from spec.errors import InvalidParameter
-from spec.simjoin import Params, RecordBatch, SimJoinEngine
+from streamspec.bench.simjoin.generators import tweet_like
+from streamspec.bench.simjoin.throughput import measure, window_slice, write_csv
+from streamspec.spec.errors import InvalidParameter
+from streamspec.spec.simjoin import Params, RecordBatch, SimJoinEngine
 
 SSS_SIMILARITIES = ("jaccard", "cosine")
 LOWEST = 1e-3     # below this threshold the descent goes straight to 0 (every overlapping pair)
@@ -115,7 +115,7 @@ class WindowPeer(SimJoinEngine):
 
 
 def scores(similarity: str, lr: np.ndarray, ls: np.ndarray, o: np.ndarray) -> np.ndarray:
-    """``spec._simjoin_similarity.similarity`` over arrays (same float64 operations)."""
+    """``streamspec.spec._simjoin_similarity.similarity`` over arrays (same float64 operations)."""
     lr, ls, o = (x.astype(np.int64) for x in (lr, ls, o))
     if similarity == "jaccard":
         return o / (lr + ls - o)

@@ -4,7 +4,7 @@ copies, a ``key`` of one of three cities, one record per second), so
 ``streamspec run simjoin`` can be tried without data.  Seeded: rerunning it
 rewrites the same file.
 
-    python -m bench.simjoin.sample
+    python -m streamspec.bench.simjoin.sample
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from bench.simjoin.generators import tweet_like
+from streamspec.bench.simjoin.generators import tweet_like
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "sample-tweets.jsonl")
 CITIES = ("aalborg", "copenhagen", "salzburg")

@@ -3,7 +3,7 @@ stream rate, the candidates per set and the stock grow with k (Figure 14,
 "minimal stock at k = 10: ~150 pairs, k = 1000: ~6e3"), and the engines on
 long sets (ENRON: ~300 tokens per set).
 
-    python -m bench.simjoin.sweep --ks 10,100,1000 --window 10000 \
+    python -m streamspec.bench.simjoin.sweep --ks 10,100,1000 --window 10000 \
         --enron-windows 100,1000,10000 --enron-engines swoop,scase,base
 
 - ``sweep_k.csv`` / ``.png``: ``--engines`` (default ``swoop``) on the
@@ -14,7 +14,7 @@ long sets (ENRON: ~300 tokens per set).
   k = ``--enron-k`` for each window of ``--enron-windows`` (the baseline only
   up to ``throughput.MAX_WINDOW``, its stock is O(|W|^2)).
 
-Every run is ``bench.simjoin.throughput.measure`` (steady state after a full
+Every run is ``streamspec.bench.simjoin.throughput.measure`` (steady state after a full
 window, CPU clock, ``--budget`` CPU seconds at most per run); ``--only k`` or
 ``--only enron`` runs one part.
 """
@@ -23,8 +23,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from bench.simjoin.generators import enron_like, tweet_like
-from bench.simjoin.throughput import MAX_WINDOW, measure, write_csv
+from streamspec.bench.simjoin.generators import enron_like, tweet_like
+from streamspec.bench.simjoin.throughput import MAX_WINDOW, measure, write_csv
 
 
 def _runs(generator: str, stream, engines: list[str], settings: list[tuple[int, int]], sets: int,

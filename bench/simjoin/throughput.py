@@ -2,7 +2,7 @@
 Section 7.2, Figures 12-13): sets per second of CPU time in steady state,
 pre-candidates and candidates per set, stock size.
 
-    python -m bench.simjoin.throughput --windows 100,1000,10000 --k 10 \
+    python -m streamspec.bench.simjoin.throughput --windows 100,1000,10000 --k 10 \
         --engines swoop,swoop-noindex,swoop-noincrement,swoop-noheap,scase,base
 
 Each run generates a seeded stream (``--generator tweet|enron|dblp``), fills
@@ -29,9 +29,9 @@ import csv
 import os
 import time
 
-from bench.simjoin.generators import dblp_like, enron_like, tweet_like
-from spec.registry import Registry
-from spec.simjoin import Params, RecordBatch
+from streamspec.bench.simjoin.generators import dblp_like, enron_like, tweet_like
+from streamspec.spec.registry import Registry
+from streamspec.spec.simjoin import Params, RecordBatch
 
 GENERATORS = {"tweet": tweet_like, "enron": enron_like, "dblp": dblp_like}
 STEP = 10_000

@@ -1,6 +1,6 @@
 """Quality experiments of the AcquaTop paper (§6, Figures 12-15, Table 6), redrawn.
 
-``python -m bench.topkjoin.experiment [budget|ch|k|n|all] [--datasets 5] [--java-compat]
+``python -m streamspec.bench.topkjoin.experiment [budget|ch|k|n|all] [--datasets 5] [--java-compat]
 [--budget G]`` writes ``bench/results/topkjoin/<experiment>[-java][-bG].csv`` (one row per engine,
 parameter value and dataset: cumulative nDCG@K and precision@K over 150
 evaluations, plus the diagnostic ``ndcg_java``, the authors' order-insensitive
@@ -28,7 +28,7 @@ K and N at 15; files get the suffix ``-bG``).
 
 ``--java-compat`` (analysis note §10.1, "keep a java_compat switch"): the
 authors' Java setting as far as the note documents it
-(``bench.topkjoin.java_compat``): the mention stream is rewritten so the
+(``streamspec.bench.topkjoin.java_compat``): the mention stream is rewritten so the
 streaming value is the Java's {1, 2} slide-presence count (so the stream
 range becomes 1..2), and two diagnostic engines join the run,
 ``wsj-wbm-java`` (the Java's WBM ranker: L in {-1, 0}, change rates from the
@@ -45,18 +45,18 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
-from bench.topkjoin.java_compat import DIAGNOSTICS as JAVA_DIAGNOSTICS, slide_presence
-from engines.topkjoin import policies
-from engines.topkjoin.acquatop import WsjWbmEngine
-from engines.topkjoin.window_aggregates import SlotAggregates
-from reference.topkjoin import evaluate
-from spec.registry import Registry
-from spec.topkjoin import ItemBatch, Params
-from spec.topkjoin_quality import quality
-from spec.topkjoin_remote import TimelineDataset
+from streamspec.bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
+from streamspec.bench.topkjoin.java_compat import DIAGNOSTICS as JAVA_DIAGNOSTICS, slide_presence
+from streamspec.engines.topkjoin import policies
+from streamspec.engines.topkjoin.acquatop import WsjWbmEngine
+from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
+from streamspec.reference.topkjoin import evaluate
+from streamspec.spec.registry import Registry
+from streamspec.spec.topkjoin import ItemBatch, Params
+from streamspec.spec.topkjoin_quality import quality
+from streamspec.spec.topkjoin_remote import TimelineDataset
 
-RESULTS = Path(__file__).resolve().parents[1] / "results" / "topkjoin"
+RESULTS = Path("bench", "results", "topkjoin")   # relative to the working directory (the checkout)
 ENGINES = ("at-tsm", "at-bsm", "at-asm", "at-lru", "at-wbm", "wst", "wsj-rnd", "wsj-lru", "wsj-wbm",
            "wsj-wbm-stale")
 
@@ -207,7 +207,7 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", type=int, default=5)
     ap.add_argument("--java-compat", action="store_true",
                     help="the authors' Java setting: {1,2} mention values, the Java's WBM and AT-TSM "
-                         "as extra diagnostic engines (bench.topkjoin.java_compat)")
+                         "as extra diagnostic engines (streamspec.bench.topkjoin.java_compat)")
     ap.add_argument("--budget", type=int, default=DEFAULT["budget"],
                     help="default budget of the ch/k/n sweeps")
     ap.add_argument("--results", type=Path, default=RESULTS)

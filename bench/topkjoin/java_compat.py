@@ -50,7 +50,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.topkjoin.acquatop import AtTsmEngine, WsjWbmEngine
+from streamspec.engines.topkjoin.acquatop import AtTsmEngine, WsjWbmEngine
 
 DELTA = 100_000     # ms: the pair horizon of the Java's change-rate table (analysis §6.9)
 

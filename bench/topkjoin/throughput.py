@@ -1,6 +1,6 @@
 """Throughput and memory of the top-k join engines against the stream rate (issue 5 targets).
 
-``python -m bench.topkjoin.throughput [--rates 1e3,1e4,1e5,1e6] [--evaluations 30]
+``python -m streamspec.bench.topkjoin.throughput [--rates 1e3,1e4,1e5,1e6] [--evaluations 30]
 [--engines at-tsm,...]`` replays a seeded Zipf mention stream over the 400
 users of the real data (DS-CH-20 remote values, K 5, N 10, gamma 7) at each
 rate (items per 100 s window), in batches of 100 000 items, and writes
@@ -22,11 +22,11 @@ import tracemalloc
 
 import numpy as np
 
-from bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
-from bench.topkjoin.experiment import RESULTS
-from spec.registry import Registry
-from spec.topkjoin import ItemBatch, Params
-from spec.topkjoin_remote import TimelineDataset
+from streamspec.bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
+from streamspec.bench.topkjoin.experiment import RESULTS
+from streamspec.spec.registry import Registry
+from streamspec.spec.topkjoin import ItemBatch, Params
+from streamspec.spec.topkjoin_remote import TimelineDataset
 
 BATCH = 100_000
 

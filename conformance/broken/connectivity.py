@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reference.connectivity import OracleEngine, window_answers
+from streamspec.reference.connectivity import OracleEngine, window_answers
 
 
 class ClosedWindowEnd(OracleEngine):

@@ -6,9 +6,9 @@ conformance runner finds every one.
 """
 from __future__ import annotations
 
-from engines.kws.forest import ForestEngine
-from engines.kws.fullmesh import FullMeshEngine
-from spec.kws import Appear, End, output_key
+from streamspec.engines.kws.forest import ForestEngine
+from streamspec.engines.kws.fullmesh import FullMeshEngine
+from streamspec.spec.kws import Appear, End, output_key
 
 
 class NoRefusal(FullMeshEngine):
@@ -68,7 +68,7 @@ class IgnoresSchemaChanges(ForestEngine):
     description = "ignores AddEdge/RemoveEdge"
 
     def _schema_change(self, event, t):
-        from spec.kws import AddEdge, RemoveEdge
+        from streamspec.spec.kws import AddEdge, RemoveEdge
         if isinstance(event, (AddEdge, RemoveEdge)):
             return (), ()
         return super()._schema_change(event, t)

@@ -6,7 +6,7 @@ conformance runner finds every one.
 """
 from __future__ import annotations
 
-from reference.simjoin import OracleEngine, valid_pairs
+from streamspec.reference.simjoin import OracleEngine, valid_pairs
 
 
 class ClosedWindowEnd(OracleEngine):

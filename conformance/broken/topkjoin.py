@@ -7,8 +7,8 @@ conformance runner finds every one.
 from __future__ import annotations
 
 
-from engines.topkjoin.acquatop import AtTsmEngine
-from reference.topkjoin import OracleEngine, aggregate
+from streamspec.engines.topkjoin.acquatop import AtTsmEngine
+from streamspec.reference.topkjoin import OracleEngine, aggregate
 
 
 class OverspendingPolicy(AtTsmEngine):

@@ -18,8 +18,8 @@ import random
 
 from hypothesis import strategies as st
 
-from spec.connectivity import Edge, Params
-from spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
+from streamspec.spec.connectivity import Edge, Params
+from streamspec.spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
 
 N_STREAM_VERTICES = 6   # vertices that occur in edges
 N_QUERY_VERTICES = 7    # one more: a vertex that is never present
@@ -31,7 +31,7 @@ def vertex_name(i: int, kind: type):
 
 
 def _case_type():
-    from conformance.connectivity import Case
+    from streamspec.conformance.connectivity import Case
     return Case
 
 

@@ -10,7 +10,7 @@ both lifespan models (window 1..6 or deletions); time steps of 0 (ties) to 7
 (gaps longer than the window) and of exactly the window (an arrival at a
 tuple's end); optional schema changes; int or str tids.
 
-- ``cases(schema_changes=True)``: a ``conformance.kws.Case`` with chunking.
+- ``cases(schema_changes=True)``: a ``streamspec.conformance.kws.Case`` with chunking.
 - ``random_case(seed)``: the same builder driven by ``random.Random`` (Spark fuzzing).
 - ``invalid_cases()``: ``(case, position, bad_record, error_type)``.
 """
@@ -20,10 +20,10 @@ import random
 
 from hypothesis import strategies as st
 
-from spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
-from spec.kws import (AddEdge, AddRelation, Delete, Insert, Params, RemoveEdge,
+from streamspec.spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
+from streamspec.spec.kws import (AddEdge, AddRelation, Delete, Insert, Params, RemoveEdge,
                       RemoveRelation)
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 VOCAB = ("k0", "k1", "k2")
 WORDS = ("k0", "K1", "k2!", "zz", "k0-k1", "Kk", "k1,k2")
@@ -39,7 +39,7 @@ def _relation(name):
 
 def build(pick, schema_changes: bool = True, max_events: int = 16):
     """A valid (params, events, chunks) drawn with ``pick(sequence) -> element``."""
-    from conformance.kws import Case
+    from streamspec.conformance.kws import Case
     # dense cases: one relation joined with itself on two values, where tuples join
     # themselves and CNs repeat nodes (what the join's refusal is for, Figure 3.7)
     dense = pick((False, False, False, True))

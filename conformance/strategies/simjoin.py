@@ -18,14 +18,14 @@ import random
 
 from hypothesis import strategies as st
 
-from spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
-from spec.simjoin import SIMILARITIES, Advance, Params, Record
+from streamspec.spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
+from streamspec.spec.simjoin import SIMILARITIES, Advance, Params, Record
 
 WINDOWS = (1, 2, 3, 5, 2.5)
 
 
 def _case_type():
-    from conformance.simjoin import Case
+    from streamspec.conformance.simjoin import Case
     return Case
 
 

@@ -9,7 +9,7 @@ longer than the window (empty windows); a remote dataset; and the cut of the
 stream into ``process`` calls.
 
 The scenario decides which exactness property of the note the case falls
-under, by construction (``conformance.topkjoin.conditions`` recomputes it):
+under, by construction (``streamspec.conformance.topkjoin.conditions`` recomputes it):
 
 - ``static``: every key's value is fixed before ``t0`` (every engine is exact);
 - ``full_list``: K+N covers the alphabet (``topkn`` and ``at-asm`` are exact);
@@ -26,9 +26,9 @@ import random
 
 from hypothesis import strategies as st
 
-from spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
-from spec.topkjoin import Item, Params
-from spec.topkjoin_remote import TimelineDataset
+from streamspec.spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
+from streamspec.spec.topkjoin import Item, Params
+from streamspec.spec.topkjoin_remote import TimelineDataset
 
 SCENARIOS = ("static", "full_list", "unlimited", "changing")
 VALUES = (0.0, 0.5, 1.0, 2.0, 3.0)
@@ -37,7 +37,7 @@ MAX_WINDOW = 10
 
 
 def _case_type():
-    from conformance.topkjoin import Case
+    from streamspec.conformance.topkjoin import Case
     return Case
 
 

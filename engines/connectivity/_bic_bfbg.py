@@ -1,13 +1,13 @@
 """BIC's forward/backward buffer finds and the bidirectional bridging graph (BFBG):
 the pair index, index bitsets, registration and moves (BIC TR Section 6,
-analysis note Section 5).  Layout in ``engines.connectivity._bic_layout``.
+analysis note Section 5).  Layout in ``streamspec.engines.connectivity._bic_layout``.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
-from engines.connectivity._bic_layout import (B_EP, E_CNT, H_USED, F_PARENT, F_SIZE, HF_HEAD,
+from streamspec.engines.connectivity._bic_layout import (B_EP, E_CNT, H_USED, F_PARENT, F_SIZE, HF_HEAD,
     B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, T_SMALL, ALL_ONES, ZERO)
 
 

@@ -1,19 +1,19 @@
 """Numba kernels of BIC (Zhang, Bonifati, Oezsu, PVLDB 17(10) 2024; TR Sections 4-6):
 slots, chunks and the backward build, window answers, and ``run``, the loop
-``engines.connectivity.bic.BicEngine`` calls.
+``streamspec.engines.connectivity.bic.BicEngine`` calls.
 
 Plain ``@njit`` functions over flat numpy arrays (analysis note Section 8.1);
-the arrays' layout is documented in ``engines.connectivity._bic_layout``, the
-BFBG operations are in ``engines.connectivity._bic_bfbg``.
+the arrays' layout is documented in ``streamspec.engines.connectivity._bic_layout``, the
+BFBG operations are in ``streamspec.engines.connectivity._bic_bfbg``.
 """
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
-from engines._prefetch import prefetch_row
-from engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
-from engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
+from streamspec.engines._prefetch import prefetch_row
+from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
+from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, B_SIZE, CU, CV, CP, EB, EF, U_STAMP, U_PARENT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, ONE)

@@ -1,4 +1,4 @@
-"""Numba kernels of the D-Tree engine (``engines.connectivity.dtree``).
+"""Numba kernels of the D-Tree engine (``streamspec.engines.connectivity.dtree``).
 
 D-Tree: Chen, Lachish, Helmer, Boehlen, "Dynamic Spanning Trees for
 Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11), 2022.  The module docstring of ``dtree.py`` maps the functions here to the
@@ -22,7 +22,7 @@ and serve as its replacement.
 """
 from __future__ import annotations
 
-from numba import njit
+from streamspec.spec._numba import njit
 
 FREE, TREE, NONTREE, LOOP = 0, 1, 2, 3
 

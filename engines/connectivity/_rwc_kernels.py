@@ -1,4 +1,4 @@
-"""Numba kernels of the RWC baseline (``engines.connectivity.rwc``).
+"""Numba kernels of the RWC baseline (``streamspec.engines.connectivity.rwc``).
 
 RWC ("recompute per window", BIC TR Section 7.1; analysis note Sections 1.3 and
 7.3): keep the window's edges in a FIFO and rebuild a union-find (union by size,
@@ -9,7 +9,7 @@ Only ``@njit`` functions over numpy arrays and scalars live here.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
 
 @njit(cache=True)

@@ -4,7 +4,7 @@ Zhang, Bonifati, Oezsu, "Incremental Sliding Window Connectivity over
 Streaming Graphs", PVLDB 17(10), 2024 (TR Sections 4-6); implementation terms
 and fixes from notes/connectivity-analysis.md Section 8 (time-driven gcd slots,
 edge-label registration, register-once).  The kernels are in
-``engines.connectivity._bic_kernels`` (``run``, ``settle``, ``answer_pair``; the
+``streamspec.engines.connectivity._bic_kernels`` (``run``, ``settle``, ``answer_pair``; the
 BFBG in ``_bic_bfbg``, the array layout in ``_bic_layout``);
 this class owns their arrays, grows them, and holds back edges that no
 evaluated window may see yet.
@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.connectivity import _bic_bfbg as bfbg
-from engines.connectivity import _bic_kernels as kern
-from engines.connectivity import _bic_layout as lay
-from spec.connectivity import ConnectivityEngine
+from streamspec.engines.connectivity import _bic_bfbg as bfbg
+from streamspec.engines.connectivity import _bic_kernels as kern
+from streamspec.engines.connectivity import _bic_layout as lay
+from streamspec.spec.connectivity import ConnectivityEngine
 
 
 

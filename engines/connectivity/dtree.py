@@ -53,8 +53,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.connectivity import _dtree_kernels as kernels
-from spec.connectivity import ConnectivityEngine
+from streamspec.engines.connectivity import _dtree_kernels as kernels
+from streamspec.spec.connectivity import ConnectivityEngine
 
 # the order of the arrays in the kernels' tuple T
 VERTEX_ARRAYS = ("parent", "size", "child_head", "sib_next", "sib_prev", "tree_eid", "nt_head")

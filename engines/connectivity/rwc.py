@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.connectivity import _rwc_kernels as kernels
-from spec.connectivity import ConnectivityEngine
+from streamspec.engines.connectivity import _rwc_kernels as kernels
+from streamspec.spec.connectivity import ConnectivityEngine
 
 _MIN_CAPACITY = 64
 

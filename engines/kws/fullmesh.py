@@ -2,10 +2,10 @@
 processing (clusters per root node, shared joins and output buffers), with
 demand-driven operator execution and lazy purging; ``purge="eager"`` and
 ``demand_driven=False`` are the ablations of Section 5.  Processing:
-``engines.kws.mesh``."""
+``streamspec.engines.kws.mesh``."""
 from __future__ import annotations
 
-from engines.kws.mesh import MeshEngine
+from streamspec.engines.kws.mesh import MeshEngine
 
 
 class FullMeshEngine(MeshEngine):

@@ -1,7 +1,7 @@
 """Tuple processing over operator trees or the operator mesh (paper Section 4).
 
 ``MeshEngine`` routes each arriving tuple through the operators of
-``engines.kws.operators``: the tuple is probed against the (shared) output
+``streamspec.engines.kws.operators``: the tuple is probed against the (shared) output
 buffer of the left input of every join whose right source is its node
 (through a hash index of the buffer on the join value; the paper loops over
 the whole buffer, ``index_buffers=False``, the same for every engine), and
@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from engines.kws.cngen import cngen, collector_off
-from engines.kws.operators import INF, build, grow_mesh, join_condition
-from spec.kws import KwsEngine, Result
+from streamspec.engines.kws.cngen import cngen, collector_off
+from streamspec.engines.kws.operators import INF, build, grow_mesh, join_condition
+from streamspec.spec.kws import KwsEngine, Result
 
 
 def _holds(rows, row) -> bool:

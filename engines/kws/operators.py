@@ -1,6 +1,6 @@
 """Operator trees and the operator mesh (paper Section 3.3, Figures 3.6-3.8).
 
-Every CN (``engines.kws.cngen``) maps to a left-deep operator tree: position
+Every CN (``streamspec.engines.kws.cngen``) maps to a left-deep operator tree: position
 0 is the leaf source of the root node, position ``i`` a join of the tree of
 positions ``0..i-1`` (left) with the source of node ``i`` (right) on the
 label joining node ``i`` to its parent position.  A join refuses a right
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from engines.kws.cngen import Cluster, collector_off, expanded_schema
+from streamspec.engines.kws.cngen import Cluster, collector_off, expanded_schema
 
 INF = 1 << 62
 

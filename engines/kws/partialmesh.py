@@ -6,7 +6,7 @@ first composite, and destroys them (recursively up the mesh) when its buffer
 runs dry, so a join exists iff its left input has output.  TreeGen (Figure
 4.3): an operator's tree is its CN prefix (the trees CNGen grows, in
 pre-order), and its parents are the one-node expansions of that tree, made
-by one CNGen step (``engines.kws.cngen.Cluster.expand``) when the operator
+by one CNGen step (``streamspec.engines.kws.cngen.Cluster.expand``) when the operator
 first has output: the CNs among them feed the output operator, and a tree
 becomes a join only if some CN grows from it.  Nothing of the full mesh and
 no list of CNs is kept: memory holds the sources, the materialised operators
@@ -21,13 +21,13 @@ empty.  Every materialised join runs (no demand-driven sleeping), and
 purging is eager, bottom-up from the expired tuples' sources (Figure 4.5;
 paper Section 5: lazy purging and demand-driven execution are FM's): PM
 trades CPU for memory.  ``purge="lazy"`` is the ablation.  Processing
-otherwise as ``engines.kws.mesh``.
+otherwise as ``streamspec.engines.kws.mesh``.
 """
 from __future__ import annotations
 
-from engines.kws.cngen import Cluster, expanded_schema
-from engines.kws.mesh import MeshEngine
-from engines.kws.operators import Op, join_condition
+from streamspec.engines.kws.cngen import Cluster, expanded_schema
+from streamspec.engines.kws.mesh import MeshEngine
+from streamspec.engines.kws.operators import Op, join_condition
 
 
 class PartialMeshEngine(MeshEngine):

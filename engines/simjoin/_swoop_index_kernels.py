@@ -23,7 +23,7 @@ Expiry is eager: a set leaving the window is the head of each of its lists.
 """
 from __future__ import annotations
 
-from numba import njit
+from streamspec.spec._numba import njit
 
 MIN_CAP = 4
 BEG, CAP, HEAD, END = range(4)

@@ -35,7 +35,7 @@ more as one tuple, which numba cannot inline).
 
 The index's cache misses (list rows of the new and the expiring set's
 tokens, list tails in the arena) are requested ahead with a software
-prefetch (``engines._prefetch``); it changes no result.
+prefetch (``streamspec.engines._prefetch``); it changes no result.
 
 Flags select the ablations of the paper's Figure 13 and the SCase
 competitor: ``use_index`` (off: scan the whole window newest first),
@@ -49,13 +49,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
-from engines._prefetch import prefetch, prefetch_row
-from engines.simjoin._swoop_index_kernels import END, HEAD, append_all, pop_heads, room_needed
-from engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
+from streamspec.engines._prefetch import prefetch, prefetch_row
+from streamspec.engines.simjoin._swoop_index_kernels import END, HEAD, append_all, pop_heads, room_needed
+from streamspec.engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)
-from spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
+from streamspec.spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
 
 REC_BASE, N_REC, POST_BASE, N_POST, OLDEST, NS, NTOP, OUT_EV, OUT_ROW, \
     PRECAND, CAND, MAX_STOCK, SUM_STOCK, SCANNED, A_TOP, A_GARBAGE, A_NEED, VERIFIED = range(18)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
 SMALL_SORT = 32   # candidate lists up to this size are insertion-sorted (no allocation)
 

@@ -11,8 +11,8 @@ from collections import deque
 
 from sortedcontainers import SortedList
 
-from spec._simjoin_similarity import similarity
-from spec.simjoin import SimJoinEngine, order_key
+from streamspec.spec._simjoin_similarity import similarity
+from streamspec.spec.simjoin import SimJoinEngine, order_key
 
 
 class BaseEngine(SimJoinEngine):

@@ -15,8 +15,8 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 
-from spec._simjoin_similarity import positional_upper_bound, similarity
-from spec.simjoin import SimJoinEngine, order_key
+from streamspec.spec._simjoin_similarity import positional_upper_bound, similarity
+from streamspec.spec.simjoin import SimJoinEngine, order_key
 
 
 def topk_join(window, kind: int, k: int, w: float, two: bool) -> tuple:

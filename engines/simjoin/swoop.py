@@ -1,5 +1,5 @@
 """SWOOP (Mann, Augsten, Jensen, PVLDB; Sections 5-6): candidate index plus a
-minimal stock.  The work happens in ``engines.simjoin._swoop_kernels.run_ops``,
+minimal stock.  The work happens in ``streamspec.engines.simjoin._swoop_kernels.run_ops``,
 one call per batch; this class keeps the numpy state, grows and compacts it
 between calls, and hands the kernel's output buffers over as ``Changes`` columns.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.simjoin import _swoop_index_kernels as IK
-from engines.simjoin import _swoop_kernels as K
-from spec.simjoin import Changes, SimJoinEngine
+from streamspec.engines.simjoin import _swoop_index_kernels as IK
+from streamspec.engines.simjoin import _swoop_kernels as K
+from streamspec.spec.simjoin import Changes, SimJoinEngine
 
 _I8 = np.int64
 _F8 = np.float64

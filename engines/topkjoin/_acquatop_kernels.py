@@ -36,7 +36,7 @@ recomputes it by one scan of the O(cap) list instead of walking LBPs:
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from streamspec.spec._numba import njit
 
 
 # -- stream side ----------------------------------------------------------------------
@@ -150,7 +150,7 @@ def drop_blocks(first, buf_id, buf_val, buf_ts, blk_slot, blk_start, meta):
 
 @njit(cache=True)
 def linear_scores(s, v, ws, wv, slo, shi, vlo, vhi, out):
-    """``F(s, v)`` of the note, in the same operation order as ``spec.topkjoin.Scoring``."""
+    """``F(s, v)`` of the note, in the same operation order as ``streamspec.spec.topkjoin.Scoring``."""
     for i in range(s.size):
         out[i] = ws * ((s[i] - slo) / (shi - slo)) + wv * ((v[i] - vlo) / (vhi - vlo))
 

@@ -44,11 +44,11 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from engines.topkjoin import _acquatop_kernels as kern
-from engines.topkjoin import policies
-from engines.topkjoin.super_list import SuperTopKList
-from engines.topkjoin.window_aggregates import SlotAggregates
-from spec.topkjoin import TopkJoinEngine, rank_key
+from streamspec.engines.topkjoin import _acquatop_kernels as kern
+from streamspec.engines.topkjoin import policies
+from streamspec.engines.topkjoin.super_list import SuperTopKList
+from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
+from streamspec.spec.topkjoin import TopkJoinEngine, rank_key
 
 
 class AcquaTopEngine(TopkJoinEngine):

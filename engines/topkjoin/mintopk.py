@@ -7,8 +7,8 @@ or the join is static (analysis note §8.5).  Driver and memory: ``acquatop``.
 """
 from __future__ import annotations
 
-from engines.topkjoin import policies
-from engines.topkjoin.acquatop import AcquaTopEngine
+from streamspec.engines.topkjoin import policies
+from streamspec.engines.topkjoin.acquatop import AcquaTopEngine
 
 
 class MinTopKEngine(AcquaTopEngine):

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.topkjoin import _acquatop_kernels as kern
+from streamspec.engines.topkjoin import _acquatop_kernels as kern
 
 COLUMNS = ("dense", "score", "tie", "sval", "ts", "sw", "ew")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.topkjoin.acquatop import AcquaTopEngine
+from streamspec.engines.topkjoin.acquatop import AcquaTopEngine
 
 
 class TopkNEngine(AcquaTopEngine):

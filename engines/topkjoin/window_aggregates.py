@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from engines.topkjoin import _acquatop_kernels as kern
+from streamspec.engines.topkjoin import _acquatop_kernels as kern
 
 
 class SlotAggregates:

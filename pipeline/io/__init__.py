@@ -13,7 +13,7 @@ This package holds what every problem shares:
 - ``id_column(tokens)``: the vertex-id rule of every reader: ids are ints when
   every id of the input parses as an int, else strings.
 
-One module per problem parses that problem's files (``pipeline.io.edges`` for
+One module per problem parses that problem's files (``streamspec.pipeline.io.edges`` for
 edge lists and query files).
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Iterator
 
 import numpy as np
 
-from spec.errors import MalformedRecord, StreamspecError
+from streamspec.spec.errors import MalformedRecord, StreamspecError
 
 _FIELD_SEPARATOR = re.compile(r"[,\s]+")
 

@@ -13,7 +13,7 @@ Edge inputs, by file name:
   ``file:line``.
 
 Vertex ids (and keys) are ints when every id of the input parses as an int,
-else strings (``pipeline.io.id_column``).  A query file holds one pair ``a b``
+else strings (``streamspec.pipeline.io.id_column``).  A query file holds one pair ``a b``
 per line (same separators and comments); when a query vertex is not an int,
 the edges' ids are read as text too.
 
@@ -32,9 +32,9 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from pipeline.io import InputError, id_column, is_parquet, location, read_parquet, text_records
-from spec.connectivity import EdgeBatch
-from spec.errors import InvalidParameter, MalformedRecord, OutOfOrder
+from streamspec.pipeline.io import InputError, id_column, is_parquet, location, read_parquet, text_records
+from streamspec.spec.connectivity import EdgeBatch
+from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder
 
 COLUMNS = ("u", "v", "t")
 

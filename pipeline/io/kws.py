@@ -26,10 +26,10 @@ import os
 import numpy as np
 import pandas as pd
 
-from pipeline.io import InputError, is_parquet, json_objects, location
-from spec.errors import InvalidParameter, MalformedRecord
-from spec.kws import Delete, Insert
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.pipeline.io import InputError, is_parquet, json_objects, location
+from streamspec.spec.errors import InvalidParameter, MalformedRecord
+from streamspec.spec.kws import Delete, Insert
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 
 def read_schema(path: str) -> Schema:

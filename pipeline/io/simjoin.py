@@ -15,7 +15,7 @@ word characters (``re.findall(r"\\w+", text.lower())``) is a token; the set
 of those tokens is the record (so ``"Ham, ham & eggs!"`` -> ``{ham, eggs}``).
 
 Everything is read and validated on the driver with the spec's own checks
-(``spec.simjoin``), per key, before Spark starts: a bad record is a typed
+(``streamspec.spec.simjoin``), per key, before Spark starts: a bad record is a typed
 error naming its line and nothing is written.  Lateness ``drop`` removes
 out-of-order records here (counted), so the replayed streams are clean.
 Ids (and keys) must be all ints or all strs; tokens likewise.
@@ -28,9 +28,9 @@ import re
 import attrs
 import pandas as pd
 
-from pipeline.io import InputError, is_parquet, json_objects
-from spec.errors import InvalidRecord, MalformedRecord, RecordError
-from spec.simjoin import Params, Record, SimJoinEngine
+from streamspec.pipeline.io import InputError, is_parquet, json_objects
+from streamspec.spec.errors import InvalidRecord, MalformedRecord, RecordError
+from streamspec.spec.simjoin import Params, Record, SimJoinEngine
 
 WORD = re.compile(r"\w+")
 

@@ -11,7 +11,7 @@ Items (``--stream``), by file name:
 
 A ``key`` column holds independent streams (many queries or key groups), each
 replayed by its own engine.  Ids are ints when every id parses as an int, else
-strings (``pipeline.io.id_column``); ``ts`` must be integers; ``x`` finite
+strings (``streamspec.pipeline.io.id_column``); ``ts`` must be integers; ``x`` finite
 numbers.  Each key's stream is validated on the driver with the spec's own
 checks before Spark starts.
 
@@ -28,10 +28,10 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from pipeline.io import InputError, id_column, is_parquet, json_objects, location
-from spec.errors import MalformedRecord, RecordError
-from spec.topkjoin import ItemBatch, id_type, validate
-from spec.topkjoin_remote import SqliteDataset, TimelineDataset
+from streamspec.pipeline.io import InputError, id_column, is_parquet, json_objects, location
+from streamspec.spec.errors import MalformedRecord, RecordError
+from streamspec.spec.topkjoin import ItemBatch, id_type, validate
+from streamspec.spec.topkjoin_remote import SqliteDataset, TimelineDataset
 
 SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 

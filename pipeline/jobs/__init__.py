@@ -1,5 +1,5 @@
 """One module per problem, each the ``streamspec run <problem>`` job.
 
 A job module defines ``add_arguments(parser)`` and ``main(args) -> int``;
-``pipeline.cli`` discovers them by name, so adding a problem touches no shared file.
+``streamspec.pipeline.cli`` discovers them by name, so adding a problem touches no shared file.
 """

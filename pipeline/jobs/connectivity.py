@@ -1,14 +1,14 @@
 """Sliding-window connectivity over an edge file: one Parquet row per window.
 
 ``streamspec run connectivity --input EDGES --window R --slide S --queries Q
---output DIR`` reads the edges (``pipeline.io.edges``: SNAP text, CSV or
+--output DIR`` reads the edges (``streamspec.pipeline.io.edges``: SNAP text, CSV or
 Parquet, optionally with a ``key`` column of independent streams), answers
 every query of ``Q`` on every window with ``--engine`` and writes a Parquet
 dataset with columns ``window, start, end, answers`` (list of bools in query
 file order) plus ``key`` for keyed input (notes/connectivity.md).
 
 One stream is replayed in ``--partitions`` window ranges in parallel, a keyed
-input one engine per key (``pipeline.replay``); both equal the
+input one engine per key (``streamspec.pipeline.replay``); both equal the
 single-process run.  Bad input is reported as ``file:line: message`` with exit
 code 2 before anything is written.
 """
@@ -24,8 +24,8 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from spec.connectivity import PROBLEM, EdgeBatch, Params
-from spec.windows import SlidingWindows
+from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
+from streamspec.spec.windows import SlidingWindows
 
 SCHEMA = "window long, start long, end long, answers array<boolean>"
 PREFERRED_ENGINES = ("bic", "rwc", "oracle")
@@ -74,7 +74,7 @@ def run_range(engine_cls, params: Params, windows: SlidingWindows, n_windows: in
 
 def replay(stream, engine_cls, params: Params, partitions: int | None = None):
     """The windows of an ``EdgeStream`` as a Spark DataFrame (keyed or time-partitioned)."""
-    from pipeline import replay as spread
+    from streamspec.pipeline import replay as spread
 
     spark = stream.df.sparkSession
     partitions = partitions or spark.sparkContext.defaultParallelism
@@ -102,7 +102,7 @@ def demo_argv(output_dir: str) -> list[str]:
 
 
 def default_engine() -> str:
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     names = [n for _, n in Registry.names(PROBLEM)]
     return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
 
@@ -136,13 +136,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main(args) -> int:
-    from pipeline.io import (InputError, OutputExists, check_output, is_parquet,
+    from streamspec.pipeline.io import (InputError, OutputExists, check_output, is_parquet,
                              write_parquet_atomic)
-    from pipeline.io import edges as edge_io
-    from pipeline.progress import SparkProgress
-    from pipeline.spark import session
-    from spec.errors import InvalidParameter
-    from spec.registry import Registry
+    from streamspec.pipeline.io import edges as edge_io
+    from streamspec.pipeline.progress import SparkProgress
+    from streamspec.pipeline.spark import session
+    from streamspec.spec.errors import InvalidParameter
+    from streamspec.spec.registry import Registry
 
     began = time.monotonic()
     # everything that can fail on the driver fails before Spark starts
@@ -175,7 +175,7 @@ def main(args) -> int:
 def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
     from pyspark.sql import functions as F
 
-    from pipeline.io import read_parquet
+    from streamspec.pipeline.io import read_parquet
 
     out = out or sys.stdout
     result = read_parquet(spark, args.output)

@@ -2,7 +2,7 @@
 
 ``streamspec run kws --schema SCHEMA --input REL=FILE [REL=FILE ...] --keywords k1,k2
 --tmax T (--window W | --deletions FILE) --engine NAME --output DIR [--partitions P]``
-reads the schema and the tuples (``pipeline.io.kws``), runs the engine and
+reads the schema and the tuples (``streamspec.pipeline.io.kws``), runs the engine and
 writes every output event (notes/kws.md): ``kind`` ("appear" or "end"),
 ``time``, ``end`` (null unless known), ``tids`` (sorted tids as strings),
 ``edges`` (sorted ``edge_id:left_tid:right_tid``).
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from spec.kws import PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params
+from streamspec.spec.kws import PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params
 
 PREFERRED_ENGINES = ("fullmesh", "forest", "oracle")
 OUTPUT_SCHEMA = "kind string, time long, end long, tids array<string>, edges array<string>"
@@ -98,7 +98,7 @@ def replay(spark, engine_cls, params: Params, events: list, partitions: int):
 
 def validate(params: Params, events: list, wheres: list) -> None:
     """The spec's checks on the driver, before Spark starts; errors name ``file:line``."""
-    from spec.errors import RecordError
+    from streamspec.spec.errors import RecordError
     try:
         KwsEngine(params)._validate(events)
     except RecordError as err:
@@ -108,7 +108,7 @@ def validate(params: Params, events: list, wheres: list) -> None:
 
 
 def default_engine() -> str:
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     names = [n for _, n in Registry.names(PROBLEM)]
     return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
 
@@ -138,11 +138,11 @@ def demo_argv(output_dir: str) -> list[str]:
 
 
 def main(args) -> int:
-    from pipeline.io import check_output, read_parquet, write_parquet_atomic
-    from pipeline.io.kws import read_events, read_schema
-    from pipeline.spark import session
-    from spec.errors import InvalidParameter
-    from spec.registry import Registry
+    from streamspec.pipeline.io import check_output, read_parquet, write_parquet_atomic
+    from streamspec.pipeline.io.kws import read_events, read_schema
+    from streamspec.pipeline.spark import session
+    from streamspec.spec.errors import InvalidParameter
+    from streamspec.spec.registry import Registry
 
     began = time.monotonic()
     if args.partitions is not None and args.partitions <= 0:

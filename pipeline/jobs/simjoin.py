@@ -3,7 +3,7 @@
 
 ``streamspec run simjoin --input SETS --k K --window W --similarity NAME
 --engine NAME --output DIR [--partitions P] [--master URL]`` reads the sets
-(``pipeline.io.simjoin``: JSON lines or Parquet of ``id, ts, tokens | text
+(``streamspec.pipeline.io.simjoin``: JSON lines or Parquet of ``id, ts, tokens | text
 [, side, key]``), runs the engine and writes every change of the top-k list
 (notes/simjoin.md): columns ``event`` (ordinal of the output event, from 0;
 per key when keyed), ``ts`` (index time), ``rank`` (1..k), ``id_new``,
@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
+from streamspec.spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
 
 PREFERRED_ENGINES = ("swoop", "base", "oracle")
 # the demo sample: 3000 tweet-like sets, one per second, keyed by one of three cities; rebuilt by
-# python -c "from bench.simjoin.sample import main; main('pipeline/data/simjoin-sets.jsonl', n=3000)"
+# python -c "from streamspec.bench.simjoin.sample import main; main('pipeline/data/simjoin-sets.jsonl', n=3000)"
 DEMO_INPUT = Path(__file__).resolve().parent.parent / "data" / "simjoin-sets.jsonl"
 SUMMARY_KEYS = 5      # keys whose final best pair the summary shows
 
@@ -164,7 +164,7 @@ def _number(text: str) -> int | float:
 
 
 def default_engine() -> str:
-    from spec.registry import Registry
+    from streamspec.spec.registry import Registry
     names = [n for _, n in Registry.names(PROBLEM)]
     return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
 
@@ -200,11 +200,11 @@ def demo_argv(output_dir: str) -> list[str]:
 
 
 def main(args) -> int:
-    from pipeline.io import InputError, check_output, is_parquet, write_parquet_atomic
-    from pipeline.io.simjoin import read_sets, sides_present
-    from pipeline.spark import session
-    from spec.errors import InvalidParameter
-    from spec.registry import Registry
+    from streamspec.pipeline.io import InputError, check_output, is_parquet, write_parquet_atomic
+    from streamspec.pipeline.io.simjoin import read_sets, sides_present
+    from streamspec.pipeline.spark import session
+    from streamspec.spec.errors import InvalidParameter
+    from streamspec.spec.registry import Registry
 
     import os
     began = time.monotonic()
@@ -234,7 +234,7 @@ def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) ->
     """Two lines: the counts, then the best pair of the last list (per key when keyed)."""
     from pyspark.sql import functions as F
 
-    from pipeline.io import read_parquet
+    from streamspec.pipeline.io import read_parquet
 
     out = out or sys.stdout
     result = read_parquet(spark, args.output)

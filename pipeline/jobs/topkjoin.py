@@ -4,7 +4,7 @@
 ``streamspec run topkjoin --stream ITEMS --remote TIMELINE --omega W --beta B
 --k K --n N --budget G --engine NAME --output DIR [--aggregate sum|latest]
 [--weights WS,WV] [--stream-range LO,HI] [--remote-range LO,HI] [--origin T0]
-[--oracle]`` (notes/topkjoin.md; readers: ``pipeline.io.topkjoin``).
+[--oracle]`` (notes/topkjoin.md; readers: ``streamspec.pipeline.io.topkjoin``).
 
 Output columns: ``window``, ``tau`` (evaluation time), ``rank`` (1..K), ``id``,
 ``score``; plus ``key`` first when the stream is keyed.  An evaluation with an
@@ -17,7 +17,7 @@ whole input (every key, every window), the remote range the min and max of
 every timeline value and the default 0; a degenerate range ``lo == hi``
 becomes ``(lo, lo + 1)``.  The origin defaults to each stream's first item.
 
-Replay: ``pipeline.replay.keyed``, one engine per key (a stream without a
+Replay: ``streamspec.pipeline.replay.keyed``, one engine per key (a stream without a
 ``key`` column is one key); equal to the single-process run, since keys are
 independent.  ``--oracle`` also replays the oracle and prints the cumulative
 and mean nDCG@k and precision@k of the engine against it.
@@ -32,13 +32,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from spec.topkjoin import PROBLEM, ItemBatch, Params
+from streamspec.spec.topkjoin import PROBLEM, ItemBatch, Params
 
 ROW_COLUMNS = ("window", "tau", "rank", "id", "score")
 # the demo sample: 30 windows of the paper's setting (seeded mentions of the 400 users, DS-CH-20
-# dataset 1 restricted to the mentioned users; ``python -m bench.topkjoin.data`` rebuilds it)
+# dataset 1 restricted to the mentioned users; ``python -m streamspec.bench.topkjoin.data`` rebuilds it)
 DATA = Path(__file__).resolve().parent.parent / "data" / "topkjoin"
-DEMO_ORIGIN = 1420574422643     # the first tweet of the authors' stream (bench.topkjoin.data.T0)
+DEMO_ORIGIN = 1420574422643     # the first tweet of the authors' stream (streamspec.bench.topkjoin.data.T0)
 
 
 def demo_argv(output_dir: str) -> list[str]:
@@ -86,7 +86,7 @@ def _stream_task(engine_cls, params):
 
 def replay(spark, stream, engine_cls, params: Params, partitions: int):
     """The output rows as a Spark DataFrame (one engine per key)."""
-    from pipeline.replay import keyed
+    from streamspec.pipeline.replay import keyed
 
     frame = stream.frame
     id_kind = "long" if frame["id"].dtype.kind in "iu" else "string"
@@ -99,8 +99,8 @@ def replay(spark, stream, engine_cls, params: Params, partitions: int):
 
 def default_stream_range(stream, params_kw: dict) -> tuple[float, float]:
     """Min and max per-window streaming score over every key (module docstring)."""
-    from engines.topkjoin.window_aggregates import SlotAggregates
-    from spec.windows import SlidingWindows
+    from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
+    from streamspec.spec.windows import SlidingWindows
 
     lo, hi = np.inf, -np.inf
     for _, g in stream.frame.groupby("key", sort=False):
@@ -165,11 +165,11 @@ def build_params(args, stream, remote) -> Params:
 
 
 def main(args) -> int:
-    from pipeline.io import check_output, read_parquet, write_parquet_atomic
-    from pipeline.io.topkjoin import read_items, read_remote
-    from pipeline.spark import session
-    from spec.errors import InvalidParameter
-    from spec.registry import Registry
+    from streamspec.pipeline.io import check_output, read_parquet, write_parquet_atomic
+    from streamspec.pipeline.io.topkjoin import read_items, read_remote
+    from streamspec.pipeline.spark import session
+    from streamspec.spec.errors import InvalidParameter
+    from streamspec.spec.registry import Registry
 
     began = time.monotonic()
     if args.partitions is not None and args.partitions <= 0:
@@ -213,7 +213,7 @@ def last_answer(result: pd.DataFrame) -> str:
 
 def quality_of_rows(result: pd.DataFrame, oracle: pd.DataFrame, k: int):
     """Cumulative and mean nDCG@k and precision@k from output rows (any keys)."""
-    from spec.topkjoin_quality import Quality, ndcg_at_k, precision_at_k
+    from streamspec.spec.topkjoin_quality import Quality, ndcg_at_k, precision_at_k
 
     group = [c for c in ("key", "window") if c in oracle]
 

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from bench.connectivity.generators import (powerlaw_stream, rmat_endpoints, rmat_stream,
+from streamspec.bench.connectivity.generators import (powerlaw_stream, rmat_endpoints, rmat_stream,
                                            timestamps, workload)
 
 

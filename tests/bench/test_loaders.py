@@ -4,9 +4,9 @@ import gzip
 import numpy as np
 import pytest
 
-from spec.errors import MalformedRecord
+from streamspec.spec.errors import MalformedRecord
 
-from bench.connectivity.loaders import load_edge_list
+from streamspec.bench.connectivity.loaders import load_edge_list
 
 
 def write(tmp_path, text, name="g.txt"):

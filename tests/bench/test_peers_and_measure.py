@@ -2,15 +2,15 @@
 import numpy as np
 import pytest
 
-from spec.connectivity import Params
-from spec.errors import AdHocUnavailable
-from spec.registry import Registry
-from spec.windows import SlidingWindows
-from reference.connectivity import evaluate
+from streamspec.spec.connectivity import Params
+from streamspec.spec.errors import AdHocUnavailable
+from streamspec.spec.registry import Registry
+from streamspec.spec.windows import SlidingWindows
+from streamspec.reference.connectivity import evaluate
 
-from bench.connectivity.generators import Stream, rmat_stream, workload
-from bench.connectivity.measure import pieces, run, run_engine
-from bench.connectivity.peers import create
+from streamspec.bench.connectivity.generators import Stream, rmat_stream, workload
+from streamspec.bench.connectivity.measure import pieces, run, run_engine
+from streamspec.bench.connectivity.peers import create
 
 
 def replay(name, stream, params, per_slide=True, hold_back=True):

@@ -1,9 +1,9 @@
-"""bench.ratios: medians -> ratios within a group, floors, verdicts, exit codes."""
+"""streamspec.bench.ratios: medians -> ratios within a group, floors, verdicts, exit codes."""
 import json
 
 import pytest
 
-from bench import ratios
+from streamspec.bench import ratios
 
 
 def doc(*benches):

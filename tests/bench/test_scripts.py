@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from spec.connectivity import Params
+from streamspec.spec.connectivity import Params
 
-from bench import ratios
-from bench.connectivity import experiment, memory, targets
-from bench.connectivity.generators import rmat_stream, workload
+from streamspec.bench import ratios
+from streamspec.bench.connectivity import experiment, memory, targets
+from streamspec.bench.connectivity.generators import rmat_stream, workload
 
 
 @pytest.mark.parametrize("alone", [False, True])
@@ -29,7 +29,7 @@ def test_experiment_writes_csv_and_png(tmp_path, alone):
 
 def test_targets_write_verdicts_and_ratio_json(tmp_path, monkeypatch):
     # the scipy peer stands in for bic and rwc: the script's plumbing is what is tested
-    from bench.connectivity import peers
+    from streamspec.bench.connectivity import peers
     monkeypatch.setitem(peers.PEERS, "bic", peers.ScipyPerWindow)
     monkeypatch.setitem(peers.PEERS, "rwc", peers.ScipyPerWindow)
     out = tmp_path / "t.csv"
@@ -57,8 +57,8 @@ def test_memory_child_reports_a_peak():
 
 
 def test_kws_targets_runs_ablations_and_t_max():
-    from bench.kws import targets as kws_targets
-    from engines.kws.forest import ForestEngine
+    from streamspec.bench.kws import targets as kws_targets
+    from streamspec.engines.kws.forest import ForestEngine
     lazy = kws_targets._engine("forest:purge=lazy")
     assert issubclass(lazy, ForestEngine) and lazy.purge == "lazy" and ForestEngine.purge == "eager"
     rows = [kws_targets._cpu_run(name, 2, 120, 5) for name in ("forest", "forest:purge=lazy")]

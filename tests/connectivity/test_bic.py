@@ -1,6 +1,6 @@
 """BIC engine: the worked example and regression streams of the analysis note
 (Section 9), gcd slots, gaps, ad-hoc queries, pickling, and a seeded
-differential test against ``reference.connectivity.evaluate``."""
+differential test against ``streamspec.reference.connectivity.evaluate``."""
 from __future__ import annotations
 
 import os
@@ -10,9 +10,9 @@ import random
 import numpy as np
 import pytest
 
-from engines.connectivity.bic import BicEngine
-from reference.connectivity import evaluate, window_answers
-from spec.connectivity import EdgeBatch, Params
+from streamspec.engines.connectivity.bic import BicEngine
+from streamspec.reference.connectivity import evaluate, window_answers
+from streamspec.spec.connectivity import EdgeBatch, Params
 
 N_RANDOM = int(os.environ.get("BIC_RANDOM_STREAMS", "300"))
 
@@ -236,7 +236,7 @@ def test_random_streams_match_reference(build_defer, monkeypatch):
 def test_larger_streams_grow_arrays_and_use_the_pair_index(r, s, per_t, n_vertices):
     # big enough for F-roots past T_SMALL (pair index), and for the chunk
     # buffer, the BFBG edges and the pair index to grow mid-stream
-    from engines.connectivity import _bic_layout as lay
+    from streamspec.engines.connectivity import _bic_layout as lay
     rng = np.random.default_rng(r)
     n = 20000
     u = rng.integers(0, n_vertices, n)

@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from engines.connectivity import _dtree_kernels as kernels
-from engines.connectivity.dtree import DTreeEngine
-from reference.connectivity import evaluate, window_answers
-from spec.connectivity import Params
+from streamspec.engines.connectivity import _dtree_kernels as kernels
+from streamspec.engines.connectivity.dtree import DTreeEngine
+from streamspec.reference.connectivity import evaluate, window_answers
+from streamspec.spec.connectivity import Params
 
 ENGINE = DTreeEngine
 

@@ -2,7 +2,7 @@
 example, the regression streams of the analysis note (Section 9), window shapes
 (``r < s``, ``r == s``), huge gaps, str vertices, pickling mid-stream, ad-hoc
 queries at every window and seeded random streams, all checked against the
-oracle ``reference.connectivity``."""
+oracle ``streamspec.reference.connectivity``."""
 from __future__ import annotations
 
 import pickle
@@ -10,9 +10,9 @@ import random
 
 import pytest
 
-from reference.connectivity import evaluate, window_answers
-from spec.connectivity import Params
-from spec.windows import SlidingWindows
+from streamspec.reference.connectivity import evaluate, window_answers
+from streamspec.spec.connectivity import Params
+from streamspec.spec.windows import SlidingWindows
 
 PROBLEM = "connectivity"   # the plugin parametrizes engine_cls over its engines
 

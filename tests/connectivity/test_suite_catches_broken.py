@@ -1,8 +1,8 @@
 """The suite itself is tested: every deliberately broken engine must be caught."""
 import pytest
 
-from conformance.testing import assert_broken_engine_is_caught
-from conformance.broken.connectivity import BROKEN
+from streamspec.conformance.testing import assert_broken_engine_is_caught
+from streamspec.conformance.broken.connectivity import BROKEN
 
 
 @pytest.mark.parametrize("broken", BROKEN, ids=lambda c: c.name)

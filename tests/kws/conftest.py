@@ -1,7 +1,7 @@
 """Fixtures for the kws tests: the paper's movie database (Figure 1.1)."""
 import pytest
 
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@
 enumeration of all labelled trees up to t_max nodes, compared up to isomorphism."""
 from hypothesis import given, settings, strategies as st
 
-from engines.kws.cngen import brute_force_cns, canonical_form, cngen, expanded_nodes, is_cn
-from engines.kws.operators import build, grow_mesh, join_condition
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.engines.kws.cngen import brute_force_cns, canonical_form, cngen, expanded_nodes, is_cn
+from streamspec.engines.kws.operators import build, grow_mesh, join_condition
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 
 @st.composite
@@ -64,7 +64,7 @@ def test_mesh_shares_prefixes_and_forest_does_not():
 def test_treegen_grows_exactly_the_full_mesh(case):
     """The partial mesh's TreeGen (one CNGen step per operator, dead ends dropped) reaches
     exactly the CNs of CNGen and, as joins, exactly their proper prefixes (the full mesh)."""
-    from engines.kws.cngen import Cluster, expanded_schema
+    from streamspec.engines.kws.cngen import Cluster, expanded_schema
     schema, m, t_max = case
     cns = cngen(schema, m, t_max)
     nodes, nid, adjacency, rbit = expanded_schema(schema, m, t_max)
@@ -106,7 +106,7 @@ def test_mesh_grown_with_cngen_equals_mesh_built_from_the_cns(case, running):
 
 
 def test_mesh_grown_with_cngen_on_the_benchmark_schema():
-    from bench.kws.generator import schema as bench_schema
+    from streamspec.bench.kws.generator import schema as bench_schema
     schema = bench_schema(15)
     for m in (2, 3):
         assert _structure(grow_mesh(schema, m, 4)) == _structure(build(cngen(schema, m, 4), True))

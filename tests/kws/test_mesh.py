@@ -4,12 +4,12 @@ import pickle
 
 import pytest
 
-from conformance import kws as suite
-from engines.kws.forest import ForestEngine
-from engines.kws.fullmesh import FullMeshEngine
-from engines.kws.partialmesh import PartialMeshEngine
-from spec.kws import Insert, Params
-from spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.conformance import kws as suite
+from streamspec.engines.kws.forest import ForestEngine
+from streamspec.engines.kws.fullmesh import FullMeshEngine
+from streamspec.engines.kws.partialmesh import PartialMeshEngine
+from streamspec.spec.kws import Insert, Params
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 OPTIONS = [dict(purge="eager"), dict(demand_driven=False), dict(shared=False, demand_driven=True),
            dict(purge="eager", demand_driven=False), dict(index_buffers=False),

@@ -5,12 +5,12 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from conformance.strategies.kws import cases
-from engines.kws.fullmesh import FullMeshEngine
-from pipeline.io.kws import read_events, read_schema
-from pipeline.jobs import kws as job
-from reference.kws import evaluate
-from spec.errors import InvalidRecord, MalformedRecord
+from streamspec.conformance.strategies.kws import cases
+from streamspec.engines.kws.fullmesh import FullMeshEngine
+from streamspec.pipeline.io.kws import read_events, read_schema
+from streamspec.pipeline.jobs import kws as job
+from streamspec.reference.kws import evaluate
+from streamspec.spec.errors import InvalidRecord, MalformedRecord
 
 
 @settings(max_examples=80, deadline=None)
@@ -37,7 +37,7 @@ def test_readers_and_bad_records(tmp_path):
     assert [e.tid for e in events] == ["x", "S:1", "y"]
     assert dict(events[0].values) == {"a": 1, "s": "Hello World"}
     assert wheres[1].endswith("s.jsonl:1")
-    from spec.kws import Params
+    from streamspec.spec.kws import Params
     params = Params(schema, "hello", 2, 5)
     (tmp_path / "bad.csv").write_text("t,a,zzz\n1,1,2\n")
     events, wheres = read_events([("R", str(tmp_path / "bad.csv"))], None)
@@ -49,7 +49,7 @@ def test_readers_and_bad_records(tmp_path):
 
 
 def test_output_rows_shape():
-    from spec.kws import Appear, End
+    from streamspec.spec.kws import Appear, End
     frame = job.output_rows([Appear(3, (1, "b"), (("e", 1, "b"),), 9), End(5, (1, "b"), (("e", 1, "b"),))])
     assert frame["kind"].tolist() == ["appear", "end"]
     assert frame["tids"].tolist() == [["1", "b"], ["1", "b"]]
@@ -61,7 +61,7 @@ def test_output_rows_shape():
 def test_spark_partitioned_run_equals_single_process(spark):
     args = job.demo_argv("unused")
     schema = read_schema(args[1])
-    from spec.kws import Params
+    from streamspec.spec.kws import Params
     params = Params(schema, "tarantino,travolta", 5, 100)
     inputs = [tuple(a.split("=", 1)) for a in args[3:7]]
     events, _ = read_events(inputs, None)

@@ -1,7 +1,7 @@
 """The spec's record of used tids answers exactly like a set, whatever the order."""
 from hypothesis import given, settings, strategies as st
 
-from spec._kws_tids import SeenTids
+from streamspec.spec._kws_tids import SeenTids
 
 tids = st.one_of(st.integers(-5, 40), st.integers(10**12, 10**12 + 5), st.sampled_from("abc"))
 

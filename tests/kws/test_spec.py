@@ -1,11 +1,11 @@
 """The kws contract: parameters, tokens, validation, output order, netting of an instant."""
 import pytest
 
-from reference.kws import OracleEngine, evaluate
-from spec.errors import InvalidParameter, InvalidRecord, OutOfOrder
-from spec.kws import (AddEdge, Appear, Delete, End, Insert, Params, RemoveEdge,
+from streamspec.reference.kws import OracleEngine, evaluate
+from streamspec.spec.errors import InvalidParameter, InvalidRecord, OutOfOrder
+from streamspec.spec.kws import (AddEdge, Appear, Delete, End, Insert, Params, RemoveEdge,
                       RemoveRelation)
-from spec.kws_schema import JoinEdge, Relation, Schema, normalise_keyword, tokens
+from streamspec.spec.kws_schema import JoinEdge, Relation, Schema, normalise_keyword, tokens
 
 
 def test_tokens_casefold_and_split():

@@ -2,16 +2,16 @@
 
 S-KWS failures need several tuples to line up (a tuple joining itself, a
 partner arriving exactly at a window end), so the sweep runs the suite's
-plain random cases (``conformance.kws.random_case``, the Spark fuzzing path)
+plain random cases (``streamspec.conformance.kws.random_case``, the Spark fuzzing path)
 over a fixed range of seeds; the first failing case must round-trip through
 the JSON-lines reproducer, fail again on replay, and pass on the oracle.
 """
 import pytest
 
-from conformance import kws as suite
-from conformance import runner
-from conformance.broken.kws import BROKEN
-from spec.registry import Registry
+from streamspec.conformance import kws as suite
+from streamspec.conformance import runner
+from streamspec.conformance.broken.kws import BROKEN
+from streamspec.spec.registry import Registry
 
 SEEDS = range(1000)
 

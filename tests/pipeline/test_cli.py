@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.io.edges import load_text_edges, read_queries
-from reference.connectivity import OracleEngine
-from spec.connectivity import EdgeBatch, Params
+from streamspec.pipeline.io.edges import load_text_edges, read_queries
+from streamspec.reference.connectivity import OracleEngine
+from streamspec.spec.connectivity import EdgeBatch, Params
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "pipeline" / "data"
@@ -19,7 +19,7 @@ EDGES, QUERIES = str(SAMPLE / "connectivity-edges.txt"), str(SAMPLE / "connectiv
 
 
 def streamspec(*argv, timeout=900):
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *argv], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "streamspec.pipeline.cli", *argv], cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout)
 
 

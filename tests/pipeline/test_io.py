@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.io import OutputExists, id_column, text_records
-from pipeline.io.edges import load_text_edges, parse_edge_text, read_queries
-from spec.errors import MalformedRecord, OutOfOrder, StreamspecError
+from streamspec.pipeline.io import OutputExists, id_column, text_records
+from streamspec.pipeline.io.edges import load_text_edges, parse_edge_text, read_queries
+from streamspec.spec.errors import MalformedRecord, OutOfOrder, StreamspecError
 
 
 def write(tmp_path, name, text):

@@ -1,4 +1,4 @@
-"""Spark side of pipeline.io: the atomic writer and the Parquet edge reader."""
+"""Spark side of streamspec.pipeline.io: the atomic writer and the Parquet edge reader."""
 from __future__ import annotations
 
 import os
@@ -7,9 +7,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.io import OutputExists, write_parquet_atomic
-from pipeline.io.edges import read_edges, read_parquet_edges, workload
-from spec.errors import MalformedRecord, OutOfOrder
+from streamspec.pipeline.io import OutputExists, write_parquet_atomic
+from streamspec.pipeline.io.edges import read_edges, read_parquet_edges, workload
+from streamspec.spec.errors import MalformedRecord, OutOfOrder
 
 pytestmark = pytest.mark.spark
 

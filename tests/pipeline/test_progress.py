@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import io
 
-from pipeline.progress import Progress, stage_summary, wanted
+from streamspec.pipeline.progress import Progress, stage_summary, wanted
 
 
 class Clock:

@@ -7,13 +7,13 @@ import attrs
 import pytest
 from hypothesis import given, strategies as st
 
-from conformance.profiles import spark_settings
-from conformance.strategies.connectivity import cases, random_case
-from pipeline.io.edges import edges_frame, frame_stream
-from pipeline.jobs.connectivity import replay
-from pipeline.replay import window_ranges
-from spec.connectivity import Edge, Params
-from spec.registry import Registry
+from streamspec.conformance.profiles import spark_settings
+from streamspec.conformance.strategies.connectivity import cases, random_case
+from streamspec.pipeline.io.edges import edges_frame, frame_stream
+from streamspec.pipeline.jobs.connectivity import replay
+from streamspec.pipeline.replay import window_ranges
+from streamspec.spec.connectivity import Edge, Params
+from streamspec.spec.registry import Registry
 
 EXACT = [cls for cls in Registry.engines("connectivity") if cls.exact]
 

@@ -1,13 +1,13 @@
-"""conformance.spark: seeds fuzzed on executors; partitioned replays against the oracle."""
+"""streamspec.conformance.spark: seeds fuzzed on executors; partitioned replays against the oracle."""
 from __future__ import annotations
 
 import pytest
 
-from conformance.broken.connectivity import ClosedWindowEnd, NoExpiry
-from conformance.connectivity import check, load, random_case
-from conformance.spark import SeedFailure, check_seeds, fuzz, partitioned_mismatch
-from reference.connectivity import OracleEngine, evaluate
-from spec.registry import Registry
+from streamspec.conformance.broken.connectivity import ClosedWindowEnd, NoExpiry
+from streamspec.conformance.connectivity import check, load, random_case
+from streamspec.conformance.spark import SeedFailure, check_seeds, fuzz, partitioned_mismatch
+from streamspec.reference.connectivity import OracleEngine, evaluate
+from streamspec.spec.registry import Registry
 
 SEEDS = range(40)
 

@@ -6,11 +6,11 @@ import random
 
 import pytest
 
-from conformance.connectivity import random_case
-from pipeline.io import write_stream_parquet
-from pipeline.io.edges import read_edge_stream
-from pipeline.streaming import windows_stream
-from spec.registry import Registry
+from streamspec.conformance.connectivity import random_case
+from streamspec.pipeline.io import write_stream_parquet
+from streamspec.pipeline.io.edges import read_edge_stream
+from streamspec.pipeline.streaming import windows_stream
+from streamspec.spec.registry import Registry
 
 pytestmark = pytest.mark.spark
 

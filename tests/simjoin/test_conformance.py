@@ -4,7 +4,7 @@ Examples per engine come from the hypothesis profile (``STREAMSPEC_PROFILE``:
 ``ci`` = 1000, ``deep`` = 20000).  A failure prints the shrunk stream as JSON
 lines and the command that replays it.
 """
-from conformance.testing import conformance_tests
+from streamspec.conformance.testing import conformance_tests
 
 PROBLEM = "simjoin"
 test_matches_oracle_step_by_step, test_rejects_bad_records_without_state_change = \

@@ -6,12 +6,12 @@ import random
 
 import pytest
 
-from bench.simjoin.generators import tweet_like
-from bench.simjoin.peers import PEERS, ScipyBruteForce, SetSimilaritySearchPeer
-from bench.simjoin.throughput import window_slice
-from reference.simjoin import evaluate
-from spec.errors import InvalidParameter
-from spec.simjoin import SIMILARITIES, Advance, Params, Record
+from streamspec.bench.simjoin.generators import tweet_like
+from streamspec.bench.simjoin.peers import PEERS, ScipyBruteForce, SetSimilaritySearchPeer
+from streamspec.bench.simjoin.throughput import window_slice
+from streamspec.reference.simjoin import evaluate
+from streamspec.spec.errors import InvalidParameter
+from streamspec.spec.simjoin import SIMILARITIES, Advance, Params, Record
 
 
 def stream(seed: int, n: int = 60, alphabet: int = 8, rs: bool = False) -> list:

@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engines.simjoin.swoop import SwoopEngine
-from pipeline.io.simjoin import read_sets, tokenize
-from pipeline.jobs.simjoin import halo_start, output_rows, run_range, run_stream
-from reference.simjoin import OracleEngine
-from spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
-from spec.simjoin import Params
+from streamspec.engines.simjoin.swoop import SwoopEngine
+from streamspec.pipeline.io.simjoin import read_sets, tokenize
+from streamspec.pipeline.jobs.simjoin import halo_start, output_rows, run_range, run_stream
+from streamspec.reference.simjoin import OracleEngine
+from streamspec.spec.errors import InvalidRecord, MalformedRecord, OutOfOrder
+from streamspec.spec.simjoin import Params
 
 
 def write_jsonl(path, rows):
@@ -67,7 +67,7 @@ def test_range_replay_equals_single_run(tmp_path, seed, parts):
 
 
 def test_empty_list_is_one_rank_zero_row():
-    from spec.simjoin import TopK
+    from streamspec.spec.simjoin import TopK
     rows = output_rows([TopK(1.0, (("a", "b", 0.5, 3.0),)), TopK(3.0, ())])
     assert rows["rank"].tolist() == [1, 0]
     assert rows["id_new"].tolist() == ["a", None]
@@ -98,7 +98,7 @@ def test_lateness_drop(tmp_path):
 
 @pytest.mark.spark
 def test_spark_replays_equal_single_run(spark, tmp_path):
-    from pipeline.jobs.simjoin import replay
+    from streamspec.pipeline.jobs.simjoin import replay
     params = Params(k=2, w=4)
     one = read_sets(write_jsonl(tmp_path / "one.jsonl", random_rows(11, n=150)), params)
     got = replay(spark, one, SwoopEngine, params, 3, "long").toPandas()
@@ -119,7 +119,7 @@ def test_spark_replays_equal_single_run(spark, tmp_path):
 
 @pytest.mark.spark
 def test_command_line_writes_the_output_schema(spark, tmp_path):
-    from pipeline.cli import main
+    from streamspec.pipeline.cli import main
     path = write_jsonl(tmp_path / "in.jsonl", random_rows(3, n=60))
     out = str(tmp_path / "out")
     assert main(["run", "simjoin", "--input", path, "--k", "2", "--window", "3", "--similarity", "dice",
@@ -134,8 +134,8 @@ def test_command_line_writes_the_output_schema(spark, tmp_path):
 
 def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
     # what ``streamspec demo`` runs, replayed in-process on one key: swoop equals the oracle
-    from pipeline.cli import build_parser
-    from pipeline.jobs import simjoin as job
+    from streamspec.pipeline.cli import build_parser
+    from streamspec.pipeline.jobs import simjoin as job
 
     args = build_parser().parse_args(["run", "simjoin", *job.demo_argv(str(tmp_path / "out"))])
     params = Params(k=args.k, w=args.window, similarity=args.similarity)

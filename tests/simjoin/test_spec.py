@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from reference.simjoin import OracleEngine
-from spec._simjoin_similarity import KIND, min_overlap, positional_upper_bound, similarity
-from spec.errors import InvalidParameter, InvalidRecord, OutOfOrder
-from spec.simjoin import Advance, Params, Record, TopK
+from streamspec.reference.simjoin import OracleEngine
+from streamspec.spec._simjoin_similarity import KIND, min_overlap, positional_upper_bound, similarity
+from streamspec.spec.errors import InvalidParameter, InvalidRecord, OutOfOrder
+from streamspec.spec.simjoin import Advance, Params, Record, TopK
 
 sizes = st.integers(1, 40)
 
@@ -82,7 +82,7 @@ def test_two_stream_join_pairs_only_r_with_s():
 @given(batches=st.lists(st.lists(st.one_of(st.integers(-5, 60), st.integers(0, 300_000),
                                            st.integers(0, 2**40)), max_size=40), max_size=6))
 def test_int_tokens_are_numbered_by_first_appearance(batches):
-    from spec._simjoin_tokens import TokenNumbering
+    from streamspec.spec._simjoin_tokens import TokenNumbering
     numbering, model = TokenNumbering(), {}
     for batch in batches:
         got = numbering.add_ints(np.asarray(batch, dtype=np.int64)).tolist()
@@ -90,7 +90,7 @@ def test_int_tokens_are_numbered_by_first_appearance(batches):
 
 
 def test_int_tokens_across_table_growth():
-    from spec._simjoin_tokens import TokenNumbering
+    from streamspec.spec._simjoin_tokens import TokenNumbering
     rng = np.random.default_rng(5)
     numbering, model = TokenNumbering(), {}
     for lo, hi, n in ((0, 300_000, 500), (100_000, 400_000, 200_000), (-5, 500_000, 1000),
@@ -103,7 +103,7 @@ def test_int_tokens_across_table_growth():
 def test_int_tokens_hashed_far_from_the_table_and_pickled():
     import pickle
 
-    from spec._simjoin_tokens import TokenNumbering
+    from streamspec.spec._simjoin_tokens import TokenNumbering
     rng = np.random.default_rng(7)
     numbering, model = TokenNumbering(), {}
     extremes = np.array([-2**63, 2**63 - 1, -1, 0, 2**62, -2**62], np.int64)

@@ -5,10 +5,10 @@ import random
 import pytest
 from hypothesis import given
 
-from conformance.strategies.simjoin import cases
-from engines.simjoin.swoop import SCaseEngine, SwoopEngine, SwoopNoIncrement, SwoopNoIndex
-from reference.simjoin import minimal_stock
-from spec.simjoin import SIDES, Advance, Params, Record
+from streamspec.conformance.strategies.simjoin import cases
+from streamspec.engines.simjoin.swoop import SCaseEngine, SwoopEngine, SwoopNoIncrement, SwoopNoIndex
+from streamspec.reference.simjoin import minimal_stock
+from streamspec.spec.simjoin import SIDES, Advance, Params, Record
 
 
 @pytest.mark.parametrize("swoop_cls", [SwoopEngine, SwoopNoIndex, SwoopNoIncrement, SCaseEngine],

@@ -10,11 +10,11 @@ import random
 import pytest
 from hypothesis import given, settings
 
-from conformance.strategies.simjoin import cases
-from engines.simjoin import _swoop_kernels as K
-from engines.simjoin.swoop import SwoopEngine
-from reference.simjoin import evaluate, minimal_stock
-from spec.simjoin import SIDES, Advance, Params, Record
+from streamspec.conformance.strategies.simjoin import cases
+from streamspec.engines.simjoin import _swoop_kernels as K
+from streamspec.engines.simjoin.swoop import SwoopEngine
+from streamspec.reference.simjoin import evaluate, minimal_stock
+from streamspec.spec.simjoin import SIDES, Advance, Params, Record
 
 
 class TinyArena(SwoopEngine):

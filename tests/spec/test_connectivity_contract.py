@@ -4,9 +4,9 @@ import pickle
 import numpy as np
 import pytest
 
-from reference.connectivity import OracleEngine, evaluate
-from spec.connectivity import Edge, EdgeBatch, Params, WindowResult
-from spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord, NoWindowYet,
+from streamspec.reference.connectivity import OracleEngine, evaluate
+from streamspec.spec.connectivity import Edge, EdgeBatch, Params, WindowResult
+from streamspec.spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord, NoWindowYet,
                          OutOfOrder, StreamspecError)
 
 STREAM = [(0, 1, 0), (1, 2, 1), (2, 3, 3), (3, 3, 3), (4, 5, 6), (0, 5, 9)]
@@ -125,7 +125,7 @@ def test_lazy_iterables_are_consumed_in_batches():
 
 
 def test_eager_engine_emits_the_same_and_refuses_adhoc_queries():
-    from spec.errors import AdHocUnavailable
+    from streamspec.spec.errors import AdHocUnavailable
     params = Params(r=3, s=2, workload=WORKLOAD)
     held, eager = OracleEngine(params), OracleEngine(params, hold_back=False)
     for e in STREAM:

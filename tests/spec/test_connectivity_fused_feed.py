@@ -1,14 +1,14 @@
-"""The fused path for int64 columns (``spec._connectivity_kernels.feed_int64``)
+"""The fused path for int64 columns (``streamspec.spec._connectivity_kernels.feed_int64``)
 must be invisible: the same windows, the same errors, the same dense ids as
 the general path, whatever the chunking."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from engines.connectivity.bic import BicEngine
-from reference.connectivity import OracleEngine, evaluate
-from spec.connectivity import SMALL, EdgeBatch, Params
-from spec.errors import OutOfOrder
+from streamspec.engines.connectivity.bic import BicEngine
+from streamspec.reference.connectivity import OracleEngine, evaluate
+from streamspec.spec.connectivity import SMALL, EdgeBatch, Params
+from streamspec.spec.errors import OutOfOrder
 
 ids = st.one_of(st.integers(0, 40), st.integers(0, 1 << 17), st.integers(-3, -1),
                 st.integers(1 << 40, (1 << 40) + 3))

@@ -1,7 +1,7 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-from spec.vertices import IdIndex
+from streamspec.spec.vertices import IdIndex
 
 ints = st.one_of(st.integers(-5, 60), st.integers(0, 300_000), st.integers(-2**62, 2**62))
 

@@ -1,8 +1,8 @@
 from hypothesis import given, strategies as st
 import pytest
 
-from spec.errors import InvalidParameter
-from spec.windows import SlidingWindows
+from streamspec.spec.errors import InvalidParameter
+from streamspec.spec.windows import SlidingWindows
 
 
 @given(r=st.integers(1, 20), s=st.integers(1, 20), t0=st.integers(-50, 50), t=st.integers(-100, 200))

@@ -5,7 +5,7 @@ note proves it exact (``exact_when``: static remote data, K+N covering the
 window, unlimited budget); on every case the invariants are checked (budget,
 window ids, ranking, scores from the replica, window marks).
 """
-from conformance.testing import conformance_tests
+from streamspec.conformance.testing import conformance_tests
 
 PROBLEM = "topkjoin"
 test_matches_oracle_step_by_step, test_rejects_bad_records_without_state_change = \

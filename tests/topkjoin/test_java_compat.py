@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bench.topkjoin.java_compat import (JavaAtTsmEngine, JavaWsjWbmEngine, java_change_rates,
+from streamspec.bench.topkjoin.java_compat import (JavaAtTsmEngine, JavaWsjWbmEngine, java_change_rates,
                                         java_wbm, slide_presence)
-from engines.topkjoin import policies
-from reference.topkjoin import aggregate, evaluate
-from spec.registry import Registry
-from spec.topkjoin import ItemBatch, Params
-from spec.topkjoin_remote import TimelineDataset
-from spec.windows import SlidingWindows
+from streamspec.engines.topkjoin import policies
+from streamspec.reference.topkjoin import aggregate, evaluate
+from streamspec.spec.registry import Registry
+from streamspec.spec.topkjoin import ItemBatch, Params
+from streamspec.spec.topkjoin_remote import TimelineDataset
+from streamspec.spec.windows import SlidingWindows
 
 
 def _stream(draw_ids, draw_gaps, t0):
@@ -156,7 +156,7 @@ def _snapshots(users: int = 80, seed: int = 3) -> dict:
     """Follower snapshots shaped like the shared ones (every user snapshotted at
     the same instants, about t0 + 15 s and then once a minute; counts drift),
     so the experiment runs without the data that sits outside the repository."""
-    from bench.topkjoin import data
+    from streamspec.bench.topkjoin import data
     rng = np.random.default_rng(seed)
     times = data.T0 + 15_000 + 60_000 * np.arange(160, dtype=np.int64)
     return {1000 + u: (times, 5000 + np.cumsum(rng.integers(-3, 9, size=times.size)).astype(np.int64))
@@ -165,7 +165,7 @@ def _snapshots(users: int = 80, seed: int = 3) -> dict:
 
 def test_experiment_java_compat_flag(tmp_path, monkeypatch):
     """``--java-compat`` runs the Java's setting: {1, 2} values and the two Java diagnostics."""
-    from bench.topkjoin import experiment
+    from streamspec.bench.topkjoin import experiment
     snapshots = _snapshots()
     monkeypatch.setattr(experiment, "load_snapshots", lambda: snapshots)
     _, ids, x, ts = experiment.dataset(20, 1, snapshots, java_compat=True)

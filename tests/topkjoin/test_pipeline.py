@@ -4,12 +4,12 @@ import json
 import pandas as pd
 import pytest
 
-from conformance.strategies.topkjoin import random_case
-from pipeline.io.topkjoin import ItemStream, read_items, read_remote
-from pipeline.jobs.topkjoin import quality_of_rows, replay, run_stream
-from spec.errors import MalformedRecord, OutOfOrder
-from spec.registry import Registry
-from spec.topkjoin_remote import SqliteDataset, TimelineDataset
+from streamspec.conformance.strategies.topkjoin import random_case
+from streamspec.pipeline.io.topkjoin import ItemStream, read_items, read_remote
+from streamspec.pipeline.jobs.topkjoin import quality_of_rows, replay, run_stream
+from streamspec.spec.errors import MalformedRecord, OutOfOrder
+from streamspec.spec.registry import Registry
+from streamspec.spec.topkjoin_remote import SqliteDataset, TimelineDataset
 
 
 def test_csv_json_and_parquet_items(tmp_path):
@@ -102,7 +102,7 @@ def test_keyed_replay_equals_single_process(spark, engine):
 
 @pytest.mark.spark
 def test_streamspec_run_topkjoin(spark, tmp_path, capsys):
-    from pipeline.cli import main
+    from streamspec.pipeline.cli import main
     items = tmp_path / "items.csv"
     items.write_text("id,x,ts\n1,1,0\n2,1,1\n3,1,2\n1,1,5\n2,1,7\n3,1,12\n1,1,13\n")
     remote = tmp_path / "remote.db"
@@ -127,8 +127,8 @@ def test_streamspec_run_topkjoin(spark, tmp_path, capsys):
 
 @pytest.mark.parametrize("engine", ["wst", "at-tsm", "wsj-wbm"])
 def test_quality_of_rows_equals_the_spec_metrics(engine):
-    from conformance.topkjoin import quality_of
-    from spec.topkjoin_quality import Quality
+    from streamspec.conformance.topkjoin import quality_of
+    from streamspec.spec.topkjoin_quality import Quality
     stream, params = _keyed_stream([21])
     cls, oracle = Registry.get("topkjoin", engine), Registry.get("topkjoin", "oracle")
     got = run_stream(cls, params, stream.frame)
@@ -141,8 +141,8 @@ def test_quality_of_rows_equals_the_spec_metrics(engine):
 
 def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
     # what ``streamspec demo`` runs, replayed in-process: AT-TSM over the bundled sample
-    from pipeline.cli import build_parser
-    from pipeline.jobs import topkjoin as job
+    from streamspec.pipeline.cli import build_parser
+    from streamspec.pipeline.jobs import topkjoin as job
 
     args = build_parser().parse_args(["run", "topkjoin", *job.demo_argv(str(tmp_path / "out"))])
     stream, remote = read_items(args.stream), read_remote(args.remote)
@@ -156,7 +156,7 @@ def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
 
 
 def test_last_answer_line():
-    from pipeline.jobs.topkjoin import last_answer
+    from streamspec.pipeline.jobs.topkjoin import last_answer
     rows = pd.DataFrame({"window": [0, 1, 1], "tau": [10, 20, 20], "rank": [1, 2, 1],
                          "id": [7, 9, 8], "score": [0.5, 0.25, 0.75]})
     assert last_answer(rows) == "  top-2 at the last evaluation (tau=20): 8 (0.750), 9 (0.250)"

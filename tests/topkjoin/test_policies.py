@@ -1,7 +1,7 @@
 """Policy election rules (analysis note §6)."""
 import pytest
 
-from engines.topkjoin import policies
+from streamspec.engines.topkjoin import policies
 
 
 def _ctx(gamma, k=5):

@@ -6,9 +6,9 @@ proves exactness (static data, K+N covering the window, unlimited budget).
 """
 import pytest
 
-from conformance.strategies.topkjoin import random_case
-from conformance.topkjoin import conditions, quality_of
-from spec.registry import Registry
+from streamspec.conformance.strategies.topkjoin import random_case
+from streamspec.conformance.topkjoin import conditions, quality_of
+from streamspec.spec.registry import Registry
 
 PROBLEM = "topkjoin"
 SEEDS = range(40)

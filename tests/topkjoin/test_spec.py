@@ -4,12 +4,12 @@ import pickle
 
 import pytest
 
-from spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder
-from spec.topkjoin import Item, Params
-from spec.topkjoin_quality import ndcg_at_k, precision_at_k, quality
-from spec.topkjoin_remote import (BudgetExceeded, CallableDataset, FetchCounter, SqliteDataset,
+from streamspec.spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder
+from streamspec.spec.topkjoin import Item, Params
+from streamspec.spec.topkjoin_quality import ndcg_at_k, precision_at_k, quality
+from streamspec.spec.topkjoin_remote import (BudgetExceeded, CallableDataset, FetchCounter, SqliteDataset,
                                   TimelineDataset)
-from reference.topkjoin import OracleEngine, evaluate
+from streamspec.reference.topkjoin import OracleEngine, evaluate
 
 
 def test_paper_ndcg_worked_example():
@@ -142,8 +142,8 @@ def test_windows_evaluated_across_gaps_and_at_flush():
 
 @pytest.mark.parametrize("name", ["at-tsm", "wsj-rnd", "topkn", "oracle"])
 def test_engine_state_pickles_mid_stream(name):
-    from conformance.strategies.topkjoin import random_case
-    from spec.registry import Registry
+    from streamspec.conformance.strategies.topkjoin import random_case
+    from streamspec.spec.registry import Registry
     case = random_case(7, max_items=80)
     cls = Registry.get("topkjoin", name)
     half = len(case.items) // 2

@@ -1,8 +1,8 @@
 """The suite itself is tested: every deliberately broken engine must be caught."""
 import pytest
 
-from conformance.testing import assert_broken_engine_is_caught
-from conformance.broken.topkjoin import BROKEN
+from streamspec.conformance.testing import assert_broken_engine_is_caught
+from streamspec.conformance.broken.topkjoin import BROKEN
 
 
 @pytest.mark.parametrize("broken", BROKEN, ids=lambda c: c.name)
@@ -11,8 +11,8 @@ def test_broken_engine_is_caught(broken, tmp_path):
 
 
 def test_overspending_is_refused_by_the_counter():
-    from conformance.broken.topkjoin import OverspendingPolicy
-    from conformance.topkjoin import check
-    from conformance.strategies.topkjoin import random_case
+    from streamspec.conformance.broken.topkjoin import OverspendingPolicy
+    from streamspec.conformance.topkjoin import check
+    from streamspec.conformance.strategies.topkjoin import random_case
     messages = [str(m) for m in (check(OverspendingPolicy, random_case(s)) for s in range(60)) if m]
     assert messages and all("BudgetExceeded" in m for m in messages)

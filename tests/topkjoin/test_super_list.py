@@ -9,7 +9,7 @@ import bisect
 import attrs
 from hypothesis import given, settings, strategies as st
 
-from engines.topkjoin.super_list import SuperTopKList
+from streamspec.engines.topkjoin.super_list import SuperTopKList
 
 
 def test_worked_example_of_analysis_3_6():

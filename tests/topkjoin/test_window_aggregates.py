@@ -2,7 +2,7 @@
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from engines.topkjoin.window_aggregates import SlotAggregates
+from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
 
 
 @settings(deadline=None, max_examples=200)

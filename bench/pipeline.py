@@ -1,0 +1,161 @@
+"""The Spark pipeline against the engine it wraps, in one run (issue 11's targets).
+
+``python -m streamspec.bench.pipeline [--edges 10000000] [--partitions 1,2]``
+
+Connectivity on the issue's stream: an R-MAT graph (``--vertices`` 1M ids,
+``--per-timestamp`` 1000 edges per time unit, seeded), written as Parquet;
+``r = 1000``, ``s = 50``, the top-degree workload of ``--queries`` 100 pairs.
+Measured, all as wall-clock seconds in this one process run:
+
+- ``engine``: the same stream through ``engine.process()`` and ``flush()`` in
+  this process, from in-memory columns (kernels compiled by a warm-up first, as
+  a long-running job would have them), excluding the Parquet read;
+- ``cli-pP``: ``streamspec run connectivity --engine bic --partitions P`` in a
+  subprocess, Spark's start, the read, the replay, the write and the summary
+  included; the output is checked to have one row per window of the engine run.
+
+Targets (issue 11): ``cli-p1 <= 3 * engine + 20 s``; ``cli-p1 / cli-p2 >= 1.5``
+on a 2-core machine.  Rows go to ``bench/results/pipeline/connectivity.csv``
+(relative to the working directory) with the verdicts; the stream itself is
+kept in ``--work`` (default: a temporary directory) and reused when present.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RESULTS = Path("bench", "results", "pipeline")   # relative to the working directory (the checkout)
+
+
+def arguments(argv=None):
+    p = argparse.ArgumentParser(prog="python -m streamspec.bench.pipeline",
+                                description=__doc__.split("\n\n")[0])
+    p.add_argument("--edges", type=int, default=10_000_000, help="stream length (default: 10000000)")
+    p.add_argument("--vertices", type=int, default=1_000_000, help="id space (default: 1000000)")
+    p.add_argument("--per-timestamp", type=int, default=1000,
+                   help="edges per time unit (default: 1000)")
+    p.add_argument("--window", type=int, default=1000, help="window r (default: 1000)")
+    p.add_argument("--slide", type=int, default=50, help="slide s (default: 50)")
+    p.add_argument("--queries", type=int, default=100, help="workload size (default: 100)")
+    p.add_argument("--engine", default="bic", help="engine (default: bic)")
+    p.add_argument("--partitions", default="1,2", help="partition counts to run (default: 1,2)")
+    p.add_argument("--master", default=None, help="Spark master (default: local[*])")
+    p.add_argument("--work", default=None, help="where the Parquet stream is kept (default: temp)")
+    p.add_argument("--out", default=str(RESULTS / "connectivity.csv"),
+                   help="CSV of the rows (default: bench/results/pipeline/connectivity.csv)")
+    return p.parse_args(argv)
+
+
+def make_inputs(args, work: Path):
+    """The stream (in memory) and its Parquet and query files, written once per size."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from streamspec.bench.connectivity.generators import rmat_stream, workload
+
+    stream = rmat_stream(args.vertices, args.edges, args.per_timestamp, seed=0)
+    pairs = workload(stream, args.queries, seed=0)
+    parquet = work / f"rmat-{args.edges}-{args.vertices}-{args.per_timestamp}.parquet"
+    queries = work / f"queries-{args.queries}.txt"
+    if not parquet.exists():
+        table = pa.table({"u": stream.u, "v": stream.v, "t": stream.t})
+        pq.write_table(table, parquet, row_group_size=1 << 20)
+    queries.write_text("".join(f"{a} {b}\n" for a, b in pairs))
+    assert np.all(np.diff(stream.t) >= 0)
+    return stream, pairs, parquet, queries
+
+
+def engine_alone(args, stream, pairs) -> tuple[float, int]:
+    from streamspec.bench.connectivity.generators import rmat_stream
+    from streamspec.spec.connectivity import Params
+    from streamspec.spec.registry import Registry
+
+    params = Params(args.window, args.slide, tuple(pairs))
+    warm = rmat_stream(1000, 20_000, 10, seed=1)
+    engine = Registry.create("connectivity", args.engine, params)
+    list(engine.process(warm.batch())), list(engine.flush())
+    engine = Registry.create("connectivity", args.engine, params)
+    started = time.perf_counter()
+    windows = len(list(engine.process(stream.batch()))) + len(list(engine.flush()))
+    return time.perf_counter() - started, windows
+
+
+def cli(args, parquet: Path, queries: Path, partitions: int, out: Path) -> float:
+    argv = [sys.executable, "-m", "streamspec.pipeline.cli", "run", "connectivity",
+            "--input", str(parquet), "--queries", str(queries), "--window", str(args.window),
+            "--slide", str(args.slide), "--engine", args.engine, "--partitions", str(partitions),
+            "--output", str(out), "--overwrite"]
+    if args.master:
+        argv += ["--master", args.master]
+    started = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}:\n{done.stderr[-3000:]}")
+    print(done.stdout.strip().splitlines()[0] if done.stdout.strip() else "", flush=True)
+    return elapsed
+
+
+def output_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+    return pq.read_table(path, columns=["window"]).num_rows
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
+    with tempfile.TemporaryDirectory(prefix="streamspec-bench-pipeline-") as tmp:
+        work = Path(args.work or tmp)
+        work.mkdir(parents=True, exist_ok=True)
+        stream, pairs, parquet, queries = make_inputs(args, work)
+        alone, windows = engine_alone(args, stream, pairs)
+        print(f"engine alone: {alone:.2f} s, {windows} windows", flush=True)
+        rows = [dict(mode="engine", partitions=0, wall_s=round(alone, 3), windows=windows)]
+        for p in [int(x) for x in args.partitions.split(",")]:
+            out = Path(tmp) / f"out-p{p}"
+            wall = cli(args, parquet, queries, p, out)
+            got = output_rows(out)
+            print(f"cli --partitions {p}: {wall:.1f} s, {got} windows", flush=True)
+            if got != windows:
+                raise SystemExit(f"--partitions {p} wrote {got} windows, the engine {windows}")
+            rows.append(dict(mode=f"cli-p{p}", partitions=p, wall_s=round(wall, 3), windows=got))
+    by = {r["mode"]: r["wall_s"] for r in rows}
+    verdicts = []
+    if "cli-p1" in by:
+        bound = 3 * by["engine"] + 20
+        verdicts.append(f"cli-p1 {by['cli-p1']:.1f} s <= 3 x engine + 20 = {bound:.1f} s: "
+                        f"{'PASS' if by['cli-p1'] <= bound else 'FAIL'}")
+    if "cli-p1" in by and "cli-p2" in by:
+        ratio = by["cli-p1"] / by["cli-p2"]
+        verdicts.append(f"cli-p1 / cli-p2 = {ratio:.2f} >= 1.5: {'PASS' if ratio >= 1.5 else 'FAIL'}")
+    for v in verdicts:
+        print(v)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    new = not out.exists()
+    with out.open("a", newline="") as f:
+        w = csv.DictWriter(f, ["when", "commit", "machine", "edges", "vertices", "per_timestamp",
+                               "window", "slide", "queries", "engine", "mode", "partitions",
+                               "wall_s", "windows"])
+        if new:
+            w.writeheader()
+        for r in rows:
+            w.writerow(dict(when=stamp, commit=commit, machine=f"{platform.machine()} {os.cpu_count()} cpus",
+                            edges=args.edges, vertices=args.vertices,
+                            per_timestamp=args.per_timestamp, window=args.window,
+                            slide=args.slide, queries=args.queries, engine=args.engine, **r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

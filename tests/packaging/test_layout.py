@@ -1,0 +1,80 @@
+"""Packaging: one import namespace, and numba caches outside the installed package (issue 12).
+
+The layers stay top-level folders of the repository and install as
+``streamspec.<layer>`` through setuptools' ``package-dir`` mapping; the list of
+packages in pyproject.toml is explicit, so this checks it names every package
+folder (a forgotten one would be missing from the wheel).  The numba cache
+locator (``streamspec.spec._numba``) must send streamspec's kernels to the
+per-user cache directory and leave every other function to numba's defaults.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+from pathlib import Path
+
+import streamspec.spec._numba as nb
+
+ROOT = Path(__file__).resolve().parents[2]
+LAYERS = ("spec", "reference", "engines", "pipeline", "conformance", "bench")
+
+
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def test_every_package_folder_is_listed_under_the_streamspec_namespace():
+    setup = pyproject()["tool"]["setuptools"]
+    on_disk = {"streamspec." + str(init.parent.relative_to(ROOT)).replace(os.sep, ".")
+               for layer in LAYERS for init in (ROOT / layer).rglob("__init__.py")
+               if "results" not in init.parts}
+    assert set(setup["packages"]) == on_disk
+    assert setup["package-dir"] == {f"streamspec.{layer}": layer for layer in LAYERS}
+
+
+def test_entry_points_name_streamspec_modules_only():
+    project = pyproject()["project"]
+    targets = [*project["scripts"].values(), *project["entry-points"]["streamspec.engines"].values(),
+               *project["entry-points"]["pytest11"].values()]
+    assert targets and all(t.startswith("streamspec.") for t in targets)
+
+
+def test_streamspec_kernels_cache_in_the_user_cache_directory(tmp_path):
+    """A cached kernel compiled in a fresh process lands under $STREAMSPEC_CACHE_DIR, not in
+    the package's __pycache__."""
+    source = ROOT / "engines" / "connectivity" / "__pycache__"
+    before = set(source.glob("*.nbi")) if source.exists() else set()
+    code = textwrap.dedent("""
+        from streamspec.spec.connectivity import Params
+        from streamspec.spec.registry import Registry
+        engine = Registry.create("connectivity", "rwc", Params(r=10, s=5, workload=[(1, 2)]))
+        list(engine.process([(1, 2, 0), (2, 3, 11)])) + list(engine.flush())
+    """)
+    env = {**os.environ, "STREAMSPEC_CACHE_DIR": str(tmp_path)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("NUMBA_DISABLE_JIT", None)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    cached = list((tmp_path / "numba").rglob("_rwc_kernels.*.nbi"))
+    assert cached, f"no cache index under {tmp_path}"
+    after = set(source.glob("*.nbi")) if source.exists() else set()
+    assert after == before
+
+
+def test_functions_outside_streamspec_keep_numbas_locators(tmp_path):
+    outside = tmp_path / "theirs.py"
+    outside.write_text("def f(x):\n    return x\n")
+    namespace: dict = {}
+    exec(compile(outside.read_text(), str(outside), "exec"), namespace)
+    assert nb.StreamspecCacheLocator.from_function(namespace["f"], str(outside)) is None
+
+
+def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv("STREAMSPEC_CACHE_DIR", str(tmp_path))
+    assert nb.cache_root() == str(tmp_path / "numba")
+    monkeypatch.delenv("STREAMSPEC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert nb.cache_root().startswith(str(tmp_path / "xdg"))

@@ -124,7 +124,8 @@ class BicEngine(ConnectivityEngine):
             out, target = self._no_answers, -1
         else:
             return self._no_answers                          # nothing to apply or answer
-        if self.vertices.size > self._V.shape[0]:
+        # no vertices yet: a watermark before the first edge of an empty workload
+        if self.vertices is not None and self.vertices.size > self._V.shape[0]:
             self._grow_vertices(self.vertices.size)
         w = self.windows
         i0 = 0

@@ -156,3 +156,12 @@ def random_stream(rng):
 def test_random_streams_match_oracle(engine_cls, seed):
     edges, params, cuts = random_stream(random.Random(seed))
     assert run(engine_cls, edges, params, cuts) == evaluate(edges, params)
+
+
+def test_watermark_before_the_first_edge_of_an_empty_workload(engine_cls):
+    # found by the watermark contract check: BIC's hook read self.vertices.size
+    # while no vertex was known yet (no workload, no edge) and raised AttributeError
+    params = Params(r=1, s=1, workload=(), t0=-3)
+    engine = engine_cls(params)
+    out = engine.advance_to(0) + list(engine.process([(0, 0, 0), (1, 2, 3)])) + engine.flush()
+    assert out == evaluate([(0, 0, 0), (1, 2, 3)], params)

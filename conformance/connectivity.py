@@ -14,6 +14,10 @@ case's chunks and, after every chunk, checks that
 ``check_invalid`` slips one bad record into the stream and checks the typed
 error, and that the engine, having rejected it, goes on exactly as if it had
 never been offered.
+
+``check_watermark`` offers truthful watermarks (``advance_to``) between the
+chunks; ``features(case)`` names the situations a case exercises, so a test
+can check that the strategy draws every one it claims (``FEATURES``).
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ import json
 
 import attrs
 
+from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.connectivity import evaluate, window_answers
@@ -121,6 +126,97 @@ def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mi
     """Offer ``bad`` before edge ``position``: the error must be ``error`` and change nothing."""
     return check_rejection(engine_cls, case.params, case.edges[:position], case.edges[position:],
                            bad, error, position, show=lambda w: _bits(w.answers))
+
+
+def stream(case: Case) -> list:
+    """The events of ``case``, in order (what ``process`` is fed, cut by ``case.chunks``)."""
+    return case.edges
+
+
+def check_watermark(engine_cls, case: Case) -> Mismatch | None:
+    """``advance_to(w)`` before the first chunk and after each one, with the truthful
+    watermarks ``w`` in {last edge's time, midway, next edge's time}: each call must emit
+    exactly the windows ending by ``w`` not yet emitted, equal to the oracle's, and the
+    total output (process, watermarks, flush) must be the oracle's whole output, in
+    order: what ``flush`` alone gives (the step-by-step check).  Watermarks past the
+    last edge are not offered: they legitimately add trailing empty windows."""
+    if not case.edges:
+        return None
+    expected = evaluate(case.edges, case.params)
+    t0 = case.params.t0 if case.params.t0 is not None else case.edges[0].t
+    windows = SlidingWindows(case.params.r, case.params.s, t0)
+    engine = engine_cls(case.params)
+    got, pos, last = [], 0, None
+    for size in case.chunks + [0]:
+        upcoming = case.edges[pos].t if pos < len(case.edges) else last
+        marks = [upcoming] if last is None else [last, (last + upcoming) // 2, upcoming]
+        for w in marks:
+            out = engine.advance_to(w)
+            due = windows.due_before(w) if case.params.t0 is not None or last is not None else 0
+            problem = _compare(got, out, expected, due, f"advance_to({w}) after edge {pos - 1}")
+            if problem:
+                return problem
+            got.extend(out)
+        chunk = case.edges[pos:pos + size]
+        if not chunk:
+            break
+        pos += size
+        out = list(engine.process(chunk))
+        last = chunk[-1].t
+        problem = _compare(got, out, expected, max(len(got), windows.due_before(last)),
+                           f"after edge {pos - 1} (t={last}), past watermarks")
+        if problem:
+            return problem
+        got.extend(out)
+    problem = _compare(got, list(engine.flush()), expected, len(expected), "flush after watermarks")
+    return problem or closed_after_flush(engine)
+
+
+FEATURES = frozenset({
+    "int_vertices", "str_vertices", "r_below_s", "r_equal_s", "r_above_s", "r_not_multiple_of_s",
+    "empty_stream", "tie", "burst", "step_within_slide", "gap_longer_than_window", "empty_window",
+    "self_loop", "duplicate_edge", "self_query", "absent_query_vertex", "empty_workload",
+    "origin_given", "origin_before_first_edge", "several_chunks", "probes", "negative_time",
+})
+
+
+def features(case: Case) -> set[str]:
+    """The situations ``case`` exercises, among ``FEATURES`` (what ``cases()`` claims to
+    draw): window shapes, ties (two edges at one time) and bursts (three or more), gaps
+    longer than the window and empty windows, self loops, duplicate edges, ``Q(x, x)``,
+    query vertices absent from the stream, an explicit origin, several ``process`` calls."""
+    p, edges = case.params, case.edges
+    out = {"r_below_s" if p.r < p.s else "r_equal_s" if p.r == p.s else "r_above_s"}
+    out |= {"r_not_multiple_of_s"} if p.r % p.s else set()
+    out |= {"empty_workload"} if not p.workload else set()
+    out |= {"self_query"} if any(a == b for a, b in p.workload) else set()
+    out |= {"origin_given"} if p.t0 is not None else set()
+    out |= {"several_chunks"} if len(case.chunks) > 1 else set()
+    out |= {"probes"} if case.probes else set()
+    if not edges:
+        return out | {"empty_stream"}
+    out.add("str_vertices" if isinstance(edges[0].u, str) else "int_vertices")
+    present = {x for e in edges for x in (e.u, e.v)}
+    if any(x not in present for q in p.workload for x in q):
+        out.add("absent_query_vertex")
+    if p.t0 is not None and p.t0 < edges[0].t:
+        out.add("origin_before_first_edge")
+    times = [e.t for e in edges]
+    steps = [b - a for a, b in zip(times, times[1:])]
+    out |= {"tie"} if 0 in steps else set()
+    out |= {"burst"} if any(times.count(t) >= 3 for t in set(times)) else set()
+    out |= {"step_within_slide"} if any(0 < d <= p.s for d in steps) else set()
+    out |= {"gap_longer_than_window"} if any(d > p.r for d in steps) else set()
+    out |= {"negative_time"} if times[0] < 0 else set()
+    out |= {"self_loop"} if any(e.u == e.v for e in edges) else set()
+    pairs = [(e.u, e.v) for e in edges]
+    out |= {"duplicate_edge"} if len(set(pairs)) < len(pairs) else set()
+    windows = SlidingWindows(p.r, p.s, p.t0 if p.t0 is not None else times[0])
+    if any(not any(windows.start(n) <= t < windows.end(n) for t in times)
+           for n in range(windows.started_by(times[-1]))):
+        out.add("empty_window")
+    return out
+
 
 def dump(case: Case) -> str:
     p = case.params

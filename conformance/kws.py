@@ -8,6 +8,10 @@ been emitted, in canonical order (the instant ``T`` is still open); after
 
 ``check_invalid`` offers one bad record and checks the typed error and that
 the engine then goes on exactly as if it had never seen it.
+
+``check_watermark`` offers watermarks (``advance_to``) between the chunks;
+``features(case)`` names the situations a case exercises, so a test can check
+that the strategy draws every one it claims (``FEATURES``).
 """
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import json
 
 import attrs
 
+from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.kws import evaluate
@@ -72,6 +77,108 @@ def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mi
     records, so outputs are compared, not indices)."""
     return check_rejection(engine_cls, case.params, case.events[:position], case.events[position:],
                            bad, error, position, check_index=True)
+
+
+def stream(case: Case) -> list:
+    """The events of ``case``, in order (what ``process`` is fed, cut by ``case.chunks``)."""
+    return case.events
+
+
+def check_watermark(engine_cls, case: Case) -> Mismatch | None:
+    """``advance_to(w)`` before the first chunk and after each one, with the truthful
+    watermarks ``w`` in {last event's time, next event's time}: after each call exactly
+    the oracle's outputs with ``time < w`` (or ``< T``, the last event's time, if
+    larger) have been emitted, in order, so a watermark past ``T`` closes the instant
+    ``T``; after ``flush``, all of them: the total equals ``flush`` alone."""
+    expected = evaluate(case.params, case.events)
+    try:
+        engine = engine_cls(case.params)
+        got, pos, last = [], 0, None
+        for size in case.chunks + [0]:
+            upcoming = case.events[pos].t if pos < len(case.events) else last
+            for w in [x for x in (last, upcoming) if x is not None]:
+                got.extend(engine.advance_to(w))
+                want = [o for o in expected if o.time < max(w, last if last is not None else w)]
+                if got != want:
+                    return _mismatch(f"advance_to({w}) after event {pos - 1}", want, got)
+            if not size:
+                break
+            chunk = case.events[pos:pos + size]
+            pos += size
+            got.extend(engine.process(chunk))
+            last = chunk[-1].t
+            want = [o for o in expected if o.time < last]
+            if got != want:
+                return _mismatch(f"after event {pos - 1} (t={last}), past watermarks", want, got)
+        got.extend(engine.flush())
+    except Exception as exc:  # an engine crash on a valid stream is a mismatch too
+        return Mismatch("while processing", f"the engine raised {type(exc).__name__}: {exc}")
+    if got != expected:
+        return _mismatch("flush after watermarks", expected, got)
+    return closed_after_flush(engine)
+
+
+FEATURES = frozenset({
+    "window_model", "deletion_model", "one_relation", "several_relations", "self_join_edge",
+    "parallel_edges", "cycle", "no_join_edges", "insert", "delete", "add_relation",
+    "remove_relation", "add_edge", "remove_edge", "tie", "gap_longer_than_window",
+    "arrival_at_tuple_end", "null_join_value", "no_text", "keyword_case_and_punctuation",
+    "int_tids", "str_tids", "three_keywords", "several_chunks", "empty_stream",
+})
+
+
+def features(case: Case) -> set[str]:
+    """The situations ``case`` exercises, among ``FEATURES`` (what ``cases()`` claims to
+    draw): both lifespan models, one or several relations, self joins, parallel edges and
+    cycles in the schema, every event kind (schema changes included), ties, gaps longer
+    than the window, an arrival at a tuple's window end, null join values, tuples without
+    text, keywords in mixed case and punctuation, int and str tids, several chunks."""
+    p, events = case.params, case.events
+    out = {"deletion_model" if p.window is None else "window_model",
+           "one_relation" if len(p.schema.relations) == 1 else "several_relations"}
+    out |= {"three_keywords"} if len(p.keywords) == 3 else set()
+    out |= {"several_chunks"} if len(case.chunks) > 1 else set()
+    out |= _schema_features(p.schema.edges)
+    kinds = {Insert: "insert", Delete: "delete", AddRelation: "add_relation",
+             RemoveRelation: "remove_relation", AddEdge: "add_edge", RemoveEdge: "remove_edge"}
+    out |= {kinds[type(e)] for e in events}
+    if not events:
+        return out | {"empty_stream"}
+    times = [e.t for e in events]
+    steps = [b - a for a, b in zip(times, times[1:])]
+    out |= {"tie"} if 0 in steps else set()
+    inserts = [e for e in events if isinstance(e, Insert)]
+    values = [dict(e.values) for e in inserts]
+    if p.window is not None:
+        out |= {"gap_longer_than_window"} if any(d > p.window for d in steps) else set()
+        ends = {e.t + p.window for e in inserts}
+        out |= {"arrival_at_tuple_end"} if ends & set(times) else set()
+    out |= {"null_join_value"} if any(None in (v["a"], v["b"]) for v in values) else set()
+    out |= {"no_text"} if any("s" not in v for v in values) else set()
+    text = " ".join(v.get("s", "") for v in values)
+    out |= {"keyword_case_and_punctuation"} if any(c.isupper() or c in "!-," for c in text) else set()
+    out |= {f"{type(e.tid).__name__}_tids" for e in inserts}
+    return out
+
+
+def _schema_features(edges) -> set[str]:
+    """Shapes of the join graph: self joins, parallel edges, cycles over distinct relations."""
+    out = set() if edges else {"no_join_edges"}
+    pairs = [frozenset((e.left, e.right)) for e in edges]
+    out |= {"self_join_edge"} if any(len(q) == 1 for q in pairs) else set()
+    out |= {"parallel_edges"} if len(set(pairs)) < len(pairs) else set()
+    parent = {}
+
+    def root(x):
+        while parent.get(x, x) != x:
+            x = parent[x]
+        return x
+    for q in {q for q in pairs if len(q) == 2}:
+        a, b = map(root, q)
+        if a == b:
+            out.add("cycle")
+        parent[a] = b
+    return out
 
 
 # -- reproducers: JSON lines -----------------------------------------------------------

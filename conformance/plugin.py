@@ -77,6 +77,22 @@ def selected_engines(config, problem: str) -> list[tuple[str, str]]:
     return picked
 
 
+def _no_engine_reason(config, problem: str) -> str:
+    return f"--engine {config.getoption('--engine')} selects no {problem} engine"
+
+
+@pytest.fixture
+def problem_under_test(request) -> str:
+    """The test module's ``PROBLEM``, for suite tests that run no engine (strategy
+    coverage): skipped with the reason when ``--engine`` selects none of its engines."""
+    problem = getattr(request.module, "PROBLEM", None)
+    if problem is None:
+        raise pytest.UsageError(f"{request.module.__name__} uses problem_under_test but sets no PROBLEM")
+    if request.config.getoption("--engine") and not selected_engines(request.config, problem):
+        pytest.skip(_no_engine_reason(request.config, problem))
+    return problem
+
+
 def pytest_generate_tests(metafunc):
     if "engine_cls" not in metafunc.fixturenames:
         return
@@ -93,5 +109,5 @@ def pytest_generate_tests(metafunc):
         params.append(pytest.param(Registry.get(p, n), id=n, marks=marks))
     if not params:   # --engine names no engine of this problem: say so, not a bare empty set
         params = [pytest.param(None, id="none", marks=pytest.mark.skip(
-            reason=f"--engine {metafunc.config.getoption('--engine')} selects no {problem} engine"))]
+            reason=_no_engine_reason(metafunc.config, problem)))]
     metafunc.parametrize("engine_cls", params)

@@ -9,6 +9,10 @@ for bit, and none where the list did not change.  ``flush`` must emit nothing.
 ``check_invalid`` slips one bad event into the stream and checks the typed
 error, and that the engine, having rejected it, goes on exactly as if it had
 never been offered.
+
+``check_watermark`` offers ``Advance`` at the current index time between the
+chunks; ``features(case)`` names the situations a case exercises, so a test
+can check that the strategy draws every one it claims (``FEATURES``).
 """
 from __future__ import annotations
 
@@ -16,10 +20,11 @@ import json
 
 import attrs
 
+from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.simjoin import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.simjoin import evaluate
-from streamspec.spec.simjoin import Advance, Params, Record
+from streamspec.spec.simjoin import SIMILARITIES, Advance, Params, Record
 
 PROBLEM = "simjoin"
 
@@ -61,6 +66,81 @@ def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mi
     record, and change nothing."""
     return check_rejection(engine_cls, case.params, case.events[:position], case.events[position:],
                            bad, error, position, check_index=True, show=_show, noun="event")
+
+def stream(case: Case) -> list:
+    """The events of ``case``, in order (what ``process`` is fed, cut by ``case.chunks``)."""
+    return case.events
+
+
+def _time(event):
+    return event.t if isinstance(event, Advance) else event.ts
+
+
+def check_watermark(engine_cls, case: Case) -> Mismatch | None:
+    """Simjoin has no watermark call: its watermark is the ``Advance(t)`` event (the
+    paper's ``set_index_time``), drawn inside the streams the step-by-step check
+    compares with the oracle, and ``flush`` emits nothing (time does not move at end
+    of stream).  What is left to check: a watermark at the current index time,
+    ``Advance(t)`` sent alone after each chunk, moves nothing, so it emits nothing
+    (the list did not change) and the engine then emits exactly the oracle's
+    outputs for the stream without it; ``flush`` emits nothing and closes the engine."""
+    expected = evaluate(case.events, case.params)
+    engine = engine_cls(case.params)
+    pos = 0
+    for size in case.chunks:
+        chunk = case.events[pos:pos + size]
+        want = [x for x in expected[pos:pos + size] if x is not None]
+        pos += size
+        got = list(engine.process(chunk))
+        if got != want:
+            return Mismatch(f"after event {pos - 1} (t={_time(chunk[-1])}), past watermarks",
+                            "top-k changes differ", [_show(x) for x in want], [_show(x) for x in got])
+        mark = Advance(_time(chunk[-1]))
+        got = list(engine.process([mark]))
+        if got:
+            return Mismatch(f"{mark} after event {pos - 1}", "a watermark at the index time "
+                            "changed the top-k list", [], [_show(x) for x in got])
+    out = list(engine.flush())
+    if out:
+        return Mismatch("flush after watermarks", "flush must emit nothing", [], [_show(x) for x in out])
+    return closed_after_flush(engine)
+
+
+FEATURES = frozenset({
+    "join_self", "join_rs", *(f"similarity_{s}" for s in SIMILARITIES), "int_window",
+    "float_window", "float_times", "tie", "gap_longer_than_window", "advance", "empty_set",
+    "duplicate_tokens", "identical_sets", "int_tokens", "str_tokens", "int_ids", "str_ids",
+    "several_chunks", "empty_stream", "k_above_1",
+})
+
+
+def features(case: Case) -> set[str]:
+    """The situations ``case`` exercises, among ``FEATURES`` (what ``cases()`` claims to
+    draw): each join kind and similarity, int and float windows and times, ties, gaps
+    longer than the window, ``Advance`` events, empty sets, duplicate tokens in a record,
+    identical sets, both token and id kinds, several ``process`` calls."""
+    p = case.params
+    out = {f"join_{p.join}", f"similarity_{p.similarity}",
+           "float_window" if isinstance(p.w, float) else "int_window"}
+    out |= {"k_above_1"} if p.k > 1 else set()
+    out |= {"several_chunks"} if len(case.chunks) > 1 else set()
+    if not case.events:
+        return out | {"empty_stream"}
+    times = [_time(e) for e in case.events]
+    steps = [b - a for a, b in zip(times, times[1:])]
+    out |= {"tie"} if 0 in steps else set()
+    out |= {"gap_longer_than_window"} if any(d > p.w for d in steps) else set()
+    out |= {"float_times"} if any(t != int(t) for t in times) else set()
+    records = [e for e in case.events if isinstance(e, Record)]
+    out |= {"advance"} if len(records) < len(case.events) else set()
+    sets = [frozenset(r.tokens) for r in records]
+    out |= {"empty_set"} if frozenset() in sets else set()
+    out |= {"duplicate_tokens"} if any(len(set(r.tokens)) < len(r.tokens) for r in records) else set()
+    out |= {"identical_sets"} if len({x for x in sets if x}) < len([x for x in sets if x]) else set()
+    out |= {f"{type(x).__name__}_tokens" for r in records for x in r.tokens}
+    out |= {f"{type(r.id).__name__}_ids" for r in records}
+    return out
+
 
 def _event_json(e) -> str:
     if isinstance(e, Advance):

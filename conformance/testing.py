@@ -1,12 +1,16 @@
 """The conformance tests every problem runs, built once here.
 
-A problem's ``tests/<problem>/test_conformance.py`` sets ``PROBLEM`` and binds
-the tests this module builds; the pytest plugin then parametrizes them over the
+The shipped modules ``streamspec.conformance.test_<problem>`` (what
+``pytest --pyargs streamspec.conformance --engine NAME`` runs) and the
+project's ``tests/<problem>/test_conformance.py`` set ``PROBLEM`` and bind the
+tests this module builds; the pytest plugin then parametrizes them over the
 registered engines (``--engine`` narrows them)::
 
     PROBLEM = "connectivity"
     test_matches_oracle_step_by_step, test_rejects_bad_records_without_state_change = \\
         conformance_tests(PROBLEM)
+    (test_state_survives_pickling_mid_stream, test_watermark_then_flush_equals_flush,
+     test_strategy_draws_every_feature) = contract_tests(PROBLEM)
 
 ``assert_broken_engine_is_caught`` is the check that the suite itself works:
 a deliberately broken engine must be caught, and its saved reproducer must
@@ -14,9 +18,10 @@ replay to a failure while the oracle passes it.
 """
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from streamspec.conformance import profiles, runner
+from streamspec.conformance import contracts, profiles, runner
 from streamspec.spec.registry import Registry
 
 
@@ -41,6 +46,62 @@ def conformance_tests(problem: str):
         assert mismatch is None, str(mismatch)
 
     return test_matches_oracle_step_by_step, test_rejects_bad_records_without_state_change
+
+
+CONTRACT_EXAMPLES = 100     # per engine and contract check, whatever the profile (at most)
+FEATURE_EXAMPLES = 500      # cases drawn (no engine runs) to find every feature
+
+
+def contract_settings() -> settings:
+    """The active profile's settings with at most ``CONTRACT_EXAMPLES`` examples."""
+    active = profiles.suite_settings()
+    return settings(active, max_examples=min(active.max_examples, CONTRACT_EXAMPLES))
+
+
+def contract_tests(problem: str):
+    """The contract checks of ``problem``: pickling mid-stream, watermarks, strategy coverage.
+
+    The engine checks run ``min(profile's examples, CONTRACT_EXAMPLES)`` examples per
+    engine (100 under ``ci``): they re-run what the step-by-step test covers, only
+    with a pickle round trip or watermarks in between.  The coverage test draws
+    ``FEATURE_EXAMPLES`` cases, derandomized, and runs no engine."""
+    suite = runner.suite(problem)
+    checked = contract_settings()
+
+    @checked
+    @given(case=suite.cases(), cut=st.integers(0, 8))
+    def test_state_survives_pickling_mid_stream(engine_cls, case, cut):
+        """Engine state is picklable (DESIGN.md): pickled after chunk ``cut``, the original
+        and its unpickled copy go on exactly as an engine never pickled, through flush."""
+        mismatch = contracts.check_pickling(engine_cls, case, cut)
+        assert mismatch is None, f"{runner.engine_label(engine_cls)}: {mismatch}"
+
+    @checked
+    @given(case=suite.cases())
+    def test_watermark_then_flush_equals_flush(engine_cls, case):
+        mismatch = suite.check_watermark(engine_cls, case)
+        assert mismatch is None, f"{runner.engine_label(engine_cls)}: {mismatch}"
+
+    test_watermark_then_flush_equals_flush.__doc__ = suite.check_watermark.__doc__
+
+    def test_strategy_draws_every_feature(problem_under_test):
+        """``cases()`` draws every situation it claims (``FEATURES`` of the problem's
+        conformance module) within ``FEATURE_EXAMPLES`` derandomized examples."""
+        seen = set()
+
+        @settings(max_examples=FEATURE_EXAMPLES, derandomize=True, database=None, deadline=None,
+                  suppress_health_check=profiles.SLOW)
+        @given(case=suite.cases())
+        def draw(case):
+            seen.update(suite.features(case))
+
+        draw()
+        assert seen <= suite.FEATURES, f"features() names unknown features {seen - suite.FEATURES}"
+        missing = suite.FEATURES - seen
+        assert not missing, f"{problem} strategy never drew {sorted(missing)} in {FEATURE_EXAMPLES} cases"
+
+    return (test_state_survives_pickling_mid_stream, test_watermark_then_flush_equals_flush,
+            test_strategy_draws_every_feature)
 
 
 def assert_broken_engine_is_caught(broken, failures_dir, examples: int = 300) -> None:

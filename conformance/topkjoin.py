@@ -18,7 +18,9 @@ case's chunks and, after every chunk, checks that
 
 An engine that raises (e.g. ``BudgetExceeded``) is a mismatch.  Quality
 metrics of approximate engines are measured by ``quality_of`` (reported by the
-tests, not asserted).
+tests, not asserted).  ``check_watermark`` covers the end of stream (the spec
+has no watermark); ``features(case)`` names the situations a case exercises, so
+a test can check that the strategy draws every one it claims (``FEATURES``).
 """
 from __future__ import annotations
 
@@ -26,8 +28,9 @@ import json
 
 import attrs
 
+from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
-from streamspec.conformance.strategies.topkjoin import cases, invalid_cases, random_case  # noqa: F401
+from streamspec.conformance.strategies.topkjoin import SCENARIOS, cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.topkjoin import aggregate, evaluate
 from streamspec.spec.errors import StreamspecError
 from streamspec.spec.topkjoin import Item, Params, rank_key
@@ -183,6 +186,74 @@ def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mi
     """Offer ``bad`` before item ``position``: the error must be ``error`` and change nothing."""
     return check_rejection(engine_cls, case.params, case.items[:position], case.items[position:],
                            bad, error, position, show=lambda e: e.answer)
+
+def stream(case: Case) -> list:
+    """The items of ``case``, in order (what ``process`` is fed, cut by ``case.chunks``)."""
+    return case.items
+
+
+def check_watermark(engine_cls, case: Case) -> Mismatch | None:
+    """The top-k join has no watermark: time moves only with items (a window is due
+    once an item at or past its end arrives) and ``flush`` evaluates the windows
+    started by the last item, which the step-by-step check compares with the oracle.
+    What is left of the contract: ``flush`` ends the stream (``process`` then raises
+    ``StreamspecError``), and flushing a fresh engine emits nothing."""
+    fresh = engine_cls(case.params)
+    if list(fresh.flush()):
+        return Mismatch("flush of a fresh engine", "must emit nothing")
+    problem = closed_after_flush(fresh)
+    if problem:
+        return problem
+    engine, pos = engine_cls(case.params), 0
+    try:
+        for size in case.chunks:
+            list(engine.process(case.items[pos:pos + size]))
+            pos += size
+        list(engine.flush())
+    except StreamspecError as err:
+        return Mismatch("while processing", f"engine raised {type(err).__name__}: {err}")
+    return closed_after_flush(engine)
+
+
+FEATURES = frozenset({
+    *(f"scenario_{s}" for s in SCENARIOS), "overlapping_windows", "tumbling_windows",
+    "hopping_windows", "burst", "gap_longer_than_window", "empty_window", "aggregate_sum",
+    "aggregate_latest", "tied_scores", "repeated_id_in_window", "budget_zero", "n_zero",
+    "origin_given", "remote_changes_during_stream", "several_chunks", "empty_stream",
+})
+
+
+def features(case: Case) -> set[str]:
+    """The situations ``case`` exercises, among ``FEATURES`` (what ``cases()`` claims to
+    draw): each scenario, overlapping, tumbling and hopping windows, bursts, gaps longer
+    than the window and empty windows, both aggregates, tied scores in an oracle answer,
+    an id repeated within a window, zero budget or N, remote values changing while the
+    stream runs, several ``process`` calls."""
+    p, items = case.params, case.items
+    out = {f"scenario_{case.scenario}", f"aggregate_{p.aggregate}",
+           "overlapping_windows" if p.omega > p.beta else
+           "tumbling_windows" if p.omega == p.beta else "hopping_windows"}
+    out |= {"budget_zero"} if p.budget == 0 else set()
+    out |= {"n_zero"} if p.n == 0 else set()
+    out |= {"origin_given"} if p.t0 is not None else set()
+    out |= {"several_chunks"} if len(case.chunks) > 1 else set()
+    if not items:
+        return out | {"empty_stream"}
+    times = [it.ts for it in items]
+    steps = [b - a for a, b in zip(times, times[1:])]
+    out |= {"burst"} if 0 in steps else set()
+    out |= {"gap_longer_than_window"} if any(d > p.omega for d in steps) else set()
+    w = _windows(case)
+    inside = [[it.id for it in items if w.start(n) <= it.ts < w.end(n)]
+              for n in range(w.started_by(times[-1]))]
+    out |= {"empty_window"} if any(not ids for ids in inside) else set()
+    out |= {"repeated_id_in_window"} if any(len(set(ids)) < len(ids) for ids in inside) else set()
+    if any(t >= w.t0 for _, t, _ in p.remote.rows()):
+        out.add("remote_changes_during_stream")
+    if any(len(set(e.scores)) < len(e.scores) for e in evaluate(items, p)):
+        out.add("tied_scores")
+    return out
+
 
 def dump(case: Case) -> str:
     p = case.params

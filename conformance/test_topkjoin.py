@@ -1,0 +1,20 @@
+"""The shipped top-k join (topkjoin) conformance suite: every registered engine against the oracle.
+
+Run it on an installed engine with
+``pytest --pyargs streamspec.conformance --engine NAME`` (``STREAMSPEC_PROFILE``
+picks the examples: dev 200, ci 1000, deep 20000).  The tests are built by
+``streamspec.conformance.testing``; the project's own run binds the same ones in
+``tests/topkjoin/test_conformance.py``.
+"""
+from streamspec.conformance.testing import conformance_tests, contract_tests
+
+PROBLEM = "topkjoin"
+test_matches_oracle_step_by_step, test_rejects_bad_records_without_state_change = \
+    conformance_tests(PROBLEM)
+(test_state_survives_pickling_mid_stream, test_watermark_then_flush_equals_flush,
+ test_strategy_draws_every_feature) = contract_tests(PROBLEM)
+
+
+def test_every_engine_is_exact_on_static_remote_data(engine_cls):
+    """The note: "with a static remote dataset every engine equals the oracle"."""
+    assert "static" in engine_cls.exact_when

@@ -4,11 +4,18 @@ Fuzzes the engine against the oracle with hypothesis (derandomized unless
 ``--seed`` is given); on a mismatch prints the shrunk stream as JSON lines and
 the one command that replays it, and exits 1.  ``--replay FILE`` re-runs a
 saved case.
+
+Bad arguments are typed errors (``streamspec.spec.errors``), which the
+``streamspec`` command turns into a message and exit code 2: an unknown
+problem (the message names the known ones), an unregistered engine (it names
+the registered ones), ``--examples`` below 1, a missing ``--replay`` file, and
+hypothesis not installed (it says what to install).
 """
 from __future__ import annotations
 
 import sys
 import time
+from pathlib import Path
 
 
 def add_arguments(parser):
@@ -21,12 +28,23 @@ def add_arguments(parser):
 
 
 def main(args) -> int:
-    from streamspec.conformance import runner
+    from streamspec.spec.errors import InvalidParameter, StreamspecError
     from streamspec.spec.registry import Registry
+    try:
+        import hypothesis  # noqa: F401  (the runner fuzzes with it)
+    except ImportError:
+        raise StreamspecError("streamspec conform needs hypothesis: pip install 'hypothesis>=6.100' "
+                              "(or reinstall streamspec, which depends on it)") from None
+    from streamspec.conformance import runner
+    runner.suite(args.problem)    # an unknown problem is an InvalidParameter naming the known ones
+    if args.examples < 1:
+        raise InvalidParameter(f"--examples {args.examples}: expected a positive number of examples")
+    if args.replay is not None and not Path(args.replay).is_file():
+        raise InvalidParameter(f"--replay {args.replay}: no such file")
     names = args.engine or [n for _, n in Registry.names(args.problem)]
+    engines = [Registry.get(args.problem, name) for name in names]   # UnknownEngine names them
     failed = 0
-    for name in names:
-        engine_cls = Registry.get(args.problem, name)
+    for engine_cls in engines:
         label = runner.engine_label(engine_cls)
         started = time.perf_counter()
         if args.replay:

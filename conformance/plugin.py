@@ -44,6 +44,7 @@ def pytest_configure(config):
     from streamspec.conformance import profiles
     try:
         config._streamspec_profile = profiles.active()
+        config._streamspec_examples = profiles.examples()
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
 
@@ -52,7 +53,9 @@ def pytest_report_header(config):
     from streamspec.spec.registry import Registry
     chosen = config.getoption("--engine") or ["all"]
     engines = ", ".join(f"{p}.{n}" for p, n in Registry.names())
-    return [f"streamspec: hypothesis profile {config._streamspec_profile!r}, --engine {chosen}",
+    override = config._streamspec_examples
+    examples = f" (STREAMSPEC_EXAMPLES={override})" if override else ""
+    return [f"streamspec: hypothesis profile {config._streamspec_profile!r}{examples}, --engine {chosen}",
             f"streamspec: registered engines: {engines}"]
 
 

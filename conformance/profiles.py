@@ -5,6 +5,10 @@
 - ``spark``: 15 examples, for tests that start Spark jobs.
 - ``deep``: 20000 examples per engine (the deep conformance lane).
 
+``STREAMSPEC_EXAMPLES=N`` (a positive integer) overrides the profile's number
+of examples for the suite's tests, e.g. for a quick smoke run of the shipped
+suite on a new engine.
+
 They are registered namespaced (``streamspec.dev``, ``streamspec.ci``, ...) and
 never loaded globally by the installed plugin: the suite's own tests carry their
 settings (``suite_settings()``), so installing streamspec changes no other
@@ -41,9 +45,22 @@ def active() -> str:
     return short
 
 
+def examples() -> int | None:
+    """``STREAMSPEC_EXAMPLES`` as a positive int, or None when unset."""
+    text = os.environ.get("STREAMSPEC_EXAMPLES")
+    if not text:
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"STREAMSPEC_EXAMPLES={text!r}: expected a positive integer")
+    return int(text)
+
+
 def suite_settings() -> settings:
-    """The active profile's settings, to decorate the suite's own property tests with."""
-    return settings(settings.get_profile(PREFIX + active()))
+    """The active profile's settings (``STREAMSPEC_EXAMPLES`` overriding its number of
+    examples), to decorate the suite's own property tests with."""
+    active_settings = settings.get_profile(PREFIX + active())
+    n = examples()
+    return settings(active_settings, max_examples=n) if n else settings(active_settings)
 
 
 def load() -> str:

@@ -18,8 +18,9 @@ from pathlib import Path
 import attrs
 from hypothesis import given, settings
 
-from streamspec.spec.errors import StreamspecError
+from streamspec.spec.errors import InvalidParameter, StreamspecError
 
+PROBLEMS = ("connectivity", "kws", "simjoin", "topkjoin")   # each has conformance.<problem>
 FAILURES_DIR = Path(os.environ.get("STREAMSPEC_FAILURES", ".streamspec-failures"))
 
 
@@ -48,7 +49,9 @@ class ConformanceFailure(AssertionError):
 
 
 def suite(problem: str):
-    """The conformance module of a problem."""
+    """The conformance module of a problem (``InvalidParameter`` for an unknown problem)."""
+    if problem not in PROBLEMS:
+        raise InvalidParameter(f"unknown problem {problem!r}: expected one of {', '.join(PROBLEMS)}")
     return importlib.import_module(f"streamspec.conformance.{problem}")
 
 

@@ -1,15 +1,17 @@
-"""The ``streamspec`` command line.
+"""The streamspec command line: continuous sliding-window queries, run with Spark.
 
-- ``streamspec engines``: problem, name, exactness and description of every
-  installed engine (entry-point group ``streamspec.engines``).
-- ``streamspec run <problem> ...``: the Spark job of ``streamspec.pipeline.jobs.<problem>``.
-- ``streamspec demo [--output DIR]``: every problem's job on its bundled sample
-  data (the README's main job); a job joins in by defining ``demo_argv(output_dir)``.
-- ``streamspec conform <problem> --engine NAME --examples N``: the conformance
+- streamspec engines [PROBLEM]: problem, name, exactness, default mark and
+  description of every installed engine (entry-point group streamspec.engines).
+- streamspec run PROBLEM ...: the Spark job of streamspec.pipeline.jobs.PROBLEM;
+  the flags the four jobs share are defined once in streamspec.pipeline.flags.
+- streamspec demo [--output DIR]: every problem's job on its bundled sample
+  data (the README's main job); a job joins in by defining demo_argv(output_dir).
+- streamspec conform PROBLEM --engine NAME --examples N: the conformance
   suite against the oracle, printing a replayable reproducer on failure.
 
-Any ``StreamspecError`` (bad input, bad parameter) exits with code 2 and a
-message naming the record (``file:line``); nothing is half-written.
+Any StreamspecError (bad input, bad parameter) exits with code 2 and a
+message naming the record (file:line); nothing is half-written.  This
+docstring is also the --help text, hence plain text without markup.
 """
 from __future__ import annotations
 
@@ -28,13 +30,26 @@ def _jobs() -> dict[str, object]:
 
 
 def _cmd_engines(args) -> int:
+    """The engine table; the default engine of each job is marked."""
+    from streamspec.pipeline.flags import default_engine
     from streamspec.spec.engine import describe
+    from streamspec.spec.errors import InvalidParameter
     from streamspec.spec.registry import Registry
+    jobs = _jobs()
+    known = sorted({p for p, _ in Registry.names()} | set(jobs))
+    if args.problem is not None and args.problem not in known:
+        raise InvalidParameter(f"unknown problem {args.problem!r}; known problems: "
+                               f"{', '.join(known)}")
+    defaults = {name: default_engine(name, getattr(job, "PREFERRED_ENGINES", ()))
+                for name, job in jobs.items()}
     rows = [describe(cls) for cls in Registry.engines(args.problem)]
     width = max((len(r["problem"]) + len(r["name"]) for r in rows), default=10) + 2
+    print(f"{'ENGINE':<{width}} {'KIND':<7} {'DEFAULT':<8} DESCRIPTION")
     for r in rows:
         label = f"{r['problem']}.{r['name']}"
-        print(f"{label:<{width}} {'exact' if r['exact'] else 'approx':<7} {r['description']}")
+        mark = "default" if defaults.get(r["problem"]) == r["name"] else ""
+        print(f"{label:<{width}} {'exact' if r['exact'] else 'approx':<7} {mark:<8} "
+              f"{r['description']}")
     return 0
 
 
@@ -54,18 +69,26 @@ def _cmd_demo(args) -> int:
     return status
 
 
+def _plain(doc: str | None) -> str:
+    """A job docstring's first paragraph on one line, without reStructuredText markup."""
+    first = " ".join((doc or "").strip().split("\n\n")[0].split())
+    return first.replace("``", "")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="streamspec", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("engines", help="list installed engines")
-    p.add_argument("problem", nargs="?", default=None)
+    p = sub.add_parser("engines", help="list installed engines, marking each problem's default")
+    p.add_argument("problem", nargs="?", default=None,
+                   help="only this problem's engines (default: every problem)")
     p.set_defaults(func=_cmd_engines)
 
     run = sub.add_parser("run", help="run an engine over a dataset with Spark")
     run_sub = run.add_subparsers(dest="problem", required=True)
     for name, module in sorted(_jobs().items()):
-        jp = run_sub.add_parser(name, help=(module.__doc__ or "").strip().split("\n")[0])
+        summary = _plain(module.__doc__)
+        jp = run_sub.add_parser(name, help=summary, description=summary)
         module.add_arguments(jp)
         jp.set_defaults(func=module.main)
 

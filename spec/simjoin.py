@@ -136,6 +136,16 @@ def _id_ok(x) -> bool:
     return not isinstance(x, (bool, np.bool_)) and isinstance(x, (int, np.integer, str))
 
 
+def _beyond_int64(x) -> bool:
+    """A Python int the engines' int64 columns cannot hold."""
+    return type(x) is int and not -2**63 <= x < 2**63
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
+
+
 @attrs.frozen(eq=False)
 class RecordBatch:
     """Records as columns, the fast path for large inputs: ``id`` int64,
@@ -348,13 +358,20 @@ class SimJoinEngine:
                     raise MalformedRecord(f"timestamp must be a finite int or float, got {ev.ts!r}",
                                           index=index)
                 if not _id_ok(ev.id):
-                    raise MalformedRecord(f"record id must be an int or str, got {ev.id!r}", index=index)
+                    raise MalformedRecord(f"record id must be an int or str, got {_short(ev.id)}",
+                                          index=index)
+                if _beyond_int64(ev.id):
+                    raise MalformedRecord(f"record id {_short(ev.id)} does not fit in 64 bits",
+                                          index=index)
                 if isinstance(ev.tokens, (str, bytes)) or not hasattr(ev.tokens, "__iter__"):
                     raise MalformedRecord(f"tokens must be a collection, got {ev.tokens!r}", index=index)
                 for tok in ev.tokens:
                     tk = _token_kind(tok)
                     if tk is None:
-                        raise InvalidRecord(f"token {tok!r} is neither int nor str", index=index)
+                        raise InvalidRecord(f"token {_short(tok)} is neither int nor str", index=index)
+                    if _beyond_int64(tok):
+                        raise InvalidRecord(f"token {_short(tok)} does not fit in 64 bits",
+                                            index=index)
                     if kind is None:
                         kind = tk
                     elif tk is not kind:

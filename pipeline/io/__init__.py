@@ -10,8 +10,14 @@ This package holds what every problem shares:
   1-based line numbers (``#`` comments and blank lines skipped), split on
   commas and/or whitespace; ``location(path, line)`` is the ``file:line``
   every ``RecordError`` from a reader carries.
-- ``id_column(tokens)``: the vertex-id rule of every reader: ids are ints when
-  every id of the input parses as an int, else strings.
+- ``id_column(tokens, where)``: the vertex-id rule of every reader: ids are
+  ints when every id of the input is an integer, else strings; an integer id
+  beyond 64 bits is an error at its record (read as text it would silently
+  make ``7`` and ``007`` two ids).
+- ``check_parquet(path)`` and ``check_output_path(path, overwrite)``: what
+  Spark would only find out with a Java stack trace (a directory without
+  Parquet files, a text file in it, an output whose parent is a file) is
+  checked on the driver first, as a typed error.
 
 One module per problem parses that problem's files (``streamspec.pipeline.io.edges`` for
 edge lists and query files).
@@ -39,12 +45,34 @@ class InputError(StreamspecError, OSError):
     """An input file is missing, unreadable or of an unknown format."""
 
 
+class OutputError(StreamspecError, OSError):
+    """The output path cannot be written (its parent is a file, not writable...)."""
+
+
+INT64 = (-2**63, 2**63 - 1)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_INT64_DIGITS = 19          # a longer run of digits never fits in 64 bits
+
+
+def preview(value, limit: int = 40) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a 5 MB id must not fill the terminal)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(str(value))} characters)"
+
+
+def int64_or_none(token: str) -> int | None:
+    """The integer a token spells if it fits in 64 bits, else None (never parses huge digit runs)."""
+    if not _INTEGER.fullmatch(token) or len(token.lstrip("+-").lstrip("0")) > _INT64_DIGITS:
+        return None
+    value = int(token)
+    return value if INT64[0] <= value <= INT64[1] else None
+
+
 def location(path: str, line: int) -> str:
     return f"{path}:{line}"
 
 
-def json_objects(path: str) -> Iterator[tuple[str, dict]]:
-    """``(file:line, object)`` of each non-blank line of a JSON lines file."""
+def _json_lines(path: str) -> Iterator[tuple[str, dict]]:
     try:
         f = open(path, encoding="utf-8")
     except OSError as err:
@@ -58,9 +86,20 @@ def json_objects(path: str) -> Iterator[tuple[str, dict]]:
                 row = json.loads(raw)
             except json.JSONDecodeError as err:
                 raise MalformedRecord(f"not JSON: {err.msg}").at(where) from None
+            except ValueError as err:   # e.g. an integer of more than 4300 digits
+                raise MalformedRecord(f"not JSON: {err}").at(where) from None
             if not isinstance(row, dict):
                 raise MalformedRecord("expected a JSON object").at(where)
             yield where, row
+
+
+def json_objects(path: str) -> Iterator[tuple[str, dict]]:
+    """``(file:line, object)`` of each non-blank line of a JSON lines file."""
+    try:
+        yield from _json_lines(path)
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
+                         "binary inputs must be Parquet (.parquet)") from None
 
 
 def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
@@ -81,25 +120,68 @@ def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
                              "binary inputs must be Parquet (.parquet)") from None
 
 
-def id_column(tokens: list[str]) -> np.ndarray:
-    """Ids as int64 when every token parses as an int, else as an object array of str.
+def id_column(tokens: list[str], where=None) -> np.ndarray:
+    """Ids as int64 when every token is an integer, else as an object array of str.
 
     Ints are compared by value (``007`` and ``7`` are one vertex); an id list
-    with one non-integer token is read entirely as text.
+    with one non-integer token is read entirely as text.  When every token is
+    an integer but one does not fit in 64 bits, that is a ``MalformedRecord``
+    located by ``where(i)`` (the token's record), or by index when None.
     """
     if not tokens:
         return np.empty(0, dtype=np.int64)
-    try:
-        return np.array(tokens).astype(np.int64)
-    except (ValueError, OverflowError):
-        out = np.empty(len(tokens), dtype=object)
-        out[:] = tokens
-        return out
+    # numpy would build a fixed-width array as wide as the longest token (a
+    # 5 MB id times every row): only short tokens go through it
+    if max(map(len, tokens)) <= _INT64_DIGITS + 1:
+        try:
+            return np.array(tokens).astype(np.int64)
+        except (ValueError, OverflowError):
+            pass
+    if all(_INTEGER.fullmatch(t) for t in tokens):
+        i = next(i for i, t in enumerate(tokens) if int64_or_none(t) is None)
+        err = MalformedRecord(f"id {preview(tokens[i])} is an integer beyond 64 bits "
+                              "(integer ids must fit in 64 bits)", index=i)
+        raise err.at(where(i)) if where is not None else err
+    out = np.empty(len(tokens), dtype=object)
+    out[:] = tokens
+    return out
 
 
 def is_parquet(path: str) -> bool:
     """A ``.parquet`` file or a directory (a Parquet dataset as Spark writes it)."""
     return path.endswith(".parquet") or os.path.isdir(path)
+
+
+def parquet_files(path: str) -> list[str]:
+    """The data files of a Parquet input, each checked to be Parquet (its footer).
+
+    A directory's files are found as Spark and pyarrow find them (names
+    starting with ``_`` or ``.`` are metadata and skipped).  ``InputError``
+    for a missing path, a directory without data files, or a file that is not
+    Parquet (a text file in the directory, say), naming that file.
+    """
+    import pyarrow.parquet as pq
+
+    if "://" in path and not path.startswith("file:"):
+        return [path]               # remote: Spark itself reads and reports it
+    local = path[5:] if path.startswith("file:") else path
+    if not os.path.exists(local):
+        raise InputError(f"{path}: no such file or directory")
+    if os.path.isdir(local):
+        files = []
+        for root, dirs, names in os.walk(local):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
+            files += [os.path.join(root, n) for n in sorted(names) if not n.startswith(("_", "."))]
+        if not files:
+            raise InputError(f"{path}: directory holds no Parquet files")
+    else:
+        files = [local]
+    for f in files:
+        try:
+            pq.read_schema(f)
+        except (OSError, ValueError) as err:    # ArrowInvalid is a ValueError
+            raise InputError(f"{f}: not a Parquet file ({str(err).splitlines()[0][:120]})") from None
+    return files
 
 
 # -- atomic output -------------------------------------------------------------------
@@ -114,6 +196,27 @@ def _filesystem(spark, path: str):
 def output_exists(spark, path: str) -> bool:
     fs, hpath = _filesystem(spark, path)
     return bool(fs.exists(hpath))
+
+
+def check_output_path(path: str, overwrite: bool) -> None:
+    """Before Spark starts: refuse an existing output (unless ``overwrite``) and a local
+    output Spark could not create (an ancestor is a regular file, or not writable)."""
+    if "://" in path and not path.startswith("file:"):
+        return                      # remote file systems: check_output asks Hadoop
+    local = os.path.abspath(path[5:] if path.startswith("file:") else path)
+    if os.path.lexists(local):
+        if not overwrite:
+            raise OutputExists(f"{path}: output exists (pass --overwrite to replace it)")
+        if not os.path.isdir(local):
+            raise OutputError(f"{path}: exists and is not a directory; refusing to replace a file "
+                              "with a dataset")
+    parent = os.path.dirname(local)
+    while not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if not os.path.isdir(parent):
+        raise OutputError(f"{path}: cannot create the output: {parent} is a file, not a directory")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{path}: cannot create the output: {parent} is not writable")
 
 
 def check_output(spark, path: str, overwrite: bool) -> None:
@@ -144,12 +247,12 @@ def write_parquet_atomic(df, path: str, overwrite: bool = False) -> None:
             if not overwrite:  # appeared while we were computing
                 raise OutputExists(f"{path}: output exists (pass --overwrite to replace it)")
             if not fs.rename(target, old):
-                raise OSError(f"{path}: cannot move the previous output aside")
+                raise OutputError(f"{path}: cannot move the previous output aside")
             moved_old = True
         if not fs.rename(tmp, target):
             if moved_old:
                 fs.rename(old, target)
-            raise OSError(f"{path}: cannot rename the finished output into place")
+            raise OutputError(f"{path}: cannot rename the finished output into place")
         if moved_old:
             fs.delete(old, True)
     finally:

@@ -32,7 +32,8 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import InputError, id_column, is_parquet, location, read_parquet, text_records
+from streamspec.pipeline.io import (InputError, id_column, int64_or_none, is_parquet, location,
+                                    parquet_files, preview, read_parquet, text_records)
 from streamspec.spec.connectivity import EdgeBatch
 from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder
 
@@ -77,11 +78,11 @@ def parse_edge_text(path: str) -> pd.DataFrame:
     cols = cols or {name: [] for name in COLUMNS}
     frame = pd.DataFrame({"line": np.asarray(lines, dtype=np.int64)})
     frame["t"] = _times(cols.pop("t"), lines, path)
-    ids = id_column(cols["u"] + cols["v"])
     n = len(lines)
+    ids = id_column(cols["u"] + cols["v"], lambda i: location(path, lines[i % n]))
     frame["u"], frame["v"] = _series(ids[:n]), _series(ids[n:])
     if "key" in cols:
-        frame["key"] = _series(id_column(cols["key"]))
+        frame["key"] = _series(id_column(cols["key"], lambda i: location(path, lines[i])))
     return frame
 
 
@@ -91,18 +92,14 @@ def _series(values: np.ndarray) -> pd.Series:
 
 
 def _times(tokens: list[str], lines: list[int], path: str) -> np.ndarray:
-    try:
-        return np.array(tokens).astype(np.int64) if tokens else np.empty(0, np.int64)
-    except (ValueError, OverflowError):
-        for token, number in zip(tokens, lines):
-            try:
-                value = int(token)
-                if not -2**63 <= value < 2**63:
-                    raise OverflowError
-            except (ValueError, OverflowError):
-                raise MalformedRecord(f"edge time must be a 64-bit integer, got {token!r}"
-                                      ).at(location(path, number)) from None
-        raise
+    out = np.empty(len(tokens), dtype=np.int64)
+    for n, (token, number) in enumerate(zip(tokens, lines)):
+        value = int64_or_none(token)
+        if value is None:
+            raise MalformedRecord(f"edge time must be a 64-bit integer, got {preview(token)}"
+                                  ).at(location(path, number))
+        out[n] = value
+    return out
 
 
 def check_order(frame: pd.DataFrame, lateness: str, origin: int | None,
@@ -202,6 +199,7 @@ def read_parquet_edges(spark, path: str, lateness: str = "error",
     """A Parquet edge dataset, validated with Spark (errors at ``file:row N``)."""
     from pyspark.sql import Window, functions as F, types as T
 
+    parquet_files(path)         # a typed error, not Spark's stack trace, for a bad file
     raw = read_parquet(spark, path)
     fields = {f.name: f.dataType for f in raw.schema.fields}
     missing = [c for c in COLUMNS if c not in fields]
@@ -215,6 +213,9 @@ def read_parquet_edges(spark, path: str, lateness: str = "error",
         if not isinstance(fields[c], integral + (T.StringType,)):
             raise MalformedRecord(f"column {c} must be integer or string, "
                                   f"got {fields[c].simpleString()}").at(path)
+    if "key" in fields and not isinstance(fields["key"], integral + (T.StringType,)):
+        raise MalformedRecord(f"column key must be integer or string, "
+                              f"got {fields['key'].simpleString()}").at(path)
     vertex_type = int if all(isinstance(fields[c], integral) for c in ("u", "v")) else str
     id_sql = T.LongType() if vertex_type is int else T.StringType()
     keyed = "key" in fields
@@ -269,33 +270,51 @@ def read_edges(spark, path: str, lateness: str = "error", origin: int | None = N
 
 
 # -- queries --------------------------------------------------------------------------
-def read_queries(path: str) -> list[tuple[str, str]]:
-    """The query pairs ``a b`` of a query file, as text tokens in file order."""
-    pairs = []
+def read_query_file(path: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """The query pairs ``a b`` of a query file, as text tokens in file order, and the
+    ``file:line`` of each pair."""
+    pairs, wheres = [], []
     for number, fields in text_records(path):
         if len(fields) != 2:
             raise MalformedRecord(f"expected a query pair 'a b', got {len(fields)} fields"
                                   ).at(location(path, number))
         pairs.append((fields[0], fields[1]))
-    return pairs
+        wheres.append(location(path, number))
+    return pairs, wheres
 
 
-def workload(pairs: list[tuple[str, str]], stream: EdgeStream) -> tuple[tuple, EdgeStream]:
-    """The typed workload and the stream with ids of the same type.
+def read_queries(path: str) -> list[tuple[str, str]]:
+    """The query pairs ``a b`` of a query file, as text tokens in file order."""
+    return read_query_file(path)[0]
+
+
+def typed_workload(pairs: list[tuple[str, str]], vertex_type: type,
+                   wheres: list[str] | None = None) -> tuple[tuple, type]:
+    """The typed workload and the vertex type both sides then share.
 
     Query ids are ints when the edges' ids are ints and every query id parses
-    as an int; otherwise everything is text (the edges' ids are cast).
+    as an int; otherwise everything is text.  With int edges, an integer query
+    id beyond 64 bits is an error at its line (``wheres``: the ``file:line``
+    of each pair).
     """
-    flat = id_column([x for pair in pairs for x in pair])
-    if stream.vertex_type is int and flat.dtype.kind in "iu":
-        values = flat.tolist()
-    else:
-        values = [x for pair in pairs for x in pair]
-        if stream.vertex_type is int:
-            df = stream.df.withColumn("u", stream.df["u"].cast("string")) \
-                .withColumn("v", stream.df["v"].cast("string"))
-            stream = attrs.evolve(stream, df=df, vertex_type=str)
-    return tuple(zip(values[0::2], values[1::2])), stream
+    tokens = [x for pair in pairs for x in pair]
+    where = (lambda i: wheres[i // 2]) if wheres is not None else None
+    flat = id_column(tokens, where) if vertex_type is int else None
+    values, kind = (flat.tolist(), int) if flat is not None and flat.dtype.kind in "iu" \
+        else (tokens, str)
+    return tuple(zip(values[0::2], values[1::2])), kind
+
+
+def workload(pairs: list[tuple[str, str]], stream: EdgeStream,
+             wheres: list[str] | None = None) -> tuple[tuple, EdgeStream]:
+    """The typed workload (``typed_workload``) and the stream with ids of the same
+    type (int edges are cast to text when a query id is not an int)."""
+    pairs, kind = typed_workload(pairs, stream.vertex_type, wheres)
+    if kind is str and stream.vertex_type is int:
+        df = stream.df.withColumn("u", stream.df["u"].cast("string")) \
+            .withColumn("v", stream.df["v"].cast("string"))
+        stream = attrs.evolve(stream, df=df, vertex_type=str)
+    return pairs, stream
 
 
 # -- streams -----------------------------------------------------------------------------

@@ -26,7 +26,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import InputError, is_parquet, json_objects, location
+from streamspec.pipeline.io import (INT64, InputError, is_parquet, json_objects, location,
+                                    parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
 from streamspec.spec.kws import Delete, Insert
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
@@ -35,14 +36,22 @@ from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 def read_schema(path: str) -> Schema:
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(f"{path}: not a UTF-8 text file ({err.reason})") from None
     if path.endswith((".yaml", ".yml")):
         try:
             import yaml
         except ImportError:
             raise InputError(f"{path}: YAML schemas need PyYAML; use JSON") from None
-        doc = yaml.safe_load(text)
+        try:
+            doc = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            raise InputError(f"{path}: not YAML: {str(err).splitlines()[0]}") from None
     else:
         try:
             doc = json.loads(text)
@@ -55,7 +64,7 @@ def read_schema(path: str) -> Schema:
             (lr, la), (rr, ra) = (_qualified(e["left"]), _qualified(e["right"]))
             edges.append(JoinEdge(e["id"], lr, la, rr, ra))
         return Schema(rels, tuple(edges))
-    except (KeyError, TypeError) as err:
+    except (KeyError, TypeError, AttributeError) as err:
         raise InputError(f"{path}: bad schema ({err!r}); see pipeline/io/kws.py") from None
     except InvalidParameter as err:
         raise InputError(f"{path}: {err}") from None
@@ -71,10 +80,13 @@ def _qualified(text: str) -> tuple[str, str]:
 def _csv_value(text: str):
     if text == "":
         return None
-    try:
-        return int(text)
-    except ValueError:
-        pass
+    if len(text) <= 4000:           # int() refuses more than 4300 digits
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    elif text.strip().lstrip("+-").isdigit():
+        return text                 # a huge integer stays text; float() would make it inf
     try:
         return float(text)
     except ValueError:
@@ -85,12 +97,14 @@ def _rows(path: str) -> tuple[list[dict], list[str]]:
     """Rows as dicts and the ``file:line`` of each."""
     if is_parquet(path):
         import pyarrow.parquet as pq
+        parquet_files(path)
         try:
-            frame = pq.read_table(path).to_pandas()
+            table = pq.read_table(path)
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: cannot read Parquet: {err}") from None
+        # Python values (lists stay lists, for the spec to refuse), NaN as missing
         rows = [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
-                for r in frame.to_dict("records")]
+                for r in table.to_pylist()]
         return rows, [f"{path}:row {n}" for n in range(1, len(rows) + 1)]
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
@@ -114,7 +128,9 @@ def _time(row: dict, where: str):
     if isinstance(t, (np.integer,)):
         t = int(t)
     if isinstance(t, bool) or not isinstance(t, int):
-        raise MalformedRecord(f"column t must be an integer time, got {t!r}").at(where)
+        raise MalformedRecord(f"column t must be an integer time, got {preview(t)}").at(where)
+    if not INT64[0] <= t <= INT64[1]:
+        raise MalformedRecord(f"time {preview(t)} does not fit in 64 bits").at(where)
     return t
 
 

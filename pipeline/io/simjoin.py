@@ -28,7 +28,7 @@ import re
 import attrs
 import pandas as pd
 
-from streamspec.pipeline.io import InputError, is_parquet, json_objects
+from streamspec.pipeline.io import InputError, is_parquet, json_objects, parquet_files, preview
 from streamspec.spec.errors import InvalidRecord, MalformedRecord, RecordError
 from streamspec.spec.simjoin import Params, Record, SimJoinEngine
 
@@ -75,11 +75,16 @@ def _row_record(row: dict, where: str) -> tuple[Record, object]:
         tokens = tokenize(row["text"])
     else:
         raise MalformedRecord("needs 'tokens' or 'text'").at(where)
-    return Record(row["id"], list(tokens), row["ts"], row.get("side")), row.get("key")
+    key = row.get("key")
+    if key is not None and (isinstance(key, bool) or not isinstance(key, (int, str))
+                            or isinstance(key, int) and not -2**63 <= key < 2**63):
+        raise MalformedRecord(f"key must be a 64-bit integer or a string, got {preview(key)}").at(where)
+    return Record(row["id"], list(tokens), row["ts"], row.get("side")), key
 
 
 def _parquet_rows(path: str):
     import pyarrow.parquet as pq
+    parquet_files(path)
     try:
         table = pq.read_table(path)
     except (OSError, ValueError) as err:

@@ -1,6 +1,6 @@
 """Inputs of the topkjoin job: the item stream and the remote timeline (notes/topkjoin.md).
 
-Items (``--stream``), by file name:
+Items (``--input``; ``--stream`` is its alias), by file name:
 
 - ``*.parquet`` or a directory: columns ``id, x, ts`` (optionally ``key``);
   errors at ``file:row N``;
@@ -11,9 +11,10 @@ Items (``--stream``), by file name:
 
 A ``key`` column holds independent streams (many queries or key groups), each
 replayed by its own engine.  Ids are ints when every id parses as an int, else
-strings (``streamspec.pipeline.io.id_column``); ``ts`` must be integers; ``x`` finite
-numbers.  Each key's stream is validated on the driver with the spec's own
-checks before Spark starts.
+strings (``streamspec.pipeline.io.id_column``; integers beyond 64 bits are
+errors); ``ts`` must be 64-bit integers; ``x`` finite numbers.  Each key's
+stream is validated on the driver with the spec's own checks before Spark
+starts, and its first item must not be before the origin when one is given.
 
 Remote timeline (``--remote``): ``*.db``/``*.sqlite``/``*.sqlite3`` is a
 SQLite file with a table ``timeline(key, time, value)``; Parquet or CSV
@@ -28,8 +29,9 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import InputError, id_column, is_parquet, json_objects, location
-from streamspec.spec.errors import MalformedRecord, RecordError
+from streamspec.pipeline.io import (INT64, InputError, id_column, is_parquet, json_objects,
+                                    location, parquet_files, preview)
+from streamspec.spec.errors import MalformedRecord, OutOfOrder, RecordError
 from streamspec.spec.topkjoin import ItemBatch, id_type, validate
 from streamspec.spec.topkjoin_remote import SqliteDataset, TimelineDataset
 
@@ -51,6 +53,7 @@ def _read_table(path: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, list[
         raise InputError(f"{path}: no such file")
     if is_parquet(path):
         import pyarrow.parquet as pq
+        parquet_files(path)
         try:
             frame = pq.read_table(path).to_pandas()
         except (OSError, ValueError) as err:
@@ -77,9 +80,14 @@ def _number(v, integer: bool):
     if isinstance(v, (bool, np.bool_)) or v is None:
         raise ValueError
     if integer:
-        if isinstance(v, (int, np.integer)):
-            return int(v)
-        return int(str(v).strip())          # "1.5" and "" are errors, not truncated
+        if not isinstance(v, (int, np.integer)):
+            v = str(v).strip()
+            if len(v) > 20:             # never parse a huge digit run
+                raise OverflowError
+            v = int(v)                  # "1.5" and "" are errors, not truncated
+        if not INT64[0] <= v <= INT64[1]:
+            raise OverflowError
+        return int(v)
     return float(v)
 
 
@@ -89,25 +97,32 @@ def _numbers(values, wheres, what: str, integer: bool) -> np.ndarray:
         try:
             out[n] = _number(v, integer)
         except (TypeError, ValueError, OverflowError):
-            raise MalformedRecord(f"{what} must be {'an integer' if integer else 'a number'}, "
-                                  f"got {v!r}").at(wheres[n]) from None
+            raise MalformedRecord(f"{what} must be {'a 64-bit integer' if integer else 'a number'}, "
+                                  f"got {preview(v)}").at(wheres[n]) from None
     return out
 
 
-def _ids(values) -> np.ndarray:
-    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-        return np.asarray(values, dtype=np.int64) if len(values) else np.empty(0, np.int64)
-    return id_column([str(v) for v in values])
+def _ids(values, wheres, what: str) -> np.ndarray:
+    """Ids (or keys) by the int-or-string rule; a value of another type is an error."""
+    for n, v in enumerate(values):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer, str)):
+            raise MalformedRecord(f"{what} must be an integer or a string, got {preview(v)}"
+                                  ).at(wheres[n])
+    if all(isinstance(v, (int, np.integer)) for v in values):   # Parquet/JSON ints: no parsing
+        big = [n for n, v in enumerate(values) if not INT64[0] <= v <= INT64[1]]
+        if not big:
+            return np.asarray(values, dtype=np.int64) if values else np.empty(0, np.int64)
+    return id_column([str(v) for v in values], lambda i: wheres[i])
 
 
-def read_items(path: str) -> ItemStream:
+def read_items(path: str, origin: int | None = None) -> ItemStream:
     """Parse and validate the item stream on the driver (module docstring)."""
     frame, wheres = _read_table(path, ("id", "x", "ts"))
     keyed = "key" in frame.columns
-    ids = _ids(frame["id"].tolist())
+    ids = _ids(frame["id"].tolist(), wheres, "id")
     x = _numbers(frame["x"].tolist(), wheres, "x", integer=False)
     ts = _numbers(frame["ts"].tolist(), wheres, "ts", integer=True)
-    keys = _ids(frame["key"].tolist()) if keyed else np.zeros(len(frame), dtype=np.int64)
+    keys = _ids(frame["key"].tolist(), wheres, "key") if keyed else np.zeros(len(frame), dtype=np.int64)
     out = pd.DataFrame({"key": keys, "seq": np.arange(len(frame), dtype=np.int64),
                         "id": ids, "x": x, "t": ts})
     kind = id_type(ids[0]) if len(ids) else int
@@ -117,6 +132,9 @@ def read_items(path: str) -> ItemStream:
             validate(ItemBatch(ids[rows], x[rows], ts[rows]), kind, None)
         except RecordError as err:
             raise err.at(wheres[rows[err.index]]) from None
+        if origin is not None and ts[rows[0]] < origin:
+            raise OutOfOrder(f"item time {int(ts[rows[0]])} is before the origin t0={origin}"
+                             ).at(wheres[rows[0]])
     return ItemStream(out, path, keyed)
 
 
@@ -127,7 +145,7 @@ def read_remote(path: str):
             raise InputError(f"{path}: no such file")
         return SqliteDataset(path)
     frame, wheres = _read_table(path, ("key", "time", "value"))
-    keys = _ids(frame["key"].tolist())
+    keys = _ids(frame["key"].tolist(), wheres, "key")
     times = _numbers(frame["time"].tolist(), wheres, "time", integer=True)
     values = _numbers(frame["value"].tolist(), wheres, "value", integer=False)
     bad = np.flatnonzero(~np.isfinite(values))

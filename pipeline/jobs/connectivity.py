@@ -1,11 +1,13 @@
 """Sliding-window connectivity over an edge file: one Parquet row per window.
 
 ``streamspec run connectivity --input EDGES --window R --slide S --queries Q
---output DIR`` reads the edges (``streamspec.pipeline.io.edges``: SNAP text, CSV or
-Parquet, optionally with a ``key`` column of independent streams), answers
-every query of ``Q`` on every window with ``--engine`` and writes a Parquet
-dataset with columns ``window, start, end, answers`` (list of bools in query
-file order) plus ``key`` for keyed input (notes/connectivity.md).
+--output DIR`` (``-r``/``-s``: the paper's names) reads the edges
+(``streamspec.pipeline.io.edges``: SNAP text, CSV or Parquet, optionally with
+a ``key`` column of independent streams), answers every query of ``Q`` on
+every window with ``--engine`` and writes a Parquet dataset with columns
+``window, start, end, answers`` (list of bools in query file order) plus
+``key`` for keyed input (notes/connectivity.md).  Shared flags:
+``streamspec.pipeline.flags``.
 
 One stream is replayed in ``--partitions`` window ranges in parallel, a keyed
 input one engine per key (``streamspec.pipeline.replay``); both equal the
@@ -24,6 +26,8 @@ import attrs
 import numpy as np
 import pandas as pd
 
+from streamspec.pipeline import flags
+from streamspec.pipeline.summary import counted, sentence
 from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
 from streamspec.spec.windows import SlidingWindows
 
@@ -101,69 +105,47 @@ def demo_argv(output_dir: str) -> list[str]:
             "--window", "500", "--slide", "100", "--output", output_dir, "--overwrite"]
 
 
-def default_engine() -> str:
-    from streamspec.spec.registry import Registry
-    names = [n for _, n in Registry.names(PROBLEM)]
-    return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", required=True, metavar="EDGES",
-                        help="edges: text 'u v t' (SNAP, '#' comments), CSV with header "
-                             "u,v,t[,key], or Parquet (.parquet file or directory)")
-    parser.add_argument("--window", "-r", type=int, required=True, metavar="R",
-                        help="window size r (time units)")
-    parser.add_argument("--slide", "-s", type=int, required=True, metavar="S",
-                        help="slide s (time units)")
+    flags.add_input(parser, "EDGES", "edges: text 'u v t' (SNAP, '#' comments), CSV with header "
+                                     "u,v,t[,key], or Parquet (.parquet file or directory)")
+    flags.add_window(parser, kind=flags.int64, aliases=("-r",), slide_aliases=("-s",))
     parser.add_argument("--queries", required=True, metavar="QFILE",
-                        help="query pairs, one 'a b' per line")
-    parser.add_argument("--output", required=True, metavar="DIR", help="output Parquet dataset")
-    parser.add_argument("--engine", default=None,
-                        help="engine name (streamspec engines connectivity); default: the first "
-                             f"registered of {', '.join(PREFERRED_ENGINES)}")
-    parser.add_argument("--origin", type=int, default=None, metavar="T0",
+                        help="query pairs, one 'a b' per line (required)")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+    parser.add_argument("--origin", type=flags.int64, default=None, metavar="T0",
                         help="window origin t0 (default: the first edge's time, per key)")
-    parser.add_argument("--partitions", type=int, default=None, metavar="P",
-                        help="window ranges (or key partitions) replayed in parallel "
-                             "(default: Spark's default parallelism)")
-    parser.add_argument("--master", default=None, metavar="URL",
-                        help="Spark master (default: $SPARK_MASTER or local[*])")
-    parser.add_argument("--lateness", choices=("error", "drop"), default="error",
-                        help="out-of-order edges: error (default) or drop and count them")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
-    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                        help="progress line on stderr (default: when stderr is a terminal)")
+    flags.add_lateness(parser, "edges")
+    flags.add_run_options(parser, unit="window ranges (or key partitions)")
 
 
 def main(args) -> int:
-    from streamspec.pipeline.io import (InputError, OutputExists, check_output, is_parquet,
-                             write_parquet_atomic)
+    from streamspec.pipeline.io import (InputError, check_output, check_output_path, is_parquet,
+                                        parquet_files, write_parquet_atomic)
     from streamspec.pipeline.io import edges as edge_io
     from streamspec.pipeline.progress import SparkProgress
     from streamspec.pipeline.spark import session
-    from streamspec.spec.errors import InvalidParameter
     from streamspec.spec.registry import Registry
 
     began = time.monotonic()
     # everything that can fail on the driver fails before Spark starts
     base = Params(args.window, args.slide, (), args.origin, args.lateness)
-    if args.partitions is not None and args.partitions <= 0:
-        raise InvalidParameter(f"--partitions must be > 0, got {args.partitions}")
-    engine_name = args.engine or default_engine()
-    engine_cls = Registry.get(PROBLEM, engine_name)
-    pairs = edge_io.read_queries(args.queries)
+    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
+    pairs, query_lines = edge_io.read_query_file(args.queries)
     parquet = is_parquet(args.input)
-    if not parquet and not os.path.exists(args.input):
+    if parquet:
+        parquet_files(args.input)
+    elif not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     text = None if parquet else edge_io.load_text_edges(args.input, args.lateness, args.origin)
-    if "://" not in args.output and not args.overwrite and os.path.exists(args.output):
-        raise OutputExists(f"{args.output}: output exists (pass --overwrite to replace it)")
+    if text is not None:        # query ids typed against the edges', before Spark
+        edge_io.typed_workload(pairs, int if text[0]["u"].dtype.kind in "iu" else str, query_lines)
+    check_output_path(args.output, args.overwrite)
 
-    spark = session(args.master, app_name=f"streamspec connectivity {engine_name}")
+    spark = session(args.master, app_name=f"streamspec connectivity {engine_cls.name}")
     check_output(spark, args.output, args.overwrite)
     stream = (edge_io.read_parquet_edges(spark, args.input, args.lateness, args.origin)
               if parquet else edge_io.frame_stream(spark, args.input, *text))
-    workload, stream = edge_io.workload(pairs, stream)
+    workload, stream = edge_io.workload(pairs, stream, query_lines)
     params = attrs.evolve(base, workload=workload)
     windows = replay(stream, engine_cls, params, args.partitions)
     with SparkProgress(spark, enabled=args.progress, label="connectivity"):
@@ -173,6 +155,7 @@ def main(args) -> int:
 
 
 def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
+    """The run's sentence, then each query's share of connected windows."""
     from pyspark.sql import functions as F
 
     from streamspec.pipeline.io import read_parquet
@@ -183,11 +166,13 @@ def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) ->
     per_query = dict(result.select(F.posexplode("answers").alias("q", "answer"))
                      .groupBy("q").agg(F.avg(F.col("answer").cast("double")))
                      .collect())
-    keys = f", {result.select('key').distinct().count()} keys" if stream.keyed else ""
-    print(f"connectivity: {n_windows} windows{keys}, {stream.edges} edges"
-          + (f" ({stream.dropped} late edges dropped)" if stream.dropped else "")
-          + f", r={params.r} s={params.s}, engine {engine_cls.name}, "
-            f"{elapsed:.1f} s -> {args.output}", file=out)
+    keys = (f" for {counted(result.select('key').distinct().count(), 'key')}"
+            if stream.keyed else "")
+    dropped = f" ({counted(stream.dropped, 'late edge')} dropped)" if stream.dropped else ""
+    print(sentence("connectivity", f"{counted(n_windows, 'window')}{keys}",
+                   f"{counted(stream.edges, 'edge')}{dropped}",
+                   f"r={params.r}, s={params.s}, {counted(len(params.workload), 'query', 'queries')}",
+                   engine_cls.name, args.output, elapsed), file=out)
     for q, (a, b) in enumerate(params.workload[:SHOWN_QUERIES]):
         share = per_query.get(q)
         text = "no windows" if share is None else f"{100 * share:.1f}% of windows connected"

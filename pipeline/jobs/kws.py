@@ -2,7 +2,8 @@
 
 ``streamspec run kws --schema SCHEMA --input REL=FILE [REL=FILE ...] --keywords k1,k2
 --tmax T (--window W | --deletions FILE) --engine NAME --output DIR [--partitions P]``
-reads the schema and the tuples (``streamspec.pipeline.io.kws``), runs the engine and
+(shared flags: ``streamspec.pipeline.flags``; the spec has no lateness policy: the
+inputs are merged in time order, so there is no ``--lateness``) reads the schema and the tuples (``streamspec.pipeline.io.kws``), runs the engine and
 writes every output event (notes/kws.md): ``kind`` ("appear" or "end"),
 ``time``, ``end`` (null unless known), ``tids`` (sorted tids as strings),
 ``edges`` (sorted ``edge_id:left_tid:right_tid``).
@@ -26,6 +27,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from streamspec.pipeline import flags
+from streamspec.pipeline.summary import counted, sentence
 from streamspec.spec.kws import PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params
 
 PREFERRED_ENGINES = ("fullmesh", "forest", "oracle")
@@ -107,27 +110,21 @@ def validate(params: Params, events: list, wheres: list) -> None:
         raise
 
 
-def default_engine() -> str:
-    from streamspec.spec.registry import Registry
-    names = [n for _, n in Registry.names(PROBLEM)]
-    return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--schema", required=True, help="schema file (JSON or YAML)")
-    parser.add_argument("--input", required=True, nargs="+", metavar="REL=FILE",
-                        help="tuples of relation REL: CSV, JSON lines or Parquet with column t")
-    parser.add_argument("--keywords", required=True, help="comma-separated query keywords")
-    parser.add_argument("--tmax", type=int, required=True, metavar="T", help="max tuples per result")
+    parser.add_argument("--schema", required=True, help="schema file, JSON or YAML (required)")
+    flags.add_input(parser, "REL=FILE", "tuples of relation REL: CSV, JSON lines or Parquet with "
+                                        "an integer column t; one REL=FILE per relation", nargs="+")
+    parser.add_argument("--keywords", required=True, help="comma-separated query keywords (required)")
+    parser.add_argument("--tmax", type=flags.int64, required=True, metavar="T",
+                        help="max tuples per result (required)")
     model = parser.add_mutually_exclusive_group(required=True)
-    model.add_argument("--window", "-w", type=int, metavar="W", help="sliding window length")
-    model.add_argument("--deletions", metavar="FILE", help="negative tuples (columns tid, t)")
-    parser.add_argument("--engine", default=None, help="engine name (streamspec engines kws)")
-    parser.add_argument("--output", required=True, metavar="DIR", help="output Parquet dataset")
-    parser.add_argument("--partitions", type=int, default=None, metavar="P",
-                        help="time ranges replayed in parallel (window model only)")
-    parser.add_argument("--master", default=None, metavar="URL", help="Spark master")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    flags.add_window(parser, kind=flags.int64, aliases=("-w",), required=False, target=model,
+                     note="(the sliding-window model; one of --window and --deletions is required)")
+    model.add_argument("--deletions", metavar="FILE",
+                       help="negative tuples (columns tid, t): the positive-negative model instead "
+                            "of a window (one of --window and --deletions is required)")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+    flags.add_run_options(parser, unit="time ranges (window model only)")
 
 
 def demo_argv(output_dir: str) -> list[str]:
@@ -138,17 +135,16 @@ def demo_argv(output_dir: str) -> list[str]:
 
 
 def main(args) -> int:
-    from streamspec.pipeline.io import check_output, read_parquet, write_parquet_atomic
+    from streamspec.pipeline.io import (check_output, check_output_path, read_parquet,
+                                        write_parquet_atomic)
     from streamspec.pipeline.io.kws import read_events, read_schema
+    from streamspec.pipeline.progress import SparkProgress
     from streamspec.pipeline.spark import session
     from streamspec.spec.errors import InvalidParameter
     from streamspec.spec.registry import Registry
 
     began = time.monotonic()
-    if args.partitions is not None and args.partitions <= 0:
-        raise InvalidParameter(f"--partitions must be > 0, got {args.partitions}")
-    engine_name = args.engine or default_engine()
-    engine_cls = Registry.get(PROBLEM, engine_name)
+    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
     schema = read_schema(args.schema)
     inputs = []
     for item in args.input:
@@ -159,18 +155,20 @@ def main(args) -> int:
     params = Params(schema, args.keywords, args.tmax, args.window)
     events, wheres = read_events(inputs, args.deletions)
     validate(params, events, wheres)
+    check_output_path(args.output, args.overwrite)
 
-    spark = session(args.master, app_name=f"streamspec kws {engine_name}")
+    spark = session(args.master, app_name=f"streamspec kws {engine_cls.name}")
     check_output(spark, args.output, args.overwrite)
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     rows = replay(spark, engine_cls, params, events, partitions)
-    write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
+    with SparkProgress(spark, enabled=args.progress, label="kws"):
+        write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
     result = read_parquet(spark, args.output)
     n = result.count()
     appear = result.filter("kind = 'appear'").count()
-    print(f"kws: {appear} results appeared, {n - appear} ended early, {len(events)} events, "
-          f"keywords {','.join(params.keywords)} t_max={params.t_max} "
-          + (f"w={params.window}" if params.window else "negative tuples")
-          + f", engine {engine_cls.name}, {time.monotonic() - began:.1f} s -> {args.output}",
-          file=sys.stdout)
+    print(sentence("kws", f"{counted(appear, 'result')} that appeared and {n - appear} that "
+                          "ended early", counted(len(events), "event"),
+                   f"keywords {','.join(params.keywords)}, t_max={params.t_max}, "
+                   + (f"w={params.window}" if params.window else "negative tuples"),
+                   engine_cls.name, args.output, time.monotonic() - began), file=sys.stdout)
     return 0

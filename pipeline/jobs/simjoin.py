@@ -2,7 +2,8 @@
 (output event, rank).
 
 ``streamspec run simjoin --input SETS --k K --window W --similarity NAME
---engine NAME --output DIR [--partitions P] [--master URL]`` reads the sets
+--engine NAME --output DIR [--partitions P] [--master URL]`` (shared flags:
+``streamspec.pipeline.flags``) reads the sets
 (``streamspec.pipeline.io.simjoin``: JSON lines or Parquet of ``id, ts, tokens | text
 [, side, key]``), runs the engine and writes every change of the top-k list
 (notes/simjoin.md): columns ``event`` (ordinal of the output event, from 0;
@@ -32,6 +33,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from streamspec.pipeline import flags
+from streamspec.pipeline.summary import counted, sentence
 from streamspec.spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
 
 PREFERRED_ENGINES = ("swoop", "base", "oracle")
@@ -160,37 +163,26 @@ def _number(text: str) -> int | float:
     try:
         return int(text)
     except ValueError:
+        pass
+    try:
         return float(text)
-
-
-def default_engine() -> str:
-    from streamspec.spec.registry import Registry
-    names = [n for _, n in Registry.names(PROBLEM)]
-    return next((n for n in PREFERRED_ENGINES if n in names), names[0] if names else "oracle")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", required=True, metavar="SETS",
-                        help='JSON lines {"id", "ts", "tokens": [...] or "text"[, "side", "key"]} '
-                             "or Parquet (.parquet file or directory) with those columns")
-    parser.add_argument("--k", type=int, required=True, metavar="K", help="result pairs k")
-    parser.add_argument("--window", "-w", type=_number, required=True, metavar="W",
-                        help="window duration w (time units of ts)")
-    parser.add_argument("--similarity", choices=SIMILARITIES, default="jaccard")
+    flags.add_input(parser, "SETS", 'JSON lines {"id", "ts", "tokens": [...] or "text"[, "side", '
+                                    '"key"]} or Parquet (.parquet file or directory) with those columns')
+    parser.add_argument("--k", type=flags.int64, required=True, metavar="K",
+                        help="result pairs k (required)")
+    flags.add_window(parser, kind=_number, unit="time units of ts, a number", aliases=("-w",))
+    parser.add_argument("--similarity", choices=SIMILARITIES, default="jaccard",
+                        help="similarity function (default: jaccard)")
     parser.add_argument("--join", choices=("self", "rs"), default=None,
                         help="self join, or R-S two-stream join (default: rs when records have a side)")
-    parser.add_argument("--engine", default=None,
-                        help="engine name (streamspec engines simjoin); default: the first "
-                             f"registered of {', '.join(PREFERRED_ENGINES)}")
-    parser.add_argument("--output", required=True, metavar="DIR", help="output Parquet dataset")
-    parser.add_argument("--partitions", type=int, default=None, metavar="P",
-                        help="record ranges (or key partitions) replayed in parallel "
-                             "(default: Spark's default parallelism)")
-    parser.add_argument("--master", default=None, metavar="URL",
-                        help="Spark master (default: $SPARK_MASTER or local[*])")
-    parser.add_argument("--lateness", choices=("error", "drop"), default="error",
-                        help="out-of-order records: error (default) or drop and count them")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+    flags.add_lateness(parser, "records")
+    flags.add_run_options(parser, unit="record ranges (or key partitions)")
 
 
 def demo_argv(output_dir: str) -> list[str]:
@@ -200,18 +192,16 @@ def demo_argv(output_dir: str) -> list[str]:
 
 
 def main(args) -> int:
-    from streamspec.pipeline.io import InputError, check_output, is_parquet, write_parquet_atomic
+    from streamspec.pipeline.io import (InputError, check_output, check_output_path, is_parquet,
+                                        write_parquet_atomic)
     from streamspec.pipeline.io.simjoin import read_sets, sides_present
+    from streamspec.pipeline.progress import SparkProgress
     from streamspec.pipeline.spark import session
-    from streamspec.spec.errors import InvalidParameter
     from streamspec.spec.registry import Registry
 
     import os
     began = time.monotonic()
-    if args.partitions is not None and args.partitions <= 0:
-        raise InvalidParameter(f"--partitions must be > 0, got {args.partitions}")
-    engine_name = args.engine or default_engine()
-    engine_cls = Registry.get(PROBLEM, engine_name)
+    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
     if not is_parquet(args.input) and not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     join = args.join or ("rs" if sides_present(args.input) else "self")
@@ -220,18 +210,20 @@ def main(args) -> int:
     stream = read_sets(args.input, params)
     ids = stream.frame["id"]
     id_type = "string" if ids.map(lambda v: isinstance(v, str)).any() else "long"
+    check_output_path(args.output, args.overwrite)
 
-    spark = session(args.master, app_name=f"streamspec simjoin {engine_name}")
+    spark = session(args.master, app_name=f"streamspec simjoin {engine_cls.name}")
     check_output(spark, args.output, args.overwrite)
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     rows = replay(spark, stream, engine_cls, params, partitions, id_type)
-    write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
+    with SparkProgress(spark, enabled=args.progress, label="simjoin"):
+        write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
     print_summary(spark, args, stream, engine_cls, params, time.monotonic() - began)
     return 0
 
 
 def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
-    """Two lines: the counts, then the best pair of the last list (per key when keyed)."""
+    """The run's sentence, then the best pair of the last list (per key when keyed)."""
     from pyspark.sql import functions as F
 
     from streamspec.pipeline.io import read_parquet
@@ -241,14 +233,17 @@ def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) ->
     keys = ["key"] if stream.keyed else []
     n_rows = result.count()
     n_events = result.select(*keys, "event").distinct().count()
-    print(f"simjoin: {n_events} top-k changes ({n_rows} rows), {stream.records} records"
-          + (f" ({stream.dropped} late records dropped)" if stream.dropped else "")
-          + f", k={params.k} w={params.w} {params.similarity} {params.join}-join, "
-            f"engine {engine_cls.name}, {elapsed:.1f} s -> {args.output}", file=out)
     last = result.groupBy(*keys).agg(F.max("event").alias("event"))
+    n_lists = last.count()
+    per_key = f" for {counted(n_lists, 'key')}" if keys else ""
+    dropped = f" ({counted(stream.dropped, 'late record')} dropped)" if stream.dropped else ""
+    print(sentence("simjoin", f"{counted(n_events, 'top-k change')} ({counted(n_rows, 'row')})"
+                              f"{per_key}",
+                   f"{counted(stream.records, 'record')}{dropped}",
+                   f"k={params.k}, w={params.w}, {params.similarity}, {params.join}-join",
+                   engine_cls.name, args.output, elapsed), file=out)
     firsts = result.join(last, [*keys, "event"]).filter("rank <= 1").select(*keys, "id_new", "id_old",
                                                                           "score")
-    n_lists = last.count()
     best = (firsts.orderBy("key") if keys else firsts).limit(SUMMARY_KEYS).collect()
     if best:
         print("  most similar pair at the end of the stream: " + "; ".join(

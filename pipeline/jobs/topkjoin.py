@@ -1,10 +1,14 @@
 """Continuous top-k join of a stream with an evolving remote dataset: one Parquet row per
 (evaluation, rank).
 
-``streamspec run topkjoin --stream ITEMS --remote TIMELINE --omega W --beta B
+``streamspec run topkjoin --input ITEMS --remote TIMELINE --window W --slide B
 --k K --n N --budget G --engine NAME --output DIR [--aggregate sum|latest]
 [--weights WS,WV] [--stream-range LO,HI] [--remote-range LO,HI] [--origin T0]
-[--oracle]`` (notes/topkjoin.md; readers: ``streamspec.pipeline.io.topkjoin``).
+[--oracle]`` (notes/topkjoin.md; readers: ``streamspec.pipeline.io.topkjoin``;
+shared flags: ``streamspec.pipeline.flags``).  The paper's names stay as
+aliases: ``--stream`` for ``--input``, ``--omega``/``--beta`` for
+``--window``/``--slide``.  The spec has no lateness policy (an item earlier
+than one seen is always an error), so there is no ``--lateness``.
 
 Output columns: ``window``, ``tau`` (evaluation time), ``rank`` (1..K), ``id``,
 ``score``; plus ``key`` first when the stream is keyed.  An evaluation with an
@@ -32,8 +36,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from streamspec.pipeline import flags
+from streamspec.pipeline.summary import counted, sentence
 from streamspec.spec.topkjoin import PROBLEM, ItemBatch, Params
 
+PREFERRED_ENGINES = ("at-tsm", "oracle")
 ROW_COLUMNS = ("window", "tau", "rank", "id", "score")
 # the demo sample: 30 windows of the paper's setting (seeded mentions of the 400 users, DS-CH-20
 # dataset 1 restricted to the mentioned users; ``python -m streamspec.bench.topkjoin.data`` rebuilds it)
@@ -43,8 +50,8 @@ DEMO_ORIGIN = 1420574422643     # the first tweet of the authors' stream (stream
 
 def demo_argv(output_dir: str) -> list[str]:
     """``streamspec demo``: AT-TSM in the paper's default setting, scored against the oracle."""
-    return ["--stream", str(DATA / "mentions.csv"), "--remote", str(DATA / "followers-dfc.csv"),
-            "--omega", "100000", "--beta", "60000", "--k", "5", "--n", "10", "--budget", "7",
+    return ["--input", str(DATA / "mentions.csv"), "--remote", str(DATA / "followers-dfc.csv"),
+            "--window", "100000", "--slide", "60000", "--k", "5", "--n", "10", "--budget", "7",
             "--engine", "at-tsm", "--origin", str(DEMO_ORIGIN), "--output", output_dir,
             "--overwrite", "--oracle"]
 
@@ -127,34 +134,41 @@ def _pair(text: str) -> tuple[float, float]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--stream", required=True, metavar="ITEMS",
-                        help="items: CSV (header id,x,ts[,key]), JSON lines or Parquet")
+    flags.add_input(parser, "ITEMS", "items: CSV (header id,x,ts[,key]), JSON lines or Parquet",
+                    aliases=("--stream",))
     parser.add_argument("--remote", required=True, metavar="TIMELINE",
                         help="remote timeline: CSV/Parquet with key,time,value, or a SQLite "
-                             "file (.db/.sqlite) with table timeline(key, time, value)")
-    parser.add_argument("--omega", type=int, required=True, metavar="W", help="window width")
-    parser.add_argument("--beta", type=int, required=True, metavar="B", help="slide")
-    parser.add_argument("--k", type=int, required=True, metavar="K", help="answers per evaluation")
-    parser.add_argument("--n", type=int, default=0, metavar="N", help="extra list slots (Topk+N)")
-    parser.add_argument("--budget", type=int, default=0, metavar="G",
-                        help="remote fetches per evaluation (gamma)")
-    parser.add_argument("--engine", default="at-tsm", help="engine (streamspec engines topkjoin)")
-    parser.add_argument("--output", required=True, metavar="DIR", help="output Parquet dataset")
-    parser.add_argument("--aggregate", choices=("sum", "latest"), default="sum")
-    parser.add_argument("--weights", type=_pair, default=(0.7, 0.3), metavar="WS,WV")
-    parser.add_argument("--stream-range", type=_pair, default=None, metavar="LO,HI")
-    parser.add_argument("--remote-range", type=_pair, default=None, metavar="LO,HI")
-    parser.add_argument("--origin", type=int, default=None, metavar="T0")
-    parser.add_argument("--seed", type=int, default=0, help="seed of WSJ-RND")
+                             "file (.db/.sqlite) with table timeline(key, time, value) (required)")
+    flags.add_window(parser, kind=flags.int64, aliases=("--omega",), slide_aliases=("--beta",))
+    parser.add_argument("--k", type=flags.int64, required=True, metavar="K",
+                        help="answers per evaluation (required)")
+    parser.add_argument("--n", type=flags.int64, default=0, metavar="N",
+                        help="extra list slots of Topk+N (default: 0)")
+    parser.add_argument("--budget", type=flags.int64, default=0, metavar="G",
+                        help="remote fetches per evaluation, gamma (default: 0)")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+    parser.add_argument("--aggregate", choices=("sum", "latest"), default="sum",
+                        help="streaming score of an id in a window: the sum of its x or its "
+                             "latest x (default: sum)")
+    parser.add_argument("--weights", type=_pair, default=(0.7, 0.3), metavar="WS,WV",
+                        help="weights of the stream and remote scores (default: 0.7,0.3)")
+    parser.add_argument("--stream-range", type=_pair, default=None, metavar="LO,HI",
+                        help="normalisation range of stream scores (default: their min and max "
+                             "over the input)")
+    parser.add_argument("--remote-range", type=_pair, default=None, metavar="LO,HI",
+                        help="normalisation range of remote values (default: their min and max, "
+                             "with 0)")
+    parser.add_argument("--origin", type=flags.int64, default=None, metavar="T0",
+                        help="window origin t0 (default: each stream's first item)")
+    parser.add_argument("--seed", type=flags.int64, default=0,
+                        help="seed of WSJ-RND (default: 0)")
     parser.add_argument("--oracle", action="store_true",
-                        help="also run the oracle and print nDCG@k and precision@k")
-    parser.add_argument("--partitions", type=int, default=None, metavar="P")
-    parser.add_argument("--master", default=None, metavar="URL")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing output")
+                        help="also run the oracle and print nDCG@k and precision@k (default: off)")
+    flags.add_run_options(parser, unit="key partitions")
 
 
 def build_params(args, stream, remote) -> Params:
-    kw = dict(omega=args.omega, beta=args.beta, aggregate=args.aggregate, t0=args.origin)
+    kw = dict(omega=args.window, beta=args.slide, aggregate=args.aggregate, t0=args.origin)
     srange = args.stream_range or default_stream_range(stream, kw)
     rrange = args.remote_range
     if rrange is None:
@@ -165,30 +179,37 @@ def build_params(args, stream, remote) -> Params:
 
 
 def main(args) -> int:
-    from streamspec.pipeline.io import check_output, read_parquet, write_parquet_atomic
+    from streamspec.pipeline.io import (check_output, check_output_path, read_parquet,
+                                        write_parquet_atomic)
     from streamspec.pipeline.io.topkjoin import read_items, read_remote
+    from streamspec.pipeline.progress import SparkProgress
     from streamspec.pipeline.spark import session
-    from streamspec.spec.errors import InvalidParameter
     from streamspec.spec.registry import Registry
 
     began = time.monotonic()
-    if args.partitions is not None and args.partitions <= 0:
-        raise InvalidParameter(f"--partitions must be > 0, got {args.partitions}")
-    engine_cls = Registry.get(PROBLEM, args.engine)
-    stream = read_items(args.stream)
+    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
+    # the windows first (the stream range needs them), then the inputs, all before Spark
+    Params(omega=args.window, beta=args.slide, k=args.k, n=args.n, budget=args.budget,
+           aggregate=args.aggregate, weights=args.weights, t0=args.origin)
+    stream = read_items(args.input, args.origin)
     params = build_params(args, stream, read_remote(args.remote))
+    check_output_path(args.output, args.overwrite)
+
     spark = session(args.master, app_name=f"streamspec topkjoin {engine_cls.name}")
     check_output(spark, args.output, args.overwrite)
     partitions = args.partitions or spark.sparkContext.defaultParallelism
-    write_parquet_atomic(replay(spark, stream, engine_cls, params, partitions), args.output,
-                         overwrite=args.overwrite)
+    with SparkProgress(spark, enabled=args.progress, label="topkjoin"):
+        write_parquet_atomic(replay(spark, stream, engine_cls, params, partitions), args.output,
+                             overwrite=args.overwrite)
     result = read_parquet(spark, args.output).toPandas()
     n_eval = len(result.drop_duplicates([c for c in ("key", "window") if c in result]))
-    print(f"topkjoin: {n_eval} evaluations ({len(result)} rows), {len(stream.frame)} items, "
-          f"omega={params.omega} beta={params.beta} K={params.k} N={params.n} "
-          f"budget={params.budget} {params.aggregate}, stream range {params.stream_range}, "
-          f"remote range {params.remote_range}, engine {engine_cls.name}, "
-          f"{time.monotonic() - began:.1f} s -> {args.output}")
+    keys = f" for {counted(result['key'].nunique(), 'key')}" if "key" in result else ""
+    print(sentence("topkjoin", f"{counted(n_eval, 'evaluation')} ({counted(len(result), 'row')})"
+                               f"{keys}", counted(len(stream.frame), "item"),
+                   f"omega={params.omega}, beta={params.beta}, K={params.k}, N={params.n}, "
+                   f"budget={params.budget}, {params.aggregate}, stream range "
+                   f"{params.stream_range}, remote range {params.remote_range}",
+                   engine_cls.name, args.output, time.monotonic() - began))
     print(last_answer(result))
     if args.oracle:
         oracle = replay(spark, stream, Registry.get(PROBLEM, "oracle"), params, partitions).toPandas()

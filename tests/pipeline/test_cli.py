@@ -33,7 +33,8 @@ def test_sample_run_matches_the_oracle_and_refuses_to_overwrite(tmp_path):
     out = str(tmp_path / "connectivity")
     done = streamspec(*run_args(EDGES, out, "--engine", "rwc", "--partitions", "3"))
     assert done.returncode == 0, done.stderr
-    assert "85 windows, 3000 edges" in done.stdout and "engine rwc" in done.stdout
+    assert "connectivity: wrote 85 windows from 3000 edges (r=500, s=100, 9 queries, engine rwc) " \
+        f"to {out} in " in done.stdout
     assert "Q6 (7, 7)" in done.stdout
     table = pq.read_table(out).sort_by("window").to_pylist()
     frame, _ = load_text_edges(EDGES)
@@ -70,10 +71,10 @@ def test_bad_input_exits_2_naming_the_line_and_writes_nothing(tmp_path, text, li
 
 @pytest.mark.parametrize("argv_change, words", [
     (("--window", "0"), "window size r must be > 0"),
-    (("--window", "ten"), "invalid int value"),
+    (("--window", "ten"), "argument --window/-r: expected an integer, got 'ten'"),
     (("--engine", "nope"), "no engine 'nope'"),
     (("--queries", "missing.txt"), "missing.txt: cannot read"),
-    (("--partitions", "0"), "--partitions must be > 0"),
+    (("--partitions", "0"), "argument --partitions: must be > 0, got 0"),
 ])
 def test_bad_arguments_exit_2(tmp_path, argv_change, words):
     argv = run_args(EDGES, str(tmp_path / "out"))

@@ -40,8 +40,13 @@ def test_ids_are_strings_when_one_is_not_an_int(tmp_path):
 def test_id_column_rule():
     assert id_column(["1", "-2", "007"]).tolist() == [1, -2, 7]
     assert id_column(["1", "a"]).tolist() == ["1", "a"]
-    assert id_column(["99999999999999999999"]).dtype == object
+    assert id_column(["99999999999999999999", "a"]).dtype == object    # text ids: any digits
     assert id_column([]).dtype == np.int64
+    # integer ids beyond 64 bits are errors at their record, not silently text (7 vs 007)
+    with pytest.raises(MalformedRecord, match=r"f:3: id '99999999999999999999' is an integer beyond 64"):
+        id_column(["1", "99999999999999999999"], lambda i: f"f:{i + 2}")
+    with pytest.raises(MalformedRecord, match=r"\(5000000 characters\)"):
+        id_column(["1", "7" * 5_000_000])
 
 
 @pytest.mark.parametrize("text, line, words", [

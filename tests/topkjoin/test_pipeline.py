@@ -145,7 +145,7 @@ def test_demo_argv_runs_the_bundled_sample_without_spark(tmp_path):
     from streamspec.pipeline.jobs import topkjoin as job
 
     args = build_parser().parse_args(["run", "topkjoin", *job.demo_argv(str(tmp_path / "out"))])
-    stream, remote = read_items(args.stream), read_remote(args.remote)
+    stream, remote = read_items(args.input, args.origin), read_remote(args.remote)
     assert len(stream.frame) > 500 and (job.DATA / "followers-dfc.csv").stat().st_size < 300_000
     params = job.build_params(args, stream, remote)
     rows = run_stream(Registry.get("topkjoin", args.engine), params, stream.frame)

@@ -18,7 +18,7 @@ replay to a failure while the oracle passes it.
 """
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from streamspec.conformance import contracts, profiles, runner
@@ -120,3 +120,26 @@ def assert_broken_engine_is_caught(broken, failures_dir, examples: int = 300) ->
     assert len(saved) == 1
     assert runner.replay(broken, saved[0]) is not None
     assert runner.replay(Registry.get(broken.problem, "oracle"), saved[0]) is None
+
+
+def assert_pickling_breakage_is_caught(broken, examples: int = 100) -> None:
+    """``broken`` agrees with the oracle when never pickled (the step-by-step check passes
+    ``examples`` examples), but the pickling check must catch it within ``examples``
+    derandomized examples (not shrunk: only catching it matters here)."""
+    assert runner.run(broken, examples=examples) is None, f"{broken.name} fails the main check"
+    caught = []
+
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+              suppress_health_check=profiles.SLOW, phases=[Phase.generate])
+    @given(case=runner.suite(broken.problem).cases(), cut=st.integers(0, 8))
+    def fuzz(case, cut):
+        mismatch = contracts.check_pickling(broken, case, cut)
+        if mismatch is not None:
+            caught.append(mismatch)
+            raise AssertionError(str(mismatch))
+
+    try:
+        fuzz()
+    except AssertionError:
+        pass
+    assert caught, f"{broken.name} slipped through the pickling check"

@@ -20,6 +20,7 @@ import importlib
 import pkgutil
 import sys
 
+from streamspec.pipeline.flags import master_url
 from streamspec.spec.errors import StreamspecError
 
 
@@ -93,8 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
         jp.set_defaults(func=module.main)
 
     dp = sub.add_parser("demo", help="run every problem's job on its bundled sample data")
-    dp.add_argument("--output", default="out", help="parent directory of the outputs (default: out)")
-    dp.add_argument("--master", default=None, help="Spark master URL (default: local[*])")
+    dp.add_argument("--output", default="out", metavar="DIR",
+                    help="parent directory of the outputs (default: out)")
+    dp.add_argument("--master", type=master_url, default=None, metavar="URL",
+                    help="Spark master URL (default: $SPARK_MASTER, else local[*])")
     dp.set_defaults(func=_cmd_demo)
 
     from streamspec.conformance import cli as conform_cli

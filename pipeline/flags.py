@@ -14,8 +14,12 @@ plain text: ``--help`` prints it as is, so no reStructuredText markup.
 from __future__ import annotations
 
 import argparse
+import re
 
 INT64_MAX = 2**63 - 1
+# the master URL forms Spark accepts (its SparkContext.createTaskScheduler)
+MASTER_URL = re.compile(r"local(\[(\*|[0-9]+)(,\s*[0-9]+)?\])?|local-cluster\[.+\]|yarn"
+                        r"|(spark|k8s|mesos)://.+")
 
 
 def int64(text: str) -> int:
@@ -35,6 +39,16 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
     return value
+
+
+def master_url(text: str) -> str:
+    """An argparse type: a Spark master URL (``local[*]``, ``spark://HOST:PORT``, ``yarn``...);
+    anything else would only fail inside the JVM, with a Java stack trace."""
+    if not MASTER_URL.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a Spark master URL (local, local[N], local[*], spark://HOST:PORT, "
+            "yarn, k8s://URL, mesos://URL)")
+    return text
 
 
 def default_engine(problem: str, preferred: tuple[str, ...]) -> str:
@@ -95,7 +109,7 @@ def add_run_options(parser, *, unit: str) -> None:
                         help="replace an existing output (default: refuse and exit 2)")
     parser.add_argument("--partitions", type=positive_int, default=None, metavar="P",
                         help=f"{unit} replayed in parallel (default: Spark's default parallelism)")
-    parser.add_argument("--master", default=None, metavar="URL",
+    parser.add_argument("--master", type=master_url, default=None, metavar="URL",
                         help="Spark master URL (default: $SPARK_MASTER, else local[*])")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="a progress line on stderr while Spark works "

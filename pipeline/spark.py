@@ -17,6 +17,8 @@ import sys
 import tempfile
 import warnings
 
+from streamspec.spec.errors import StreamspecError
+
 DEFAULT_MASTER = "local[*]"
 
 # Spark's default log4j2 profile prints INFO/WARN banners on every start; this
@@ -36,6 +38,10 @@ logger.repl.level = error
 
 
 _LOG4J2_VERSION = 2
+
+
+class SparkUnavailable(StreamspecError, RuntimeError):
+    """No session could be started: a bad master URL (say in ``$SPARK_MASTER``), no Java..."""
 
 
 def _log4j2_file() -> str:
@@ -85,6 +91,10 @@ def session(master: str | None = None, app_name: str = "streamspec",
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as err:    # py4j and pyspark raise many types; each means "no session"
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise SparkUnavailable(f"Spark could not start with master {master!r}: {first}") from err
     spark.sparkContext.setLogLevel("ERROR")
     return spark

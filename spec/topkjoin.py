@@ -243,7 +243,7 @@ def validate(batch: ItemBatch, kind: type, last_t: int | None, first_index: int 
     bad = np.flatnonzero(~np.isfinite(batch.x))
     if bad.size:
         i = int(bad[0])
-        raise InvalidRecord(f"item value {batch.x[i]!r} is not finite", index=first_index + i)
+        raise InvalidRecord(f"item value {float(batch.x[i])!r} is not finite", index=first_index + i)
     t = batch.ts
     if len(t) == 0:
         return

@@ -10,6 +10,9 @@ This package holds what every problem shares:
   1-based line numbers (``#`` comments and blank lines skipped), split on
   commas and/or whitespace; ``location(path, line)`` is the ``file:line``
   every ``RecordError`` from a reader carries.
+- ``csv_table(path)``: a CSV file with a header as a frame of strings and the
+  ``file:line`` of each row; a row with more or fewer fields than the header
+  is an error at its line (pandas would quietly make an index of the extras).
 - ``id_column(tokens, where)``: the vertex-id rule of every reader: ids are
   ints when every id of the input is an integer, else strings; an integer id
   beyond 64 bits is an error at its record (read as text it would silently
@@ -24,6 +27,7 @@ edge lists and query files).
 """
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -120,6 +124,43 @@ def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
                              "binary inputs must be Parquet (.parquet)") from None
 
 
+def csv_table(path: str):
+    """``(frame, wheres)``: the rows of a CSV file with a header, as strings, with the
+    ``file:line`` of each; blank lines skipped, leading spaces of fields dropped."""
+    import pandas as pd
+
+    # fields as long as the file (a 5 MB id): the ids' own rules judge them, not csv's limit
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
+    try:
+        f = open(path, encoding="utf-8", newline="")
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+    header, rows, wheres = None, [], []
+    with f:
+        reader = csv.reader(f, skipinitialspace=True)
+        try:
+            for fields in reader:
+                if not any(field.strip() for field in fields):
+                    continue
+                if header is None:
+                    header = [name.strip() for name in fields]
+                    continue
+                where = location(path, reader.line_num)
+                if len(fields) != len(header):
+                    raise MalformedRecord(f"expected {len(header)} fields ({','.join(header)}), "
+                                          f"got {len(fields)}").at(where)
+                rows.append(fields)
+                wheres.append(where)
+        except UnicodeDecodeError as err:
+            raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
+                             "binary inputs must be Parquet (.parquet)") from None
+        except csv.Error as err:
+            raise MalformedRecord(f"not CSV: {err}").at(location(path, reader.line_num)) from None
+    if header is None:
+        raise InputError(f"{path}: empty CSV file (a header line is needed)")
+    return pd.DataFrame(rows, columns=header, dtype=object), wheres
+
+
 def id_column(tokens: list[str], where=None) -> np.ndarray:
     """Ids as int64 when every token is an integer, else as an object array of str.
 
@@ -201,6 +242,8 @@ def output_exists(spark, path: str) -> bool:
 def check_output_path(path: str, overwrite: bool) -> None:
     """Before Spark starts: refuse an existing output (unless ``overwrite``) and a local
     output Spark could not create (an ancestor is a regular file, or not writable)."""
+    if not path.strip():
+        raise OutputError("the output path is empty")
     if "://" in path and not path.startswith("file:"):
         return                      # remote file systems: check_output asks Hadoop
     local = os.path.abspath(path[5:] if path.startswith("file:") else path)

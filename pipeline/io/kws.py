@@ -24,9 +24,8 @@ import json
 import os
 
 import numpy as np
-import pandas as pd
 
-from streamspec.pipeline.io import (INT64, InputError, is_parquet, json_objects, location,
+from streamspec.pipeline.io import (INT64, InputError, csv_table, is_parquet, json_objects,
                                     parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
 from streamspec.spec.kws import Delete, Insert
@@ -112,13 +111,9 @@ def _rows(path: str) -> tuple[list[dict], list[str]]:
         pairs = list(json_objects(path))
         wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
         return rows, wheres
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (OSError, ValueError, pd.errors.ParserError) as err:
-        raise InputError(f"{path}: cannot read CSV: {err}") from None
-    frame.columns = [c.strip() for c in frame.columns]
+    frame, wheres = csv_table(path)
     rows = [{k: _csv_value(v) for k, v in r.items()} for r in frame.to_dict("records")]
-    return rows, [location(path, n) for n in range(2, len(rows) + 2)]
+    return rows, wheres
 
 
 def _time(row: dict, where: str):

@@ -29,9 +29,9 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import (INT64, InputError, id_column, is_parquet, json_objects,
-                                    location, parquet_files, preview)
-from streamspec.spec.errors import MalformedRecord, OutOfOrder, RecordError
+from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, is_parquet,
+                                    json_objects, parquet_files, preview)
+from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder, RecordError
 from streamspec.spec.topkjoin import ItemBatch, id_type, validate
 from streamspec.spec.topkjoin_remote import SqliteDataset, TimelineDataset
 
@@ -64,12 +64,7 @@ def _read_table(path: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, list[
         wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
         frame = pd.DataFrame(rows, columns=sorted({c for r in rows for c in r}) or list(needed))
     else:
-        try:
-            frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-        except (OSError, ValueError, pd.errors.ParserError) as err:
-            raise InputError(f"{path}: cannot read CSV: {err}") from None
-        frame.columns = [c.strip() for c in frame.columns]
-        wheres = [location(path, n) for n in range(2, len(frame) + 2)]
+        frame, wheres = csv_table(path)
     missing = [c for c in needed if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: needs columns {', '.join(needed)} (missing {', '.join(missing)})")
@@ -138,12 +133,31 @@ def read_items(path: str, origin: int | None = None) -> ItemStream:
     return ItemStream(out, path, keyed)
 
 
+def _sqlite_remote(path: str) -> SqliteDataset:
+    """A SQLite timeline, checked here: a file that is not SQLite, a missing table or a
+    value that is not a finite number (named by its rowid) is an ``InputError``."""
+    import sqlite3
+    try:
+        dataset = SqliteDataset(path)
+        bad = dataset._connection().execute(
+            f"SELECT rowid, value FROM {dataset.table} WHERE typeof(value) NOT IN ('integer', 'real') "
+            f"OR value IN (9e999, -9e999) ORDER BY rowid LIMIT 1").fetchone()
+    except sqlite3.Error as err:
+        raise InputError(f"{path}: cannot read the SQLite timeline: {err}") from None
+    except InvalidParameter as err:
+        raise InputError(str(err)) from None
+    if bad is not None:
+        raise MalformedRecord(f"value must be a finite number, got {preview(bad[1])}"
+                              ).at(f"{path}:table {dataset.table} rowid {bad[0]}")
+    return dataset
+
+
 def read_remote(path: str):
     """The remote dataset: SQLite by suffix, else a Parquet/CSV timeline loaded in memory."""
     if path.endswith(SQLITE_SUFFIXES):
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
-        return SqliteDataset(path)
+        return _sqlite_remote(path)
     frame, wheres = _read_table(path, ("key", "time", "value"))
     keys = _ids(frame["key"].tolist(), wheres, "key")
     times = _numbers(frame["time"].tolist(), wheres, "time", integer=True)

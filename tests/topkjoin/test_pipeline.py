@@ -108,6 +108,7 @@ def test_streamspec_run_topkjoin(spark, tmp_path, capsys):
     remote = tmp_path / "remote.db"
     SqliteDataset.write(str(remote), [(1, 0, 1.0), (2, 0, 2.0), (3, 0, 0.0), (3, 6, 9.0), (1, 9, 0.0)])
     out = tmp_path / "out"
+    # the paper's names (--stream, --omega, --beta) are aliases of --input, --window, --slide
     code = main(["run", "topkjoin", "--stream", str(items), "--remote", str(remote),
                  "--omega", "6", "--beta", "4", "--k", "2", "--n", "1", "--budget", "1",
                  "--engine", "at-bsm", "--output", str(out), "--oracle"])
@@ -118,8 +119,8 @@ def test_streamspec_run_topkjoin(spark, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "4 evaluations" in printed and "cumulative nDCG@k" in printed
     # --oracle: the oracle itself scores perfectly
-    assert main(["run", "topkjoin", "--stream", str(items), "--remote", str(remote),
-                 "--omega", "6", "--beta", "4", "--k", "2", "--engine", "oracle",
+    assert main(["run", "topkjoin", "--input", str(items), "--remote", str(remote),
+                 "--window", "6", "--slide", "4", "--k", "2", "--engine", "oracle",
                  "--output", str(out), "--overwrite", "--oracle"]) == 0
     assert "cumulative nDCG@k 4.000 (mean 1.0000), cumulative precision@k 4.000" in \
         capsys.readouterr().out

@@ -13,9 +13,11 @@ Edge inputs, by file name:
   ``file:line``.
 
 Vertex ids (and keys) are ints when every id of the input parses as an int,
-else strings (``streamspec.pipeline.io.id_column``).  A query file holds one pair ``a b``
-per line (same separators and comments); when a query vertex is not an int,
-the edges' ids are read as text too.
+else strings (``streamspec.pipeline.io.id_column``); an integer id beyond 64
+bits is an error at its line.  A query file holds one pair ``a b`` per line
+(same separators and comments); when a query vertex is not an int, the edges'
+ids are read as text too.  A Parquet input is checked file by file before
+Spark reads it (``streamspec.pipeline.io.parquet_files``).
 
 Times must be non-decreasing in input order, per key when there is a key.
 Lateness ``error``: the first decreasing time is an ``OutOfOrder`` at its

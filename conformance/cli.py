@@ -22,9 +22,11 @@ def add_arguments(parser):
     parser.add_argument("problem", help="connectivity, simjoin, kws or topkjoin")
     parser.add_argument("--engine", action="append", default=[],
                         help="engine name (repeatable; default: every registered engine of the problem)")
-    parser.add_argument("--examples", type=int, default=1000, help="hypothesis examples per engine")
+    parser.add_argument("--examples", type=int, default=1000,
+                        help="hypothesis examples per engine (default: 1000)")
     parser.add_argument("--seed", type=int, default=None, help="random seed (default: derandomized)")
-    parser.add_argument("--replay", default=None, help="replay a saved case (JSON lines)")
+    parser.add_argument("--replay", default=None,
+                        help="replay a saved case (JSON lines) instead of fuzzing (default: fuzz)")
 
 
 def main(args) -> int:

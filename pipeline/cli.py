@@ -114,6 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     except StreamspecError as err:
         print(f"streamspec: error: {err}", file=sys.stderr)
         return err.exit_code
+    except BrokenPipeError:
+        # the reader went away (`streamspec engines | head`): stop quietly, as Unix tools do
+        import os
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

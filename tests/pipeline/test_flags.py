@@ -102,3 +102,12 @@ def test_master_urls(text, ok):
     else:
         with pytest.raises(argparse.ArgumentTypeError):
             flags.master_url(text)
+
+
+def test_engines_piped_into_a_reader_that_quits_early_exits_quietly():
+    """`streamspec engines | head -1`: a closed pipe is no traceback."""
+    import subprocess
+    import sys
+    done = subprocess.run(f"'{sys.executable}' -m streamspec.pipeline.cli engines | head -1",
+                          shell=True, capture_output=True, text=True)
+    assert done.stdout.startswith("ENGINE") and "Traceback" not in done.stderr, done.stderr

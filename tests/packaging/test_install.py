@@ -10,7 +10,13 @@ hypothesis profile.  Then it installs the checkout editable over the wheel
 (the README's first command, then its second) and runs the demo again.
 Along the way: the wheel holds only ``streamspec/`` and its dist-info (no
 benchmark results), numba caches land in the user cache directory and never
-in site-packages, and an uninstall leaves nothing behind.
+in site-packages, and an uninstall leaves nothing of streamspec's behind.  What
+pytest itself writes there stays: running ``--pyargs streamspec.conformance``
+makes pytest cache the assertion-rewritten test modules and plugin
+(``__pycache__/*-pytest-*.pyc``) beside them, as it does for every installed
+pytest plugin, and pip does not know those files.  They do not shadow anything
+(regular packages win over such leftover folders), and this lane checks that
+nothing else is left.
 
 Marked ``install``: it needs the package index (or pip's cache) and takes a
 few minutes; ``pytest -m install`` runs it alone.
@@ -117,10 +123,19 @@ def test_editable_install_over_the_wheel_runs_the_demo_again(lane):
     bin_, env, user = lane["bin"], lane["env"], lane["user"]
     run([bin_ / "pip", "install", "-q", "-e", str(ROOT)], lane["base"], env)
     site = site_packages(bin_)
-    assert not (site / "streamspec").exists(), "the wheel's files were left in site-packages"
+    assert leftovers(site) == [], "the wheel's files were left in site-packages"
     where = run([bin_ / "python", "-c", "import streamspec.engines as e; print(e.__file__)"], user, env)
     assert where.strip() == str(ROOT / "engines" / "__init__.py")
     out = run([bin_ / "streamspec", "demo", "--output", "out2"], user, env)
     assert "topkjoin" in out and (user / "out2" / "topkjoin").is_dir()
     run([bin_ / "pip", "uninstall", "-y", "-q", "streamspec"], lane["base"], env)
-    assert not [p for p in site.iterdir() if "streamspec" in p.name.lower()]
+    assert leftovers(site) == []
+    assert not [p for p in site.iterdir() if "streamspec" in p.name.lower() and p.is_file()]
+
+
+def leftovers(site: Path) -> list[str]:
+    """Files under site-packages/streamspec other than pytest's assertion-rewrite caches."""
+    root = site / "streamspec"
+    files = [p for p in root.rglob("*") if p.is_file()] if root.exists() else []
+    return [str(p.relative_to(site)) for p in files
+            if not (p.parent.name == "__pycache__" and "-pytest-" in p.name)]

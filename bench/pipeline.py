@@ -14,6 +14,13 @@ Measured, all as wall-clock seconds in this one process run:
   subprocess, Spark's start, the read, the replay, the write and the summary
   included; the output is checked to have one row per window of the engine run.
 
+``--phases`` instead times the job's phases in this process, one Spark session
+per partition count (after the first, the JVM is warm and the session's start
+is nearly free, so compare the later phases across counts, not the totals): the session's start, reading and validating the Parquet
+edges (``read_parquet_edges``), the replay with the atomic write, and the
+summary (which reads the output back); it prints them and appends them to
+``bench/results/pipeline/connectivity-phases.csv``.
+
 Targets (issue 11): ``cli-p1 <= 3 * engine + 20 s``; ``cli-p1 / cli-p2 >= 1.5``
 on a 2-core machine.  Rows go to ``bench/results/pipeline/connectivity.csv``
 (relative to the working directory) with the verdicts; the stream itself is
@@ -48,9 +55,15 @@ def arguments(argv=None):
     p.add_argument("--partitions", default="1,2", help="partition counts to run (default: 1,2)")
     p.add_argument("--master", default=None, help="Spark master (default: local[*])")
     p.add_argument("--work", default=None, help="where the Parquet stream is kept (default: temp)")
-    p.add_argument("--out", default=str(RESULTS / "connectivity.csv"),
-                   help="CSV of the rows (default: bench/results/pipeline/connectivity.csv)")
-    return p.parse_args(argv)
+    p.add_argument("--out", default=None,
+                   help="CSV of the rows (default: bench/results/pipeline/connectivity.csv, "
+                        "or connectivity-phases.csv with --phases)")
+    p.add_argument("--phases", action="store_true",
+                   help="time the job's phases in this process instead (default: off)")
+    args = p.parse_args(argv)
+    args.out = args.out or str(RESULTS / ("connectivity-phases.csv" if args.phases
+                                          else "connectivity.csv"))
+    return args
 
 
 def make_inputs(args, work: Path):
@@ -104,6 +117,37 @@ def cli(args, parquet: Path, queries: Path, partitions: int, out: Path) -> float
     return elapsed
 
 
+def phases(args, parquet: Path, queries: Path, partitions: int, out: Path) -> dict:
+    """Wall seconds of each phase of ``streamspec run connectivity`` (module docstring)."""
+    import argparse as _argparse
+
+    from streamspec.pipeline.io import edges as edge_io
+    from streamspec.pipeline.io import write_parquet_atomic
+    from streamspec.pipeline.jobs.connectivity import print_summary, replay
+    from streamspec.pipeline.spark import session
+    from streamspec.spec.connectivity import Params
+    from streamspec.spec.registry import Registry
+
+    marks = [time.perf_counter()]
+    spark = session(args.master, app_name=f"bench phases p{partitions}")
+    marks.append(time.perf_counter())
+    stream = edge_io.read_parquet_edges(spark, str(parquet))
+    marks.append(time.perf_counter())
+    pairs, lines = edge_io.read_query_file(str(queries))
+    workload, stream = edge_io.workload(pairs, stream, lines)
+    params = Params(args.window, args.slide, workload)
+    engine_cls = Registry.get("connectivity", args.engine)
+    write_parquet_atomic(replay(stream, engine_cls, params, partitions), str(out), overwrite=True)
+    marks.append(time.perf_counter())
+    job = _argparse.Namespace(output=str(out))
+    print_summary(spark, job, stream, engine_cls, params, marks[-1] - marks[0],
+                  out=open(os.devnull, "w"))
+    marks.append(time.perf_counter())
+    spark.stop()
+    names = ("session", "read_validate", "replay_write", "summary")
+    return {n: round(b - a, 3) for n, a, b in zip(names, marks, marks[1:])}
+
+
 def output_rows(path: Path) -> int:
     import pyarrow.parquet as pq
     return pq.read_table(path, columns=["window"]).num_rows
@@ -115,6 +159,8 @@ def main(argv=None) -> int:
         work = Path(args.work or tmp)
         work.mkdir(parents=True, exist_ok=True)
         stream, pairs, parquet, queries = make_inputs(args, work)
+        if args.phases:
+            return write_phases(args, parquet, queries, Path(tmp))
         alone, windows = engine_alone(args, stream, pairs)
         print(f"engine alone: {alone:.2f} s, {windows} windows", flush=True)
         rows = [dict(mode="engine", partitions=0, wall_s=round(alone, 3), windows=windows)]
@@ -154,6 +200,26 @@ def main(argv=None) -> int:
                             edges=args.edges, vertices=args.vertices,
                             per_timestamp=args.per_timestamp, window=args.window,
                             slide=args.slide, queries=args.queries, engine=args.engine, **r))
+    return 0
+
+
+def write_phases(args, parquet: Path, queries: Path, tmp: Path) -> int:
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    new = not out.exists()
+    with out.open("a", newline="") as f:
+        w = csv.writer(f)
+        if new:
+            w.writerow(["when", "commit", "edges", "partitions", "phase", "wall_s"])
+        for p in [int(x) for x in args.partitions.split(",")]:
+            timed = phases(args, parquet, queries, p, tmp / f"phases-p{p}")
+            print(f"--partitions {p}: " + ", ".join(f"{k} {v:.1f} s" for k, v in timed.items()),
+                  flush=True)
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                    text=True).stdout.strip()
+            for phase, wall in timed.items():
+                w.writerow([stamp, commit, args.edges, p, phase, wall])
     return 0
 
 

@@ -11,8 +11,12 @@ every window with ``--engine`` and writes a Parquet dataset with columns
 
 One stream is replayed in ``--partitions`` window ranges in parallel, a keyed
 input one engine per key (``streamspec.pipeline.replay``); both equal the
-single-process run.  Bad input is reported as ``file:line: message`` with exit
-code 2 before anything is written.
+single-process run.  A single unkeyed Parquet file with lateness ``error``
+takes the columnar, shuffle-free path of ``streamspec.pipeline.range_scan``
+(footer statistics, one filtered scan per range, Arrow into the engine); any
+other input, and any input that path finds out of order, goes through the
+validating reader.  Bad input is reported as ``file:line: message`` (or
+``file:row N``) with exit code 2 before anything is written.
 """
 from __future__ import annotations
 
@@ -26,7 +30,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline import flags
+from streamspec.pipeline import flags, range_scan
 from streamspec.pipeline.summary import counted, sentence
 from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
 from streamspec.spec.windows import SlidingWindows
@@ -141,8 +145,29 @@ def main(args) -> int:
         edge_io.typed_workload(pairs, int if text[0]["u"].dtype.kind in "iu" else str, query_lines)
     check_output_path(args.output, args.overwrite)
 
+    fast = range_scan.plan(args.input, args.lateness, args.origin, base.r, base.s) \
+        if parquet else None
+    if fast is not None:        # query ids typed against the footers' id type, before Spark
+        workload, kind = edge_io.typed_workload(pairs, fast.vertex_type, query_lines)
+
     spark = session(args.master, app_name=f"streamspec connectivity {engine_cls.name}")
     check_output(spark, args.output, args.overwrite)
+    if fast is not None and fast.rows:
+        params = attrs.evolve(base, workload=workload)
+        partitions = args.partitions or spark.sparkContext.defaultParallelism
+        with SparkProgress(spark, enabled=args.progress, label="connectivity"):
+            kept = range_scan.replay(spark, fast, engine_cls, params, partitions,
+                                     as_text=kind is str and fast.vertex_type is int)
+        if kept is not None:    # in order: write what the ranges computed
+            windows = kept.select("window", "start", "end", "answers")
+            with SparkProgress(spark, enabled=args.progress, label="connectivity"):
+                write_parquet_atomic(windows, args.output, overwrite=args.overwrite)
+            stream = edge_io.EdgeStream(None, args.input, False, fast.vertex_type, fast.rows, 0,
+                                        fast.first_t, fast.last_t)
+            print_summary(spark, args, stream, engine_cls, params, time.monotonic() - began,
+                          result=windows)
+            return 0
+        # out of order somewhere: the validating reader below names the first late row
     stream = (edge_io.read_parquet_edges(spark, args.input, args.lateness, args.origin)
               if parquet else edge_io.frame_stream(spark, args.input, *text))
     workload, stream = edge_io.workload(pairs, stream, query_lines)
@@ -154,14 +179,16 @@ def main(args) -> int:
     return 0
 
 
-def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
-    """The run's sentence, then each query's share of connected windows."""
+def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None,
+                  result=None) -> None:
+    """The run's sentence, then each query's share of connected windows, from ``result``
+    (the windows the job computed) or else read back from the output."""
     from pyspark.sql import functions as F
 
     from streamspec.pipeline.io import read_parquet
 
     out = out or sys.stdout
-    result = read_parquet(spark, args.output)
+    result = read_parquet(spark, args.output) if result is None else result
     n_windows = result.count()
     per_query = dict(result.select(F.posexplode("answers").alias("q", "answer"))
                      .groupBy("q").agg(F.avg(F.col("answer").cast("double")))

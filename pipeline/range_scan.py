@@ -1,31 +1,34 @@
 """Columnar, shuffle-free replay of one Parquet edge file by window ranges (issue 11).
 
-The connectivity job's fast path for its common case: one Parquet file, no
-``key`` column, lateness ``error``.  Measured design (``bench.pipeline_rangescan``):
+The connectivity job's fast path for its common case: one local Parquet file,
+no ``key`` column, lateness ``error``, ``s <= r``.  Measured design
+(``bench.pipeline``, ``bench.pipeline_rangescan``):
 
 - ``plan``: the footers give the types, the row count, the null counts and
-  the first and last times (row-group statistics), so nothing is scanned
+  each row group's first and last time (statistics), so nothing is scanned
   before the replay.  No statistics, a null, a key, a time before
-  ``--origin``, several files: ``plan`` says no and the job takes the
-  validating reader (``pipeline.io.edges``), which names the offending row.
-- ``replay``: window ranges as ``pipeline.replay.window_ranges``; range ``p``
-  is one ``filter(start(lo) <= t < end(hi-1))`` of the scan (Parquet pushdown
-  skips row groups outside it; the halo is the window length; the last range
-  is open-ended), coalesced to one partition, and the ranges are unioned
-  without a shuffle (``spark.sql.unionOutputPartitioning=false``: Spark 4
-  would otherwise zip single-partition children into one partition).
-- each task (``mapInArrow``) sorts its Arrow columns by row index (input
-  order), checks its times never decrease, feeds one ``EdgeBatch`` to the
-  engine at origin ``start(lo)`` and closes it with the watermark
-  ``end(hi-1)`` (or ``flush`` for the last range): the same replay as
-  ``jobs.connectivity.run_range``.  It also reports its core's row indexes
-  (the rows no later range holds).
-- the stream is in order iff every task saw non-decreasing times and the
-  cores' row intervals increase with the range (a late row either breaks
-  its own range's order or overlaps the next core).  The rows are kept
-  (``localCheckpoint``) and checked before anything is written; an
-  out-of-order input is then read by the validating reader for its located
-  error.
+  ``--origin``, row groups whose time spans overlap out of order, several
+  files, a remote path: ``plan`` says no and the job takes the validating
+  reader (``pipeline.io.edges``), which names the offending row.
+- ``replay``: window ranges as ``pipeline.replay.window_ranges``.  Spark runs
+  one task per range (``mapInArrow`` over the range numbers); the task reads
+  with pyarrow the row groups whose time span meets its range
+  ``[start(lo), end(hi-1))`` (the halo is the window length; the last range
+  is open-ended), checks their times never decrease, cuts the range out by
+  binary search, feeds one ``EdgeBatch`` to the engine at origin
+  ``start(lo)`` and closes it with the watermark ``end(hi-1)`` (or ``flush``
+  for the last range): the same replay as ``jobs.connectivity.run_range``.
+  Columns go from the file to the engine without Spark's row format, a
+  shuffle or a pandas frame.
+- The file is in time order iff every row group is (each one meets some range,
+  as the ranges cover every time from the origin on) and the footers' spans do
+  not overlap out of order (``plan``).  The windows are kept
+  (``localCheckpoint``) and the tasks' checks read before anything is written;
+  an out-of-order input is then read by the validating reader for its
+  located error.
+
+The tasks read the file themselves, so the path must be readable where the
+executors run: local mode, or a file system the cluster shares.
 """
 from __future__ import annotations
 
@@ -37,7 +40,14 @@ from streamspec.pipeline.replay import window_ranges
 from streamspec.spec.windows import SlidingWindows
 
 OUTPUT = "window long, start long, end long, answers array<boolean>"
-CHECKS = "part int, ordered boolean, core_lo long, core_hi long"
+CHECKS = "part int, ordered boolean"
+
+
+def _arrow_schema():
+    import pyarrow as pa
+    return pa.schema([("window", pa.int64()), ("start", pa.int64()), ("end", pa.int64()),
+                      ("answers", pa.list_(pa.bool_())), ("part", pa.int32()),
+                      ("ordered", pa.bool_())])
 
 
 @attrs.frozen
@@ -49,6 +59,9 @@ class Plan:
     first_t: int | None
     last_t: int | None
     vertex_type: type
+    group_lows: tuple = ()      # each non-empty row group's first and last time
+    group_highs: tuple = ()
+    groups: tuple = ()          # their indexes in the file
 
 
 def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan | None:
@@ -78,7 +91,7 @@ def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan |
         vertex_type = str
     else:
         return None
-    lows, highs = [], []
+    lows, highs, groups = [], [], []
     for g in range(meta.num_row_groups):
         group = meta.row_group(g)
         if group.num_rows == 0:
@@ -92,95 +105,75 @@ def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan |
             return None
         lows.append(int(stats.min))
         highs.append(int(stats.max))
-    first = min(lows) if lows else None
+        groups.append(g)
+    if any(high > low for high, low in zip(highs, lows[1:])):
+        return None                          # row groups out of order: the reader locates it
+    first = lows[0] if lows else None
     if origin is not None and first is not None and first < origin:
         return None                          # the validating reader locates the early edge
-    return Plan(files[0], meta.num_rows, first, max(highs) if highs else None, vertex_type)
+    return Plan(files[0], meta.num_rows, first, highs[-1] if highs else None, vertex_type,
+                tuple(lows), tuple(highs), tuple(groups))
 
 
 def replay(spark, source: Plan, engine_cls, params, partitions: int, as_text: bool = False):
     """The windows as a checkpointed DataFrame (``OUTPUT`` plus ``CHECKS`` columns), or None
     when the stream turns out not to be in time order."""
-    import pyarrow as pa
-    from pyspark.sql import functions as F
-
     t0 = params.t0 if params.t0 is not None else source.first_t
     windows = SlidingWindows(params.r, params.s, t0)
     n_windows = windows.started_by(source.last_t)
     ranges = window_ranges(n_windows, partitions)
-    scan = spark.read.parquet(source.path).select(
-        "u", "v", "t", F.col("_metadata.row_index").alias("seq"))
-    parts = []
-    for p, (lo, hi) in enumerate(ranges):
-        keep = F.col("t") >= windows.start(lo)
-        if p < len(ranges) - 1:
-            keep = keep & (F.col("t") < windows.end(hi - 1))
-        parts.append(scan.filter(keep).coalesce(1))
-    union = parts[0]
-    for part in parts[1:]:
-        union = union.union(part)
-    cores = [windows.start(lo) for lo, _ in ranges[1:]] + [None]   # where each core ends
-    task = _range_task(engine_cls, params, windows, n_windows, ranges, cores, as_text)
-    previous = spark.conf.get("spark.sql.unionOutputPartitioning", None)
-    spark.conf.set("spark.sql.unionOutputPartitioning", "false")
-    try:
-        kept = union.mapInArrow(task, f"{OUTPUT}, {CHECKS}").localCheckpoint(eager=True)
-    finally:
-        if previous is None:
-            spark.conf.unset("spark.sql.unionOutputPartitioning")
-        else:
-            spark.conf.set("spark.sql.unionOutputPartitioning", previous)
-    checks = sorted(kept.select("part", "ordered", "core_lo", "core_hi").distinct().collect())
+    spans = [(windows.start(lo), windows.end(hi - 1) if p < len(ranges) - 1 else None)
+             for p, (lo, hi) in enumerate(ranges)]
+    task = _range_task(source, engine_cls, params, windows, n_windows, ranges, spans, as_text)
+    numbers = spark.sparkContext.parallelize([(p,) for p in range(len(ranges))], len(ranges))
+    kept = (spark.createDataFrame(numbers, "part int")
+            .mapInArrow(task, f"{OUTPUT}, {CHECKS}").localCheckpoint(eager=True))
+    checks = sorted(kept.select("part", "ordered").distinct().collect())
     return kept if in_order(checks, len(ranges)) else None
 
 
 def in_order(checks, n_ranges: int) -> bool:
-    """Every range reported, each in order, and the cores' row intervals increasing."""
-    if [c.part for c in checks] != list(range(n_ranges)) or not all(c.ordered for c in checks):
-        return False
-    cores = [(c.core_lo, c.core_hi) for c in checks if c.core_lo is not None]
-    return all(a[1] < b[0] for a, b in zip(cores, cores[1:]))
+    """Every range reported, and every row group a range read was in time order."""
+    return [c.part for c in checks] == list(range(n_ranges)) and all(c.ordered for c in checks)
 
 
-def _range_task(engine_cls, params, windows, n_windows, ranges, cores, as_text):
-    """The ``mapInArrow`` function of the ranges (module docstring); a plain closure, pickled."""
+def _range_task(source, engine_cls, params, windows, n_windows, ranges, spans, as_text):
+    """The ``mapInArrow`` function over range numbers (module docstring); a plain closure."""
     def run(batches):
         import pyarrow as pa
-        from pyspark import TaskContext
+        import pyarrow.parquet as pq
 
         from streamspec.spec.connectivity import EdgeBatch
 
-        p = TaskContext.get().partitionId()
-        lo, hi = ranges[p]
-        batches = list(batches)          # a range with no edges (a gap) gets none
-        table = pa.Table.from_batches(batches) if batches else None
-        seq = table.column("seq").to_numpy() if table is not None else np.empty(0, np.int64)
-        order = np.argsort(seq, kind="stable")
-        seq = seq[order]
-        cols = [_ids(table, c, as_text)[order] if table is not None else np.empty(0, np.int64)
-                for c in ("u", "v")]
-        t = table.column("t").to_numpy()[order] if table is not None else np.empty(0, np.int64)
-        ordered = bool(np.all(t[1:] >= t[:-1]))
-        core = seq if cores[p] is None else seq[t < cores[p]]
-        core_lo, core_hi = (int(core.min()), int(core.max())) if core.size else (None, None)
-        results = []
-        if ordered:
-            engine = engine_cls(attrs.evolve(params, t0=windows.start(lo)))
-            results = list(engine.process(EdgeBatch(cols[0], cols[1], t)))
-            results += engine.flush() if hi == n_windows else engine.advance_to(windows.end(hi - 1))
-            results = [r for r in results if r.index < hi - lo]
-        rows = max(len(results), 1)      # a range out of order still reports its checks
-        yield pa.RecordBatch.from_pydict({
-            "window": [r.index + lo for r in results] or [None],
-            "start": [r.start for r in results] or [None],
-            "end": [r.end for r in results] or [None],
-            "answers": [list(r.answers) for r in results] or [None],
-            "part": [p] * rows, "ordered": [ordered] * rows,
-            "core_lo": [core_lo] * rows, "core_hi": [core_hi] * rows,
-        }, schema=pa.schema([("window", pa.int64()), ("start", pa.int64()), ("end", pa.int64()),
-                             ("answers", pa.list_(pa.bool_())), ("part", pa.int32()),
-                             ("ordered", pa.bool_()), ("core_lo", pa.int64()),
-                             ("core_hi", pa.int64())]))
+        for batch in batches:
+            for p in batch.column(0).to_pylist():
+                lo, hi = ranges[p]
+                first, end = spans[p]
+                groups = [g for g, low, high in zip(source.groups, source.group_lows,
+                                                    source.group_highs)
+                          if high >= first and (end is None or low < end)]
+                table = pq.ParquetFile(source.path).read_row_groups(groups, columns=["u", "v", "t"])
+                t = table.column("t").to_numpy()
+                ordered = bool(np.all(t[1:] >= t[:-1]))
+                results = []
+                if ordered:
+                    a = int(np.searchsorted(t, first, "left"))
+                    b = len(t) if end is None else int(np.searchsorted(t, end, "left"))
+                    part = table.slice(a, b - a)
+                    engine = engine_cls(attrs.evolve(params, t0=windows.start(lo)))
+                    results = list(engine.process(EdgeBatch(
+                        _ids(part, "u", as_text), _ids(part, "v", as_text), t[a:b])))
+                    results += engine.flush() if hi == n_windows \
+                        else engine.advance_to(windows.end(hi - 1))
+                    results = [r for r in results if r.index < hi - lo]
+                rows = max(len(results), 1)      # a range out of order still reports its check
+                yield pa.RecordBatch.from_pydict({
+                    "window": [r.index + lo for r in results] or [None],
+                    "start": [r.start for r in results] or [None],
+                    "end": [r.end for r in results] or [None],
+                    "answers": [list(r.answers) for r in results] or [None],
+                    "part": [p] * rows, "ordered": [ordered] * rows,
+                }, schema=_arrow_schema())
     return run
 
 

@@ -1,10 +1,16 @@
-"""Experiment for issue 11: the range-scan replay design, measured outside the pipeline.
+"""Experiment for issue 11: range replay over Spark's own Parquet scan, outside the pipeline.
 
 ``python -m streamspec.bench.pipeline_rangescan --work DIR [--partitions 1,2]``
 
-Not the pipeline: a measurement of the design the pipeline should move to, on
-the same stream as ``streamspec.bench.pipeline`` (kept in ``--work``), so the
-next step starts from numbers.  Per partition count ``P``, in one Spark session:
+Not the pipeline: the first shuffle-free design measured (results in
+``bench/results/pipeline/rangescan.csv``), kept to compare with.  The pipeline
+(``pipeline/range_scan.py``) went one step further: its tasks read their row
+groups with pyarrow, skipping Spark's scan, row format and Arrow transfer
+(CLI ``--partitions 1`` on 10M edges: 27.6 s with this design, 23.4-25.3 s
+with pyarrow).  Note that the second partition count below runs in the warm
+JVM and Python workers the first one left, so its replay time flatters it.
+On the same stream as ``streamspec.bench.pipeline`` (kept in ``--work``), per
+partition count ``P``, in one Spark session:
 
 - the first and last times come from the Parquet footers (row-group
   statistics), so nothing is scanned before the replay;

@@ -6,7 +6,7 @@ Not the pipeline: the first shuffle-free design measured (results in
 ``bench/results/pipeline/rangescan.csv``), kept to compare with.  The pipeline
 (``pipeline/range_scan.py``) went one step further: its tasks read their row
 groups with pyarrow, skipping Spark's scan, row format and Arrow transfer
-(CLI ``--partitions 1`` on 10M edges: 27.6 s with this design, 23.4-25.3 s
+(CLI ``--partitions 1`` on 10M edges: 27.6 s with Spark scans in the pipeline, 24.9-25.3 s
 with pyarrow).  Note that the second partition count below runs in the warm
 JVM and Python workers the first one left, so its replay time flatters it.
 On the same stream as ``streamspec.bench.pipeline`` (kept in ``--work``), per

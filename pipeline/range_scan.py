@@ -1,14 +1,15 @@
 """Columnar, shuffle-free replay of one Parquet edge file by window ranges (issue 11).
 
-The connectivity job's fast path for its common case: one local Parquet file,
-no ``key`` column, lateness ``error``, ``s <= r``.  Measured design
+The connectivity job's fast path for its common case: a local Parquet file or
+directory (files in name order, as the validating reader takes them), no
+``key`` column, lateness ``error``, ``s <= r``.  Measured design
 (``bench.pipeline``, ``bench.pipeline_rangescan``):
 
 - ``plan``: the footers give the types, the row count, the null counts and
   each row group's first and last time (statistics), so nothing is scanned
-  before the replay.  No statistics, a null, a key, a time before
-  ``--origin``, row groups whose time spans overlap out of order, several
-  files, a remote path: ``plan`` says no and the job takes the validating
+  before the replay.  No statistics, a null, a key, files whose columns
+  differ, a time before ``--origin``, row groups whose time spans overlap out
+  of order, a remote path: ``plan`` says no and the job takes the validating
   reader (``pipeline.io.edges``), which names the offending row.
 - ``replay``: window ranges as ``pipeline.replay.window_ranges``.  Spark runs
   one task per range (``mapInArrow`` over the range numbers); the task reads
@@ -54,14 +55,14 @@ def _arrow_schema():
 class Plan:
     """What the footers tell of an eligible input."""
 
-    path: str
+    files: tuple               # the data files, in input order
     rows: int
     first_t: int | None
     last_t: int | None
     vertex_type: type
     group_lows: tuple = ()      # each non-empty row group's first and last time
     group_highs: tuple = ()
-    groups: tuple = ()          # their indexes in the file
+    groups: tuple = ()          # each one's (file number, row group in that file)
 
 
 def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan | None:
@@ -70,49 +71,58 @@ def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan |
     ``s > r`` is left to the validating reader too: edges between two windows
     would then fall in no range, and their order would go unchecked.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if lateness != "error" or s > r or not is_parquet(path) or "://" in path:
         return None
     files = parquet_files(path)             # typed errors for missing or non-Parquet files
-    if len(files) != 1:
-        return None
-    meta = pq.ParquetFile(files[0]).metadata
-    schema = meta.schema.to_arrow_schema()
-    names = schema.names
-    if sorted(names) != ["t", "u", "v"] or not pa.types.is_signed_integer(schema.field("t").type):
-        return None
-    kinds = {pa.types.is_signed_integer(schema.field(c).type) or
-             ("str" if pa.types.is_string(schema.field(c).type) else None) for c in ("u", "v")}
-    if kinds == {True}:
-        vertex_type = int
-    elif kinds == {"str"}:
-        vertex_type = str
-    else:
-        return None
-    lows, highs, groups = [], [], []
-    for g in range(meta.num_row_groups):
-        group = meta.row_group(g)
-        if group.num_rows == 0:
-            continue
-        for c in ("u", "v", "t"):
-            stats = group.column(names.index(c)).statistics
-            if stats is None or stats.null_count is None or stats.null_count > 0:
+    schema, lows, highs, groups, rows = None, [], [], [], 0
+    for number, name in enumerate(files):
+        meta = pq.ParquetFile(name).metadata
+        this = meta.schema.to_arrow_schema()
+        if schema is not None and not this.equals(schema):
+            return None                      # the tasks concatenate files: one schema
+        schema, rows = this, rows + meta.num_rows
+        names = this.names
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            if group.num_rows == 0:
+                continue
+            for c in ("u", "v", "t"):
+                stats = group.column(names.index(c)).statistics
+                if stats is None or stats.null_count is None or stats.null_count > 0:
+                    return None
+            stats = group.column(names.index("t")).statistics
+            if not stats.has_min_max:
                 return None
-        stats = group.column(names.index("t")).statistics
-        if not stats.has_min_max:
-            return None
-        lows.append(int(stats.min))
-        highs.append(int(stats.max))
-        groups.append(g)
+            lows.append(int(stats.min))
+            highs.append(int(stats.max))
+            groups.append((number, g))
     if any(high > low for high, low in zip(highs, lows[1:])):
         return None                          # row groups out of order: the reader locates it
+    vertex_type = _vertex_type(schema)
+    if vertex_type is None:
+        return None
     first = lows[0] if lows else None
     if origin is not None and first is not None and first < origin:
         return None                          # the validating reader locates the early edge
-    return Plan(files[0], meta.num_rows, first, highs[-1] if highs else None, vertex_type,
+    return Plan(tuple(files), rows, first, highs[-1] if highs else None, vertex_type,
                 tuple(lows), tuple(highs), tuple(groups))
+
+
+def _vertex_type(schema) -> type | None:
+    """int or str for a ``u, v, t`` schema with integer times, else None."""
+    import pyarrow as pa
+
+    if sorted(schema.names) != ["t", "u", "v"] or \
+            not pa.types.is_signed_integer(schema.field("t").type):
+        return None
+    u, v = (schema.field(c).type for c in ("u", "v"))
+    if pa.types.is_signed_integer(u) and pa.types.is_signed_integer(v):
+        return int
+    if pa.types.is_string(u) and pa.types.is_string(v):
+        return str
+    return None
 
 
 def replay(spark, source: Plan, engine_cls, params, partitions: int, as_text: bool = False):
@@ -141,7 +151,6 @@ def _range_task(source, engine_cls, params, windows, n_windows, ranges, spans, a
     """The ``mapInArrow`` function over range numbers (module docstring); a plain closure."""
     def run(batches):
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         from streamspec.spec.connectivity import EdgeBatch
 
@@ -149,10 +158,7 @@ def _range_task(source, engine_cls, params, windows, n_windows, ranges, spans, a
             for p in batch.column(0).to_pylist():
                 lo, hi = ranges[p]
                 first, end = spans[p]
-                groups = [g for g, low, high in zip(source.groups, source.group_lows,
-                                                    source.group_highs)
-                          if high >= first and (end is None or low < end)]
-                table = pq.ParquetFile(source.path).read_row_groups(groups, columns=["u", "v", "t"])
+                table = _read(source, first, end)
                 t = table.column("t").to_numpy()
                 ordered = bool(np.all(t[1:] >= t[:-1]))
                 results = []
@@ -175,6 +181,22 @@ def _range_task(source, engine_cls, params, windows, n_windows, ranges, spans, a
                     "part": [p] * rows, "ordered": [ordered] * rows,
                 }, schema=_arrow_schema())
     return run
+
+
+def _read(source: Plan, first: int, end: int | None):
+    """The row groups whose time span meets ``[first, end)``, in input order, as one table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wanted: dict[int, list[int]] = {}
+    for (number, g), low, high in zip(source.groups, source.group_lows, source.group_highs):
+        if high >= first and (end is None or low < end):
+            wanted.setdefault(number, []).append(g)
+    tables = [pq.ParquetFile(source.files[n]).read_row_groups(gs, columns=["u", "v", "t"])
+              for n, gs in sorted(wanted.items())]
+    if not tables:                  # a range inside a gap of the stream
+        return pq.read_schema(source.files[0]).empty_table().select(["u", "v", "t"])
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 
 def _ids(table, column: str, as_text: bool) -> np.ndarray:

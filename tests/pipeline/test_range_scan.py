@@ -112,14 +112,37 @@ def test_plan_leaves_other_inputs_to_the_validating_reader(tmp_path, why, kwargs
     assert range_scan.plan(path, args["lateness"], args["origin"], args["r"], args["s"]) is None, why
 
 
-def test_plan_declines_keys_nulls_and_several_files(tmp_path):
+def test_plan_declines_keys_nulls_mixed_files_and_files_out_of_order(tmp_path):
     keyed = tmp_path / "k.parquet"
     pq.write_table(pa.table({"u": [1], "v": [2], "t": [3], "key": ["a"]}), keyed)
     nulls = tmp_path / "n.parquet"
     pq.write_table(pa.table({"u": [1, None], "v": [2, 3], "t": [3, 4]}), nulls)
-    folder = tmp_path / "two"
-    folder.mkdir()
-    for i in range(2):
-        write_edges(folder / f"part-{i}.parquet", [Edge(1, 2, i)])
-    for path in (keyed, nulls, folder):
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    write_edges(mixed / "part-0.parquet", [Edge(1, 2, 0)])
+    write_edges(mixed / "part-1.parquet", [Edge(1, 2, 1)], text_ids=True)
+    backwards = tmp_path / "backwards"
+    backwards.mkdir()
+    write_edges(backwards / "part-0.parquet", [Edge(1, 2, 5)])
+    write_edges(backwards / "part-1.parquet", [Edge(1, 2, 4)])
+    for path in (keyed, nulls, mixed, backwards):
         assert range_scan.plan(str(path), "error", None, 2, 1) is None, path
+
+
+@spark_settings()
+@given(case=cases(), partitions=st.integers(1, 5), cuts=st.lists(st.integers(0, 40), max_size=3))
+def test_a_directory_of_files_in_name_order_equals_single_process(spark, tmp_path_factory, case,
+                                                                 partitions, cuts):
+    edges = [Edge(*e) if not isinstance(e, Edge) else e for e in case.edges]
+    kinds = {type(x) for e in edges for x in (e.u, e.v)}
+    if not edges or case.params.s > case.params.r or len(kinds) > 1:
+        return
+    folder = tmp_path_factory.mktemp("dir")
+    bounds = sorted({0, len(edges), *[c for c in cuts if c < len(edges)]})
+    for n, (lo, hi) in enumerate(zip(bounds, bounds[1:])):
+        write_edges(folder / f"part-{n:05d}.parquet", edges[lo:hi], text_ids=kinds == {str})
+    source = range_scan.plan(str(folder), "error", case.params.t0, case.params.r, case.params.s)
+    assert source is not None and source.rows == len(edges)
+    bic = Registry.get("connectivity", "bic")
+    kept = range_scan.replay(spark, source, bic, case.params, partitions)
+    assert kept is not None and rows(kept) == single_process(bic, case.params, edges)

@@ -11,8 +11,8 @@ every window with ``--engine`` and writes a Parquet dataset with columns
 
 One stream is replayed in ``--partitions`` window ranges in parallel, a keyed
 input one engine per key (``streamspec.pipeline.replay``); both equal the
-single-process run.  A single unkeyed Parquet file with lateness ``error``
-takes the columnar, shuffle-free path of ``streamspec.pipeline.range_scan``
+single-process run.  An unkeyed Parquet file or directory with lateness
+``error`` takes the columnar, shuffle-free path of ``streamspec.pipeline.range_scan``
 (footer statistics, one filtered scan per range, Arrow into the engine); any
 other input, and any input that path finds out of order, goes through the
 validating reader.  Bad input is reported as ``file:line: message`` (or

@@ -13,7 +13,8 @@ One stream is replayed in ``--partitions`` window ranges in parallel, a keyed
 input one engine per key (``streamspec.pipeline.replay``); both equal the
 single-process run.  An unkeyed Parquet file or directory with lateness
 ``error`` takes the columnar, shuffle-free path of ``streamspec.pipeline.range_scan``
-(footer statistics, one filtered scan per range, Arrow into the engine); any
+(footer statistics; each range task reads its row groups with pyarrow straight
+into the engine); any
 other input, and any input that path finds out of order, goes through the
 validating reader.  Bad input is reported as ``file:line: message`` (or
 ``file:row N``) with exit code 2 before anything is written.

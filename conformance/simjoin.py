@@ -36,9 +36,12 @@ class Case:
     chunks: list
 
 
-def check(engine_cls, case: Case) -> Mismatch | None:
+def check(engine_cls, case: Case, watermarks: bool = False) -> Mismatch | None:
+    """Step by step against the oracle; with ``watermarks``, ``Advance`` at the current
+    index time is sent alone after each chunk and must emit nothing (``check_watermark``)."""
     expected = evaluate(case.events, case.params)
     engine = engine_cls(case.params)
+    past = ", past watermarks" if watermarks else ""
     pos = 0
     for size in case.chunks:
         chunk = case.events[pos:pos + size]
@@ -46,15 +49,20 @@ def check(engine_cls, case: Case) -> Mismatch | None:
         pos += size
         got = list(engine.process(chunk))
         if got != want:
-            last = chunk[-1]
-            t = last.t if isinstance(last, Advance) else last.ts
-            return Mismatch(f"after event {pos - 1} (t={t})",
+            return Mismatch(f"after event {pos - 1} (t={_time(chunk[-1])}){past}",
                             f"top-k changes of events {pos - size}..{pos - 1} differ",
                             [_show(x) for x in want], [_show(x) for x in got])
+        if watermarks:
+            mark = Advance(_time(chunk[-1]))
+            got = list(engine.process([mark]))
+            if got:
+                return Mismatch(f"{mark} after event {pos - 1}", "a watermark at the index "
+                                "time changed the top-k list", [], [_show(x) for x in got])
     out = list(engine.flush())
     if out:
-        return Mismatch("flush", "flush must emit nothing", [], [_show(x) for x in out])
-    return None
+        return Mismatch(f"flush{' after watermarks' if watermarks else ''}",
+                        "flush must emit nothing", [], [_show(x) for x in out])
+    return closed_after_flush(engine) if watermarks else None
 
 
 def _show(topk) -> tuple:
@@ -84,26 +92,7 @@ def check_watermark(engine_cls, case: Case) -> Mismatch | None:
     ``Advance(t)`` sent alone after each chunk, moves nothing, so it emits nothing
     (the list did not change) and the engine then emits exactly the oracle's
     outputs for the stream without it; ``flush`` emits nothing and closes the engine."""
-    expected = evaluate(case.events, case.params)
-    engine = engine_cls(case.params)
-    pos = 0
-    for size in case.chunks:
-        chunk = case.events[pos:pos + size]
-        want = [x for x in expected[pos:pos + size] if x is not None]
-        pos += size
-        got = list(engine.process(chunk))
-        if got != want:
-            return Mismatch(f"after event {pos - 1} (t={_time(chunk[-1])}), past watermarks",
-                            "top-k changes differ", [_show(x) for x in want], [_show(x) for x in got])
-        mark = Advance(_time(chunk[-1]))
-        got = list(engine.process([mark]))
-        if got:
-            return Mismatch(f"{mark} after event {pos - 1}", "a watermark at the index time "
-                            "changed the top-k list", [], [_show(x) for x in got])
-    out = list(engine.flush())
-    if out:
-        return Mismatch("flush after watermarks", "flush must emit nothing", [], [_show(x) for x in out])
-    return closed_after_flush(engine)
+    return check(engine_cls, case, watermarks=True)
 
 
 FEATURES = frozenset({

@@ -14,12 +14,14 @@ Measured, all as wall-clock seconds in this one process run:
   subprocess, Spark's start, the read, the replay, the write and the summary
   included; its windows are checked equal to the engine run's, answer by answer.
 
-``--phases`` instead times the job's phases in this process, one Spark session
-per partition count (after the first, the JVM is warm and the session's start
-is nearly free, so compare the later phases across counts, not the totals): the session's start, reading and validating the Parquet
-edges (``read_parquet_edges``), the replay with the atomic write, and the
-summary (which reads the output back); it prints them and appends them to
-``bench/results/pipeline/connectivity-phases.csv``.
+``--phases`` instead times the job's steps in this process through the job
+skeleton's own pieces (``streamspec.pipeline.job``), one Spark session per
+partition count (after the first, the JVM is warm and the session's start is
+nearly free, so compare the later steps across counts, not the totals): the
+session's start, ``prepare`` (footers, queries), the replay materialised,
+the atomic write and the summary from the materialised rows; it prints them
+and appends them to ``bench/results/pipeline/connectivity-phases.csv``
+(rows before commit 7448577 time the old validating reader's phases).
 
 Targets (issue 11): ``cli-p1 <= 3 * engine + 20 s``; ``cli-p1 / cli-p2 >= 1.5``
 on a 2-core machine.  Rows go to ``bench/results/pipeline/connectivity.csv``
@@ -119,33 +121,32 @@ def cli(args, parquet: Path, queries: Path, partitions: int, out: Path) -> float
 
 
 def phases(args, parquet: Path, queries: Path, partitions: int, out: Path) -> dict:
-    """Wall seconds of each phase of ``streamspec run connectivity`` (module docstring)."""
-    import argparse as _argparse
-
-    from streamspec.pipeline.io import edges as edge_io
+    """Wall seconds of each step of ``streamspec run connectivity`` (module docstring),
+    through the job skeleton's own pieces (``streamspec.pipeline.job``)."""
+    from streamspec.pipeline import job
+    from streamspec.pipeline.cli import build_parser
     from streamspec.pipeline.io import write_parquet_atomic
-    from streamspec.pipeline.jobs.connectivity import print_summary, replay
+    from streamspec.pipeline.jobs import connectivity as adapter
     from streamspec.pipeline.spark import session
-    from streamspec.spec.connectivity import Params
-    from streamspec.spec.registry import Registry
 
+    argv = ["run", "connectivity", "--input", str(parquet), "--queries", str(queries),
+            "--window", str(args.window), "--slide", str(args.slide), "--engine", args.engine,
+            "--partitions", str(partitions), "--output", str(out), "--overwrite"]
+    run_args = build_parser().parse_args(argv)
     marks = [time.perf_counter()]
     spark = session(args.master, app_name=f"bench phases p{partitions}")
     marks.append(time.perf_counter())
-    stream = edge_io.read_parquet_edges(spark, str(parquet))
+    engine_cls = job.engine_of(adapter, run_args)
+    plan = adapter.prepare(run_args)
     marks.append(time.perf_counter())
-    pairs, lines = edge_io.read_query_file(str(queries))
-    workload, stream = edge_io.workload(pairs, stream, lines)
-    params = Params(args.window, args.slide, workload)
-    engine_cls = Registry.get("connectivity", args.engine)
-    write_parquet_atomic(replay(stream, engine_cls, params, partitions), str(out), overwrite=True)
+    rows = adapter.replay(spark, plan, engine_cls, partitions).localCheckpoint()
     marks.append(time.perf_counter())
-    job = _argparse.Namespace(output=str(out))
-    print_summary(spark, job, stream, engine_cls, params, marks[-1] - marks[0],
-                  out=open(os.devnull, "w"))
+    write_parquet_atomic(rows, str(out), overwrite=True)
+    marks.append(time.perf_counter())
+    adapter.summarize(plan, rows)
     marks.append(time.perf_counter())
     spark.stop()
-    names = ("session", "read_validate", "replay_write", "summary")
+    names = ("session", "prepare", "replay", "write", "summary")
     return {n: round(b - a, 3) for n, a, b in zip(names, marks, marks[1:])}
 
 

@@ -12,9 +12,14 @@ one seed replays anywhere::
 A failing seed is saved as a reproducer and replayed with
 ``streamspec conform connectivity --engine bic --replay FILE``.
 
-``partitioned_mismatch`` checks the other Spark property for connectivity:
-the exact time-partitioned replay of a case (``streamspec.pipeline.replay``) equals the
-oracle's windows, for any partition count.
+``partitioned_mismatch`` checks the other Spark property, for every problem:
+the pipeline's Spark replay of a case spread over partitions (exact time or
+record ranges where the problem allows them, keys otherwise) equals the
+oracle, for any partition count.  Each problem's conformance module defines
+it (``conformance.<problem>.partitioned_mismatch``); ``partitioned_failures``
+runs it over seeds::
+
+    python -m streamspec.conformance.spark --problem simjoin --engine swoop --partitioned 3
 """
 from __future__ import annotations
 
@@ -66,23 +71,21 @@ def fuzz(spark, engine_cls, seeds, partitions: int | None = None) -> list[SeedFa
 
 
 def partitioned_mismatch(spark, engine_cls, case, partitions: int) -> Mismatch | None:
-    """Connectivity: the time-partitioned Spark replay of ``case`` against the oracle."""
-    from streamspec.pipeline.io.edges import edges_frame, frame_stream
-    from streamspec.pipeline.jobs.connectivity import replay
-    from streamspec.reference.connectivity import evaluate
+    """The problem's Spark replay of ``case`` over ``partitions`` (exact time or record ranges,
+    or keys) against the oracle: ``conformance.<problem>.partitioned_mismatch``."""
+    return suite(engine_cls.problem).partitioned_mismatch(spark, engine_cls, case, partitions)
 
-    stream = frame_stream(spark, "<case>", edges_frame(case.edges))
-    got = sorted((r["window"], r["start"], r["end"], tuple(r["answers"]))
-                 for r in replay(stream, engine_cls, case.params, partitions).collect())
-    want = [(w.index, w.start, w.end, w.answers) for w in evaluate(case.edges, case.params)]
-    if got == want:
-        return None
-    if len(got) != len(want):
-        return Mismatch(f"{partitions} partitions", f"{len(got)} windows, the oracle has {len(want)}",
-                        [w[0] for w in want], [w[0] for w in got])
-    first = next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
-    return Mismatch(f"{partitions} partitions", f"window {want[first][0]} differs",
-                    want[first], got[first])
+
+def partitioned_failures(spark, engine_cls, seeds, partitions: int) -> list[SeedFailure]:
+    """``partitioned_mismatch`` on the case of every seed; the failures, by seed."""
+    checks = suite(engine_cls.problem)
+    failures = []
+    for seed in seeds:
+        case = checks.random_case(int(seed))
+        mismatch = partitioned_mismatch(spark, engine_cls, case, partitions)
+        if mismatch is not None:
+            failures.append(SeedFailure(int(seed), str(mismatch), checks.dump(case)))
+    return failures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -96,12 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=1000, help="how many seeds (default 1000)")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--partitions", type=int, default=None)
+    parser.add_argument("--partitioned", type=int, default=None, metavar="P",
+                        help="instead: replay each seed's case through the pipeline over P "
+                             "partitions against the oracle (default: off)")
     parser.add_argument("--master", default=None)
     args = parser.parse_args(argv)
     engine_cls = Registry.get(args.problem, args.engine)
     spark = session(args.master, app_name=f"streamspec fuzz {args.problem}.{args.engine}")
     seeds = range(args.first_seed, args.first_seed + args.seeds)
-    failures = fuzz(spark, engine_cls, seeds, args.partitions)
+    failures = (partitioned_failures(spark, engine_cls, seeds, args.partitioned)
+                if args.partitioned else fuzz(spark, engine_cls, seeds, args.partitions))
     print(f"{args.problem}.{args.engine}: {len(seeds)} seeds, {len(failures)} failing")
     for failure in failures[:10]:
         print(f"seed {failure.seed}: {failure.message}")

@@ -2,8 +2,12 @@
 
 - streamspec engines [PROBLEM]: problem, name, exactness, default mark and
   description of every installed engine (entry-point group streamspec.engines).
-- streamspec run PROBLEM ...: the Spark job of streamspec.pipeline.jobs.PROBLEM;
-  the flags the four jobs share are defined once in streamspec.pipeline.flags.
+- streamspec run PROBLEM ...: one job skeleton (streamspec.pipeline.job) driving
+  the adapter streamspec.pipeline.jobs.PROBLEM; the flags the jobs share are
+  defined once in streamspec.pipeline.flags.
+- streamspec stream PROBLEM --source DIR --checkpoint DIR --output DIR
+  [--trigger-once] ...: the same engines over files arriving in a directory,
+  kept in Spark Structured Streaming's state (streamspec.pipeline.streaming).
 - streamspec demo [--output DIR]: every problem's job on its bundled sample
   data (the README's main job); a job joins in by defining demo_argv(output_dir).
 - streamspec conform PROBLEM --engine NAME --examples N: the conformance
@@ -21,6 +25,7 @@ import pkgutil
 import sys
 
 from streamspec.pipeline.flags import master_url
+from streamspec.pipeline.job import command
 from streamspec.spec.errors import StreamspecError
 
 
@@ -91,7 +96,19 @@ def build_parser() -> argparse.ArgumentParser:
         summary = _plain(module.__doc__)
         jp = run_sub.add_parser(name, help=summary, description=summary)
         module.add_arguments(jp)
-        jp.set_defaults(func=module.main)
+        jp.set_defaults(func=command(module))
+
+    from streamspec.pipeline import streaming
+    stream = sub.add_parser("stream", help="run an engine over files arriving in a directory "
+                                           "(Spark Structured Streaming)")
+    stream_sub = stream.add_subparsers(dest="problem", required=True)
+    for name, module in sorted(_jobs().items()):
+        if not hasattr(module, "add_stream_arguments"):
+            continue
+        text = f"{name} over new files in --source, engines kept in Spark's state"
+        sp = stream_sub.add_parser(name, help=text, description=text)
+        streaming.add_arguments(sp, module)
+        sp.set_defaults(func=streaming.command(module))
 
     dp = sub.add_parser("demo", help="run every problem's job on its bundled sample data")
     dp.add_argument("--output", default="out", metavar="DIR",

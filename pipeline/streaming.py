@@ -1,56 +1,173 @@
-"""Structured Streaming: one engine per key, kept in Spark's group state
-(DESIGN.md, "Spark pipeline", "Streaming").
+"""Structured Streaming from the command line: ``streamspec stream PROBLEM``
+(DESIGN.md, "Spark pipeline", "Streaming"; issue 11).
 
-``windows_stream`` turns a streaming DataFrame of edges (``u, v, t, key``;
-``streamspec.pipeline.io.edges.read_edge_stream``) into a streaming DataFrame of
-``key, window, start, end, answers``.  ``groupBy(key).applyInPandasWithState``
-hands each key's new edges of a micro-batch to that key's engine; the engine
-is pickled into the group state after every micro-batch (engine state is
-picklable by contract), so a query restarted from its checkpoint location
-goes on exactly where it stopped.  With Spark's file sink (exactly-once, its
-own metadata log) no output is lost or repeated across restarts;
-``tests/pipeline/test_streaming.py`` stops and restarts a query to check it.
+``streamspec stream PROBLEM --source DIR --checkpoint DIR --output DIR
+[--trigger-once] ...`` watches ``--source`` for new files (Parquet, JSON
+lines or CSV with a header: ``--format``), one row per input record in the
+problem's columns (``SOURCE_SCHEMA`` of its adapter,
+``streamspec.pipeline.jobs.PROBLEM``) plus an optional ``key``: rows of one
+key are one stream, keys are independent, a file without ``key`` is one
+stream (key null).  It appends the outputs, ``key`` first, to the Parquet
+dataset ``--output``.  ``--trigger-once`` processes every file present and
+stops (Spark's ``availableNow``); otherwise a micro-batch runs every
+``--interval`` seconds until the process is interrupted (Ctrl-C stops the
+query cleanly: everything committed stays, the rest is redone on restart).
 
-A stream has no end, so windows are emitted as edges make them due (an edge
-with ``t >= end``), never flushed.  Within a micro-batch a key's edges are
-replayed in time order (stable); an edge earlier than the key's last one in
-an earlier micro-batch meets the engine's lateness policy (``drop`` counts it,
-``error`` fails the query).
+One generic step serves every problem (``key_step``):
+``groupBy(key).applyInPandasWithState`` hands a key's new rows of a
+micro-batch to that key's engine, which lives pickled in Spark's group state
+(engine state is picklable by contract, ``streamspec.conformance.contracts``)
+with the count of its outputs so far (event numbers go on across batches).  A
+query restarted from its checkpoint goes on exactly where it stopped, and
+Spark's file sink (exactly-once, its own metadata log) neither loses nor
+repeats output: ``tests/pipeline/test_stream_cli.py`` stops a query
+mid-stream, adds files and restarts it, for every problem, and compares the
+output with the batch run.
+
+Order.  A micro-batch may hold several files; rows are replayed in the order
+(file name, position in the file), so name files in arrival order (part-0001,
+part-0002...): a stream cut into files and dropped in name order replays as
+their concatenation.  Spark takes new files by modification time.  A row
+that the problem's spec rejects (a late edge under ``--lateness error``, an
+id of the wrong type...) fails the query with the spec's message; what was
+committed before stays committed.
+
+A stream has no end: outputs come as records make them due (a window closes
+when a record at or after its end arrives), never flushed.
 """
 from __future__ import annotations
 
+import argparse
 import pickle
+import sys
 
 import pandas as pd
 
-from streamspec.pipeline.jobs.connectivity import edge_batch, result_rows
+from streamspec.pipeline import flags
+from streamspec.spec.errors import StreamspecError
 
-OUTPUT_FIELDS = "window long, start long, end long, answers array<boolean>"
-STATE_SCHEMA = "engine binary"
+STATE_SCHEMA = "engine binary, outputs long"
+ORDER = ("_file", "_block", "_row")     # arrival order inside a micro-batch (module docstring)
+FORMATS = ("parquet", "json", "csv")
 
 
-def key_engine_step(engine_cls, params):
+class StreamFailed(StreamspecError, RuntimeError):
+    """The streaming query stopped on an error (a rejected record, a malformed file)."""
+
+
+def source_schema(adapter, args) -> str:
+    schema = adapter.source_schema(args) if hasattr(adapter, "source_schema") else adapter.SOURCE_SCHEMA
+    return f"{schema}, key {args.key_type}"
+
+
+def key_step(adapter, engine_cls, params):
     """The ``applyInPandasWithState`` function: one key, one micro-batch."""
     def step(key, batches, state):
-        engine = pickle.loads(state.get[0]) if state.exists else engine_cls(params)
-        results = []
-        for pdf in batches:
-            if len(pdf):
-                results += engine.process(edge_batch(pdf.sort_values("t", kind="stable")))
-        state.update((pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL),))
-        if results:
-            rows = result_rows(results)
-            rows.insert(0, "key", pd.Series([key[0]] * len(rows), dtype=object
-                                            if isinstance(key[0], str) else "int64"))
+        if state.exists:
+            blob, first = state.get
+            engine = pickle.loads(blob)
+        else:
+            engine, first = engine_cls(params), 0
+        frames = [pdf for pdf in batches if len(pdf)]
+        outputs = []
+        if frames:
+            pdf = pd.concat(frames, ignore_index=True).sort_values(list(ORDER), kind="stable")
+            pdf = pdf.drop(columns=[*ORDER, "key"]).reset_index(drop=True)
+            outputs = list(engine.process(adapter.stream_events(pdf, params)))
+        state.update((pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL), first + len(outputs)))
+        if outputs:
+            rows = adapter.stream_rows(outputs, first)
+            rows.insert(0, "key", pd.Series([key[0]] * len(rows), dtype=object))
             yield rows
     return step
 
 
-def windows_stream(edges, engine_cls, params):
-    """Streaming windows of a streaming edge DataFrame with a ``key`` column."""
+def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_schema: str):
+    """The streaming output rows (``key`` first) of a streaming DataFrame of input rows."""
+    from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    key_type = edges.schema["key"].dataType.simpleString()
-    return edges.groupBy("key").applyInPandasWithState(
-        key_engine_step(engine_cls, params), f"key {key_type}, {OUTPUT_FIELDS}", STATE_SCHEMA,
+    ordered = rows.select("*", F.col("_metadata.file_name").alias("_file"),
+                          F.col("_metadata.file_block_start").alias("_block"),
+                          F.monotonically_increasing_id().alias("_row"))
+    return ordered.groupBy("key").applyInPandasWithState(
+        key_step(adapter, engine_cls, params), f"key {key_type}, {output_schema}", STATE_SCHEMA,
         "append", GroupStateTimeout.NoTimeout)
+
+
+def read_source(spark, args, schema: str):
+    reader = spark.readStream.schema(schema).option("mode", "FAILFAST")
+    if args.files_per_batch:
+        reader = reader.option("maxFilesPerTrigger", args.files_per_batch)
+    if args.format == "csv":
+        reader = reader.option("header", True)
+    return getattr(reader, args.format)(args.source)
+
+
+def add_arguments(parser: argparse.ArgumentParser, adapter) -> None:
+    parser.add_argument("--source", required=True, metavar="DIR",
+                        help="directory watched for new input files (required)")
+    parser.add_argument("--format", choices=FORMATS, default="parquet",
+                        help="format of the input files (default: parquet)")
+    parser.add_argument("--key-type", choices=("string", "long"), default="string",
+                        help="type of the optional key column (default: string)")
+    parser.add_argument("--checkpoint", required=True, metavar="DIR",
+                        help="Spark checkpoint directory: offsets and the engines' state; "
+                             "restarting with it goes on where the last run stopped (required)")
+    parser.add_argument("--output", required=True, metavar="DIR",
+                        help="output Parquet dataset, appended to exactly once (required)")
+    parser.add_argument("--trigger-once", action="store_true",
+                        help="process the files present, then stop (default: run until "
+                             "interrupted)")
+    parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
+                        help="seconds between micro-batches without --trigger-once (default: 10)")
+    parser.add_argument("--files-per-batch", type=flags.positive_int, default=None, metavar="N",
+                        help="at most N new files per micro-batch (default: all new files)")
+    parser.add_argument("--master", type=flags.master_url, default=None, metavar="URL",
+                        help="Spark master URL (default: $SPARK_MASTER, else local[*])")
+    adapter.add_stream_arguments(parser)
+
+
+def run(adapter, args, out=None) -> int:
+    """Start the query; with ``--trigger-once`` wait for it, else run until interrupted."""
+    from streamspec.pipeline.io import write_stream_parquet
+    from streamspec.pipeline.job import engine_of
+    from streamspec.pipeline.spark import session
+
+    out = out or sys.stdout
+    engine_cls = engine_of(adapter, args)
+    params = adapter.stream_params(args)     # bad parameters fail before Spark starts
+    spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}")
+    rows = read_source(spark, args, source_schema(adapter, args))
+    outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
+                             adapter.stream_schema(args))
+    query = write_stream_parquet(outputs, args.output, args.checkpoint,
+                                 available_now=args.trigger_once,
+                                 interval=None if args.trigger_once else args.interval)
+    try:
+        query.awaitTermination()
+    except KeyboardInterrupt:
+        query.stop()
+    except Exception as err:     # pyspark's StreamingQueryException and its relatives
+        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {_reason(err)}") from err
+    if query.exception() is not None:
+        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {_reason(query.exception())}")
+    batches = [p for p in (query.recentProgress or []) if p.get("numInputRows")]
+    rows_in = sum(int(p["numInputRows"]) for p in batches)
+    print(f"{adapter.PROBLEM}: streamed {rows_in} input rows in {len(batches)} micro-batches "
+          f"(engine {engine_cls.name}) to {args.output}; checkpoint {args.checkpoint}.", file=out)
+    return 0
+
+
+def _reason(err) -> str:
+    """The Python error's last line out of a Spark stack trace (the spec's message)."""
+    text = str(err)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    spec = [ln for ln in lines if "streamspec" in ln and "Error" in ln]
+    return (spec or lines or [type(err).__name__])[-1]
+
+
+def command(adapter):
+    def main(args) -> int:
+        return run(adapter, args)
+    return main

@@ -311,17 +311,21 @@ def read_parquet(spark, path: str):
     return spark.read.parquet(path)
 
 
-def write_stream_parquet(df, path: str, checkpoint: str, available_now: bool = False):
+def write_stream_parquet(df, path: str, checkpoint: str, available_now: bool = False,
+                         interval: float | None = None):
     """Start a streaming query appending ``df`` to the Parquet dataset ``path``.
 
     Spark's file sink commits each micro-batch in its metadata log, and the
     checkpoint keeps offsets and state: restarting with the same
     ``checkpoint`` neither loses nor repeats output.  ``available_now``
-    processes what has arrived, then stops.  Read the output with
+    processes what has arrived, then stops; otherwise a micro-batch starts
+    every ``interval`` seconds (default: as soon as the last one ends).  Read the output with
     ``spark.read.parquet(path)`` (it honours the sink's log).
     """
     writer = (df.writeStream.format("parquet").outputMode("append")
               .option("path", path).option("checkpointLocation", checkpoint))
     if available_now:
         writer = writer.trigger(availableNow=True)
+    elif interval:
+        writer = writer.trigger(processingTime=f"{interval} seconds")
     return writer.start()

@@ -24,15 +24,14 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import sys
-import time
 
 import attrs
 import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags, range_scan
-from streamspec.pipeline.summary import counted, sentence
+from streamspec.pipeline.job import Summary
+from streamspec.pipeline.summary import counted
 from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
 from streamspec.spec.windows import SlidingWindows
 
@@ -81,7 +80,7 @@ def run_range(engine_cls, params: Params, windows: SlidingWindows, n_windows: in
     return result_rows(kept)
 
 
-def replay(stream, engine_cls, params: Params, partitions: int | None = None):
+def replay_stream(stream, engine_cls, params: Params, partitions: int | None = None):
     """The windows of an ``EdgeStream`` as a Spark DataFrame (keyed or time-partitioned)."""
     from streamspec.pipeline import replay as spread
 
@@ -123,87 +122,125 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_run_options(parser, unit="window ranges (or key partitions)")
 
 
-def main(args) -> int:
-    from streamspec.pipeline.io import (InputError, check_output, check_output_path, is_parquet,
-                                        parquet_files, write_parquet_atomic)
-    from streamspec.pipeline.io import edges as edge_io
-    from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import session
-    from streamspec.spec.registry import Registry
+@attrs.define
+class Plan:
+    """What ``prepare`` checked on the driver; ``replay`` adds what it learns of the stream."""
 
-    began = time.monotonic()
-    # everything that can fail on the driver fails before Spark starts
+    args: argparse.Namespace
+    base: Params                        # the windows; the workload is typed against the edges
+    pairs: list
+    query_lines: list
+    parquet: bool
+    text: tuple | None = None           # (frame, dropped) of a text input, read on the driver
+    fast: range_scan.Plan | None = None
+    id_kind: type = int                 # the query ids' type (the footers' or str)
+    params: Params | None = None        # with the typed workload, once known
+    stream: object = None               # the EdgeStream replayed (edges, dropped, keyed)
+
+
+def prepare(args) -> Plan:
+    """Everything that can fail on the driver fails here, before Spark starts."""
+    from streamspec.pipeline.io import InputError, is_parquet, parquet_files
+    from streamspec.pipeline.io import edges as edge_io
+
     base = Params(args.window, args.slide, (), args.origin, args.lateness)
-    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
     pairs, query_lines = edge_io.read_query_file(args.queries)
-    parquet = is_parquet(args.input)
-    if parquet:
+    plan = Plan(args, base, pairs, query_lines, is_parquet(args.input))
+    if plan.parquet:
         parquet_files(args.input)
+        plan.fast = range_scan.plan(args.input, args.lateness, args.origin, base.r, base.s)
+        if plan.fast is not None:   # query ids typed against the footers' id type
+            workload, plan.id_kind = edge_io.typed_workload(pairs, plan.fast.vertex_type,
+                                                            query_lines)
+            plan.params = attrs.evolve(base, workload=workload)
     elif not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
-    text = None if parquet else edge_io.load_text_edges(args.input, args.lateness, args.origin)
-    if text is not None:        # query ids typed against the edges', before Spark
-        edge_io.typed_workload(pairs, int if text[0]["u"].dtype.kind in "iu" else str, query_lines)
-    check_output_path(args.output, args.overwrite)
+    else:
+        plan.text = edge_io.load_text_edges(args.input, args.lateness, args.origin)
+        # query ids typed against the edges', before Spark
+        edge_io.typed_workload(pairs, int if plan.text[0]["u"].dtype.kind in "iu" else str,
+                               query_lines)
+    return plan
 
-    fast = range_scan.plan(args.input, args.lateness, args.origin, base.r, base.s) \
-        if parquet else None
-    if fast is not None:        # query ids typed against the footers' id type, before Spark
-        workload, kind = edge_io.typed_workload(pairs, fast.vertex_type, query_lines)
 
-    spark = session(args.master, app_name=f"streamspec connectivity {engine_cls.name}")
-    check_output(spark, args.output, args.overwrite)
+def replay(spark, plan: Plan, engine_cls, partitions: int):
+    """The windows: the columnar range scan when it applies, else the validating reader."""
+    from streamspec.pipeline.io import edges as edge_io
+
+    args, fast = plan.args, plan.fast
     if fast is not None and fast.rows:
-        params = attrs.evolve(base, workload=workload)
-        partitions = args.partitions or spark.sparkContext.defaultParallelism
-        with SparkProgress(spark, enabled=args.progress, label="connectivity"):
-            kept = range_scan.replay(spark, fast, engine_cls, params, partitions,
-                                     as_text=kind is str and fast.vertex_type is int)
-        if kept is not None:    # in order: write what the ranges computed
-            windows = kept.select("window", "start", "end", "answers")
-            with SparkProgress(spark, enabled=args.progress, label="connectivity"):
-                write_parquet_atomic(windows, args.output, overwrite=args.overwrite)
-            stream = edge_io.EdgeStream(None, args.input, False, fast.vertex_type, fast.rows, 0,
-                                        fast.first_t, fast.last_t)
-            print_summary(spark, args, stream, engine_cls, params, time.monotonic() - began,
-                          result=windows)
-            return 0
+        kept = range_scan.replay(spark, fast, engine_cls, plan.params, partitions,
+                                 as_text=plan.id_kind is str and fast.vertex_type is int)
+        if kept is not None:    # in order: the ranges computed every window
+            plan.stream = edge_io.EdgeStream(None, args.input, False, fast.vertex_type, fast.rows,
+                                             0, fast.first_t, fast.last_t)
+            return kept.select("window", "start", "end", "answers")
         # out of order somewhere: the validating reader below names the first late row
     stream = (edge_io.read_parquet_edges(spark, args.input, args.lateness, args.origin)
-              if parquet else edge_io.frame_stream(spark, args.input, *text))
-    workload, stream = edge_io.workload(pairs, stream, query_lines)
-    params = attrs.evolve(base, workload=workload)
-    windows = replay(stream, engine_cls, params, args.partitions)
-    with SparkProgress(spark, enabled=args.progress, label="connectivity"):
-        write_parquet_atomic(windows, args.output, overwrite=args.overwrite)
-    print_summary(spark, args, stream, engine_cls, params, time.monotonic() - began)
-    return 0
+              if plan.parquet else edge_io.frame_stream(spark, args.input, *plan.text))
+    workload, plan.stream = edge_io.workload(plan.pairs, stream, plan.query_lines)
+    plan.params = attrs.evolve(plan.base, workload=workload)
+    return replay_stream(plan.stream, engine_cls, plan.params, partitions)
 
 
-def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None,
-                  result=None) -> None:
-    """The run's sentence, then each query's share of connected windows, from ``result``
-    (the windows the job computed) or else read back from the output."""
+def summarize(plan: Plan, rows) -> Summary:
+    """The sentence's parts and each query's share of connected windows, from ``rows``."""
     from pyspark.sql import functions as F
 
-    from streamspec.pipeline.io import read_parquet
-
-    out = out or sys.stdout
-    result = read_parquet(spark, args.output) if result is None else result
-    n_windows = result.count()
-    per_query = dict(result.select(F.posexplode("answers").alias("q", "answer"))
+    stream, params = plan.stream, plan.params
+    n_windows = rows.count()
+    per_query = dict(rows.select(F.posexplode("answers").alias("q", "answer"))
                      .groupBy("q").agg(F.avg(F.col("answer").cast("double")))
                      .collect())
-    keys = (f" for {counted(result.select('key').distinct().count(), 'key')}"
+    keys = (f" for {counted(rows.select('key').distinct().count(), 'key')}"
             if stream.keyed else "")
     dropped = f" ({counted(stream.dropped, 'late edge')} dropped)" if stream.dropped else ""
-    print(sentence("connectivity", f"{counted(n_windows, 'window')}{keys}",
-                   f"{counted(stream.edges, 'edge')}{dropped}",
-                   f"r={params.r}, s={params.s}, {counted(len(params.workload), 'query', 'queries')}",
-                   engine_cls.name, args.output, elapsed), file=out)
+    details = []
     for q, (a, b) in enumerate(params.workload[:SHOWN_QUERIES]):
         share = per_query.get(q)
         text = "no windows" if share is None else f"{100 * share:.1f}% of windows connected"
-        print(f"  Q{q} ({a}, {b}): {text}", file=out)
+        details.append(f"  Q{q} ({a}, {b}): {text}")
     if len(params.workload) > SHOWN_QUERIES:
-        print(f"  ... {len(params.workload) - SHOWN_QUERIES} more queries", file=out)
+        details.append(f"  ... {len(params.workload) - SHOWN_QUERIES} more queries")
+    return Summary(f"{counted(n_windows, 'window')}{keys}",
+                   f"{counted(stream.edges, 'edge')}{dropped}",
+                   f"r={params.r}, s={params.s}, {counted(len(params.workload), 'query', 'queries')}",
+                   tuple(details))
+
+
+# -- streamspec stream connectivity (streamspec.pipeline.streaming) -----------------------
+def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    flags.add_window(parser, kind=flags.int64, aliases=("-r",), slide_aliases=("-s",))
+    parser.add_argument("--queries", required=True, metavar="QFILE",
+                        help="query pairs, one 'a b' per line (required)")
+    parser.add_argument("--id-type", choices=("long", "string"), default="long",
+                        help="type of the vertex ids u, v in the files (default: long)")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+    parser.add_argument("--origin", type=flags.int64, default=None, metavar="T0",
+                        help="window origin t0 (default: the first edge's time, per key)")
+    flags.add_lateness(parser, "edges")
+
+
+def source_schema(args) -> str:
+    """One edge: ``u, v, t`` (``streamspec.pipeline.streaming`` adds ``key``)."""
+    return f"u {args.id_type}, v {args.id_type}, t long"
+
+
+def stream_params(args) -> Params:
+    from streamspec.pipeline.io import edges as edge_io
+
+    pairs, lines = edge_io.read_query_file(args.queries)
+    workload, _ = edge_io.typed_workload(pairs, int if args.id_type == "long" else str, lines)
+    return Params(args.window, args.slide, workload, args.origin, args.lateness)
+
+
+def stream_events(pdf: pd.DataFrame, params: Params) -> EdgeBatch:
+    return edge_batch(pdf)
+
+
+def stream_rows(outputs, first: int) -> pd.DataFrame:
+    return result_rows(outputs)
+
+
+def stream_schema(args) -> str:
+    return SCHEMA

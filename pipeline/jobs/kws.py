@@ -21,14 +21,14 @@ in one task.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
+import attrs
 import pandas as pd
 
 from streamspec.pipeline import flags
-from streamspec.pipeline.summary import counted, sentence
+from streamspec.pipeline.job import Summary
+from streamspec.pipeline.summary import counted
 from streamspec.spec.kws import PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params
 
 PREFERRED_ENGINES = ("fullmesh", "forest", "oracle")
@@ -80,7 +80,7 @@ def time_ranges(events: list, partitions: int) -> list[tuple[int, int | None]]:
     return [(lo, hi) for lo, hi in zip(bounds, bounds[1:] + [None])]
 
 
-def replay(spark, engine_cls, params: Params, events: list, partitions: int):
+def replay_events(spark, engine_cls, params: Params, events: list, partitions: int):
     """The output rows as a Spark DataFrame, in canonical order within each range."""
     if params.window is None or partitions <= 1 or not events:
         tasks = [(None, None)]
@@ -134,17 +134,17 @@ def demo_argv(output_dir: str) -> list[str]:
             "--overwrite"]
 
 
-def main(args) -> int:
-    from streamspec.pipeline.io import (check_output, check_output_path, read_parquet,
-                                        write_parquet_atomic)
-    from streamspec.pipeline.io.kws import read_events, read_schema
-    from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import session
-    from streamspec.spec.errors import InvalidParameter
-    from streamspec.spec.registry import Registry
+@attrs.frozen
+class Plan:
+    params: Params
+    events: list
 
-    began = time.monotonic()
-    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
+
+def prepare(args) -> Plan:
+    """The schema, the tuples and the spec's checks, on the driver before Spark."""
+    from streamspec.pipeline.io.kws import read_events, read_schema
+    from streamspec.spec.errors import InvalidParameter
+
     schema = read_schema(args.schema)
     inputs = []
     for item in args.input:
@@ -155,20 +155,18 @@ def main(args) -> int:
     params = Params(schema, args.keywords, args.tmax, args.window)
     events, wheres = read_events(inputs, args.deletions)
     validate(params, events, wheres)
-    check_output_path(args.output, args.overwrite)
+    return Plan(params, events)
 
-    spark = session(args.master, app_name=f"streamspec kws {engine_cls.name}")
-    check_output(spark, args.output, args.overwrite)
-    partitions = args.partitions or spark.sparkContext.defaultParallelism
-    rows = replay(spark, engine_cls, params, events, partitions)
-    with SparkProgress(spark, enabled=args.progress, label="kws"):
-        write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
-    result = read_parquet(spark, args.output)
-    n = result.count()
-    appear = result.filter("kind = 'appear'").count()
-    print(sentence("kws", f"{counted(appear, 'result')} that appeared and {n - appear} that "
-                          "ended early", counted(len(events), "event"),
+
+def replay(spark, plan: Plan, engine_cls, partitions: int):
+    return replay_events(spark, engine_cls, plan.params, plan.events, partitions)
+
+
+def summarize(plan: Plan, rows) -> Summary:
+    params = plan.params
+    n = rows.count()
+    appear = rows.filter("kind = 'appear'").count()
+    return Summary(f"{counted(appear, 'result')} that appeared and {n - appear} that ended early",
+                   counted(len(plan.events), "event"),
                    f"keywords {','.join(params.keywords)}, t_max={params.t_max}, "
-                   + (f"w={params.window}" if params.window else "negative tuples"),
-                   engine_cls.name, args.output, time.monotonic() - began), file=sys.stdout)
-    return 0
+                   + (f"w={params.window}" if params.window else "negative tuples"))

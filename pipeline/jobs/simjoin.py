@@ -26,15 +26,16 @@ Replay (exact, equal to the single-process run):
 from __future__ import annotations
 
 import argparse
-import sys
-import time
+
+import attrs
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags
-from streamspec.pipeline.summary import counted, sentence
+from streamspec.pipeline.job import Summary
+from streamspec.pipeline.summary import counted
 from streamspec.spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
 
 PREFERRED_ENGINES = ("swoop", "base", "oracle")
@@ -110,7 +111,7 @@ def _task(engine_cls, params: Params):
     return per_range
 
 
-def replay(spark, stream, engine_cls, params: Params, partitions: int, id_type: str):
+def replay_stream(spark, stream, engine_cls, params: Params, partitions: int, id_type: str):
     """The output rows as a Spark DataFrame (keyed or range-partitioned), before numbering."""
     from pyspark.sql import functions as F
 
@@ -191,17 +192,21 @@ def demo_argv(output_dir: str) -> list[str]:
             "--engine", "swoop", "--output", output_dir, "--overwrite"]
 
 
-def main(args) -> int:
-    from streamspec.pipeline.io import (InputError, check_output, check_output_path, is_parquet,
-                                        write_parquet_atomic)
-    from streamspec.pipeline.io.simjoin import read_sets, sides_present
-    from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import session
-    from streamspec.spec.registry import Registry
+@attrs.frozen
+class Plan:
+    """The sets read and checked on the driver."""
 
+    params: Params
+    stream: object          # a SetStream
+    id_type: str            # Spark type of the ids
+
+
+def prepare(args) -> Plan:
     import os
-    began = time.monotonic()
-    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
+
+    from streamspec.pipeline.io import InputError, is_parquet
+    from streamspec.pipeline.io.simjoin import read_sets, sides_present
+
     if not is_parquet(args.input) and not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     join = args.join or ("rs" if sides_present(args.input) else "self")
@@ -209,45 +214,36 @@ def main(args) -> int:
                     lateness=args.lateness)
     stream = read_sets(args.input, params)
     ids = stream.frame["id"]
-    id_type = "string" if ids.map(lambda v: isinstance(v, str)).any() else "long"
-    check_output_path(args.output, args.overwrite)
-
-    spark = session(args.master, app_name=f"streamspec simjoin {engine_cls.name}")
-    check_output(spark, args.output, args.overwrite)
-    partitions = args.partitions or spark.sparkContext.defaultParallelism
-    rows = replay(spark, stream, engine_cls, params, partitions, id_type)
-    with SparkProgress(spark, enabled=args.progress, label="simjoin"):
-        write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
-    print_summary(spark, args, stream, engine_cls, params, time.monotonic() - began)
-    return 0
+    return Plan(params, stream, "string" if ids.map(lambda v: isinstance(v, str)).any() else "long")
 
 
-def print_summary(spark, args, stream, engine_cls, params, elapsed, out=None) -> None:
-    """The run's sentence, then the best pair of the last list (per key when keyed)."""
+def replay(spark, plan: Plan, engine_cls, partitions: int):
+    return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions, plan.id_type)
+
+
+def summarize(plan: Plan, rows) -> Summary:
+    """The counts and the best pair of the last list (per key when keyed), from ``rows``."""
     from pyspark.sql import functions as F
 
-    from streamspec.pipeline.io import read_parquet
-
-    out = out or sys.stdout
-    result = read_parquet(spark, args.output)
+    stream, params = plan.stream, plan.params
     keys = ["key"] if stream.keyed else []
-    n_rows = result.count()
-    n_events = result.select(*keys, "event").distinct().count()
-    last = result.groupBy(*keys).agg(F.max("event").alias("event"))
+    n_rows = rows.count()
+    n_events = rows.select(*keys, "event").distinct().count()
+    last = rows.groupBy(*keys).agg(F.max("event").alias("event"))
     n_lists = last.count()
     per_key = f" for {counted(n_lists, 'key')}" if keys else ""
     dropped = f" ({counted(stream.dropped, 'late record')} dropped)" if stream.dropped else ""
-    print(sentence("simjoin", f"{counted(n_events, 'top-k change')} ({counted(n_rows, 'row')})"
-                              f"{per_key}",
-                   f"{counted(stream.records, 'record')}{dropped}",
-                   f"k={params.k}, w={params.w}, {params.similarity}, {params.join}-join",
-                   engine_cls.name, args.output, elapsed), file=out)
-    firsts = result.join(last, [*keys, "event"]).filter("rank <= 1").select(*keys, "id_new", "id_old",
-                                                                          "score")
+    firsts = rows.join(last, [*keys, "event"]).filter("rank <= 1").select(*keys, "id_new",
+                                                                        "id_old", "score")
     best = (firsts.orderBy("key") if keys else firsts).limit(SUMMARY_KEYS).collect()
+    details = ()
     if best:
-        print("  most similar pair at the end of the stream: " + "; ".join(
+        details = ("  most similar pair at the end of the stream: " + "; ".join(
             (f"{r['key']}: " if keys else "")
             + (f"{r['id_new']} ~ {r['id_old']} {params.similarity} {r['score']:.3f}"
                if r["id_new"] is not None else "none") for r in best)
-            + (f"; ... ({n_lists - len(best)} more keys)" if n_lists > len(best) else ""), file=out)
+            + (f"; ... ({n_lists - len(best)} more keys)" if n_lists > len(best) else ""),)
+    return Summary(f"{counted(n_events, 'top-k change')} ({counted(n_rows, 'row')}){per_key}",
+                   f"{counted(stream.records, 'record')}{dropped}",
+                   f"k={params.k}, w={params.w}, {params.similarity}, {params.join}-join",
+                   details)

@@ -29,15 +29,15 @@ and mean nDCG@k and precision@k of the engine against it.
 from __future__ import annotations
 
 import argparse
-import sys
-import time
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags
-from streamspec.pipeline.summary import counted, sentence
+from streamspec.pipeline.job import Summary
+from streamspec.pipeline.summary import counted
 from streamspec.spec.topkjoin import PROBLEM, ItemBatch, Params
 
 PREFERRED_ENGINES = ("at-tsm", "oracle")
@@ -91,7 +91,7 @@ def _stream_task(engine_cls, params):
     return task
 
 
-def replay(spark, stream, engine_cls, params: Params, partitions: int):
+def replay_stream(spark, stream, engine_cls, params: Params, partitions: int):
     """The output rows as a Spark DataFrame (one engine per key)."""
     from streamspec.pipeline.replay import keyed
 
@@ -178,45 +178,49 @@ def build_params(args, stream, remote) -> Params:
                   stream_range=srange, remote_range=rrange, remote=remote, seed=args.seed, **kw)
 
 
-def main(args) -> int:
-    from streamspec.pipeline.io import (check_output, check_output_path, read_parquet,
-                                        write_parquet_atomic)
-    from streamspec.pipeline.io.topkjoin import read_items, read_remote
-    from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import session
-    from streamspec.spec.registry import Registry
+@attrs.frozen
+class Plan:
+    args: argparse.Namespace
+    stream: object          # an ItemStream
+    params: Params
 
-    began = time.monotonic()
-    engine_cls = Registry.get(PROBLEM, args.engine or flags.default_engine(PROBLEM, PREFERRED_ENGINES))
-    # the windows first (the stream range needs them), then the inputs, all before Spark
+
+def prepare(args) -> Plan:
+    """The windows first (the stream range needs them), then the inputs, all before Spark."""
+    from streamspec.pipeline.io.topkjoin import read_items, read_remote
+
     Params(omega=args.window, beta=args.slide, k=args.k, n=args.n, budget=args.budget,
            aggregate=args.aggregate, weights=args.weights, t0=args.origin)
     stream = read_items(args.input, args.origin)
-    params = build_params(args, stream, read_remote(args.remote))
-    check_output_path(args.output, args.overwrite)
+    return Plan(args, stream, build_params(args, stream, read_remote(args.remote)))
 
-    spark = session(args.master, app_name=f"streamspec topkjoin {engine_cls.name}")
-    check_output(spark, args.output, args.overwrite)
-    partitions = args.partitions or spark.sparkContext.defaultParallelism
-    with SparkProgress(spark, enabled=args.progress, label="topkjoin"):
-        write_parquet_atomic(replay(spark, stream, engine_cls, params, partitions), args.output,
-                             overwrite=args.overwrite)
-    result = read_parquet(spark, args.output).toPandas()
+
+def replay(spark, plan: Plan, engine_cls, partitions: int):
+    return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions)
+
+
+def summarize(plan: Plan, rows) -> Summary:
+    """Counts, the last answer and, with ``--oracle``, the quality against the oracle."""
+    from streamspec.spec.registry import Registry
+
+    params = plan.params
+    result = rows.toPandas()
     n_eval = len(result.drop_duplicates([c for c in ("key", "window") if c in result]))
     keys = f" for {counted(result['key'].nunique(), 'key')}" if "key" in result else ""
-    print(sentence("topkjoin", f"{counted(n_eval, 'evaluation')} ({counted(len(result), 'row')})"
-                               f"{keys}", counted(len(stream.frame), "item"),
+    details = [last_answer(result)]
+    if plan.args.oracle:
+        spark = rows.sparkSession
+        partitions = plan.args.partitions or spark.sparkContext.defaultParallelism
+        oracle = replay_stream(spark, plan.stream, Registry.get(PROBLEM, "oracle"), params,
+                               partitions).toPandas()
+        details.append(f"topkjoin quality of {plan.args.engine} against the oracle: "
+                       f"{quality_of_rows(result, oracle, params.k)}")
+    return Summary(f"{counted(n_eval, 'evaluation')} ({counted(len(result), 'row')}){keys}",
+                   counted(len(plan.stream.frame), "item"),
                    f"omega={params.omega}, beta={params.beta}, K={params.k}, N={params.n}, "
                    f"budget={params.budget}, {params.aggregate}, stream range "
                    f"{params.stream_range}, remote range {params.remote_range}",
-                   engine_cls.name, args.output, time.monotonic() - began))
-    print(last_answer(result))
-    if args.oracle:
-        oracle = replay(spark, stream, Registry.get(PROBLEM, "oracle"), params, partitions).toPandas()
-        print(f"topkjoin quality of {engine_cls.name} against the oracle: "
-              f"{quality_of_rows(result, oracle, params.k)}")
-    sys.stdout.flush()
-    return 0
+                   tuple(details))
 
 
 def last_answer(result: pd.DataFrame) -> str:

@@ -66,7 +66,7 @@ def test_spark_partitioned_run_equals_single_process(spark):
     inputs = [tuple(a.split("=", 1)) for a in args[3:7]]
     events, _ = read_events(inputs, None)
     single = job.output_rows(job.run_range(FullMeshEngine, params, events, None, None))
-    rows = job.replay(spark, FullMeshEngine, params, events, 3).toPandas()
+    rows = job.replay_events(spark, FullMeshEngine, params, events, 3).toPandas()
     def key(frame):
         return sorted((k, int(t), None if pd.isna(e) else int(e), tuple(ts), tuple(es))
                       for k, t, e, ts, es in frame[["kind", "time", "end", "tids", "edges"]]

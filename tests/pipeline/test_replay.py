@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 from streamspec.conformance.profiles import spark_settings
 from streamspec.conformance.strategies.connectivity import cases, random_case
 from streamspec.pipeline.io.edges import edges_frame, frame_stream
-from streamspec.pipeline.jobs.connectivity import replay
+from streamspec.pipeline.jobs.connectivity import replay_stream as replay
 from streamspec.pipeline.replay import window_ranges
 from streamspec.spec.connectivity import Edge, Params
 from streamspec.spec.registry import Registry

@@ -103,7 +103,7 @@ def ids_or_none(column) -> list:
 
 
 def test_spark_replays_equal_single_run(spark, tmp_path):
-    from streamspec.pipeline.jobs.simjoin import replay
+    from streamspec.pipeline.jobs.simjoin import replay_stream as replay
     params = Params(k=2, w=4)
     one = read_sets(write_jsonl(tmp_path / "one.jsonl", random_rows(11, n=150)), params)
     got = replay(spark, one, SwoopEngine, params, 3, "long").toPandas()

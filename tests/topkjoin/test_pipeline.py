@@ -6,7 +6,8 @@ import pytest
 
 from streamspec.conformance.strategies.topkjoin import random_case
 from streamspec.pipeline.io.topkjoin import ItemStream, read_items, read_remote
-from streamspec.pipeline.jobs.topkjoin import quality_of_rows, replay, run_stream
+from streamspec.pipeline.jobs.topkjoin import quality_of_rows, run_stream
+from streamspec.pipeline.jobs.topkjoin import replay_stream as replay
 from streamspec.spec.errors import MalformedRecord, OutOfOrder
 from streamspec.spec.registry import Registry
 from streamspec.spec.topkjoin_remote import SqliteDataset, TimelineDataset

@@ -1,0 +1,105 @@
+"""The one job skeleton every problem runs through (DESIGN.md, "Spark pipeline"; issue 11).
+
+``streamspec run PROBLEM`` is ``run(adapter, args)`` and ``streamspec stream
+PROBLEM`` is ``streamspec.pipeline.streaming.main``; a problem joins both with
+one adapter module, ``streamspec.pipeline.jobs.PROBLEM``.  The skeleton owns
+the order of things, the same for every problem:
+
+1. resolve the engine, let the adapter read and validate its inputs on the
+   driver (``prepare``: typed, located errors, exit 2, before Spark starts)
+   and refuse an existing output;
+2. start Spark, replay (``replay``: keyed, or exactly partitioned where the
+   problem allows it) and materialise the rows once (``localCheckpoint``), so
+   the write and the summary read the computed rows instead of replaying or
+   re-reading the output;
+3. write the rows atomically (``write_parquet_atomic``), with the progress
+   line on both long steps;
+4. print the summary sentence (``streamspec.pipeline.summary``) and the
+   adapter's detail lines, computed from the rows of step 2.
+
+An adapter module defines, for the batch job:
+
+- ``PROBLEM``, ``PREFERRED_ENGINES`` (the default engine is the first one
+  registered) and the module docstring (its first paragraph is the help);
+- ``add_arguments(parser)``: its flags, the shared ones from
+  ``streamspec.pipeline.flags``;
+- ``prepare(args) -> plan``: everything checkable before Spark (parameters,
+  inputs read or planned from metadata), any object the adapter's other
+  functions understand;
+- ``replay(spark, plan, engine_cls, partitions) -> DataFrame``: the output rows;
+- ``summarize(plan, rows) -> Summary``: from the materialised rows;
+- ``demo_argv(output_dir)``: ``streamspec demo``'s arguments (optional);
+
+and, for ``streamspec stream`` (``streamspec.pipeline.streaming``):
+
+- ``add_stream_arguments(parser)``: the flags that fix ``Params`` without
+  reading the stream (the batch job may derive defaults from the input; a
+  stream has no end to read first);
+- ``stream_params(args) -> Params``, ``SOURCE_SCHEMA`` (or
+  ``source_schema(args)``): the DDL of one input row, without ``key``;
+- ``stream_events(pdf, params)``: a key's rows of a micro-batch, in arrival
+  order, as the engine's input (its columnar batch where it has one);
+- ``stream_rows(outputs, first) -> pandas.DataFrame``: the outputs as rows of
+  ``stream_schema(args)`` (``first`` numbers events on from earlier batches).
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+import attrs
+
+from streamspec.pipeline import flags
+from streamspec.pipeline.summary import sentence
+
+
+@attrs.frozen
+class Summary:
+    """What ``sentence`` needs from the adapter, plus detail lines printed after it."""
+
+    wrote: str
+    source: str
+    settings: str
+    details: tuple[str, ...] = ()
+
+
+def engine_of(adapter, args):
+    from streamspec.spec.registry import Registry
+    return Registry.get(adapter.PROBLEM,
+                        args.engine or flags.default_engine(adapter.PROBLEM, adapter.PREFERRED_ENGINES))
+
+
+def run(adapter, args, out=None) -> int:
+    """``streamspec run PROBLEM``: the steps of the module docstring."""
+    from streamspec.pipeline.io import check_output, check_output_path, write_parquet_atomic
+    from streamspec.pipeline.progress import SparkProgress
+    from streamspec.pipeline.spark import session
+
+    out = out or sys.stdout
+    began = time.monotonic()
+    engine_cls = engine_of(adapter, args)
+    plan = adapter.prepare(args)
+    check_output_path(args.output, args.overwrite)
+
+    spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}")
+    check_output(spark, args.output, args.overwrite)
+    partitions = args.partitions or spark.sparkContext.defaultParallelism
+    with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
+        # computed once: the write and the summary both read these rows
+        rows = adapter.replay(spark, plan, engine_cls, partitions).localCheckpoint()
+        write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
+        summary = adapter.summarize(plan, rows)
+    print(sentence(adapter.PROBLEM, summary.wrote, summary.source, summary.settings,
+                   engine_cls.name, args.output, time.monotonic() - began), file=out)
+    for line in summary.details:
+        print(line, file=out)
+    out.flush()
+    return 0
+
+
+def command(adapter):
+    """The argparse ``func`` of ``streamspec run PROBLEM``."""
+    def main(args) -> int:
+        return run(adapter, args)
+    main.__doc__ = f"streamspec run {adapter.PROBLEM}"
+    return main

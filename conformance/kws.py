@@ -24,7 +24,8 @@ from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.kws import evaluate
 from streamspec.spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, Params,
-                      RemoveEdge, RemoveRelation)
+                                 RemoveEdge, RemoveRelation, edge_json, event_from_json,
+                                 event_to_json, relation_json)
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 PROBLEM = "kws"
@@ -181,52 +182,12 @@ def _schema_features(edges) -> set[str]:
     return out
 
 
-# -- reproducers: JSON lines -----------------------------------------------------------
-def _rel(r: Relation) -> dict:
-    return {"name": r.name, "attributes": list(r.attributes),
-            "text": None if r.text is None else list(r.text)}
-
-
-def _edge(e: JoinEdge) -> list:
-    return [e.id, e.left, e.left_attr, e.right, e.right_attr]
-
-
-def event_to_json(ev) -> dict:
-    if isinstance(ev, Insert):
-        return {"insert": ev.relation, "tid": ev.tid, "values": dict(ev.values), "t": ev.t}
-    if isinstance(ev, Delete):
-        return {"delete": ev.tid, "t": ev.t}
-    if isinstance(ev, AddRelation):
-        return {"add_relation": _rel(ev.relation), "t": ev.t}
-    if isinstance(ev, RemoveRelation):
-        return {"remove_relation": ev.name, "t": ev.t}
-    if isinstance(ev, AddEdge):
-        return {"add_edge": _edge(ev.edge), "t": ev.t}
-    if isinstance(ev, RemoveEdge):
-        return {"remove_edge": ev.edge_id, "t": ev.t}
-    raise TypeError(f"not a kws event: {ev!r}")
-
-
-def event_from_json(d: dict):
-    t = d["t"]
-    if "insert" in d:
-        return Insert(d["insert"], d["tid"], d["values"], t)
-    if "delete" in d:
-        return Delete(d["delete"], t)
-    if "add_relation" in d:
-        return AddRelation(Relation(**d["add_relation"]), t)
-    if "remove_relation" in d:
-        return RemoveRelation(d["remove_relation"], t)
-    if "add_edge" in d:
-        return AddEdge(JoinEdge(*d["add_edge"]), t)
-    return RemoveEdge(d["remove_edge"], t)
-
-
+# -- reproducers: JSON lines (one event a line, ``streamspec.spec.kws.event_to_json``) ------
 def dump(case: Case) -> str:
     p = case.params
     head = {"problem": PROBLEM, "keywords": list(p.keywords), "t_max": p.t_max, "window": p.window,
-            "relations": [_rel(r) for r in p.schema.relations],
-            "edges": [_edge(e) for e in p.schema.edges], "chunks": list(case.chunks)}
+            "relations": [relation_json(r) for r in p.schema.relations],
+            "edges": [edge_json(e) for e in p.schema.edges], "chunks": list(case.chunks)}
     lines = [json.dumps(head)] + [json.dumps(event_to_json(e)) for e in case.events]
     return "\n".join(lines) + "\n"
 

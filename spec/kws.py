@@ -370,3 +370,49 @@ def _alive(entry, rels: _Layer, t: int) -> bool:
     rel = rels.get(name)
     return rel is not None and rel[1] == gen and (t_end is None or t < t_end)
 
+
+
+# -- events as JSON objects --------------------------------------------------------------
+# One plain-JSON form per event kind: the conformance reproducers (JSON lines) and the
+# pipeline's event rows (``streamspec.pipeline.jobs.kws``: events through Spark and back)
+# share it.  JSON keeps what the spec distinguishes: int and str tids (they sort
+# differently, ``tid_key``), int, float and str values and null.
+def relation_json(r: Relation) -> dict:
+    return {"name": r.name, "attributes": list(r.attributes),
+            "text": None if r.text is None else list(r.text)}
+
+
+def edge_json(e: JoinEdge) -> list:
+    return [e.id, e.left, e.left_attr, e.right, e.right_attr]
+
+
+def event_to_json(ev) -> dict:
+    """The JSON object of an event (``event_from_json`` inverts it)."""
+    if isinstance(ev, Insert):
+        return {"insert": ev.relation, "tid": ev.tid, "values": dict(ev.values), "t": ev.t}
+    if isinstance(ev, Delete):
+        return {"delete": ev.tid, "t": ev.t}
+    if isinstance(ev, AddRelation):
+        return {"add_relation": relation_json(ev.relation), "t": ev.t}
+    if isinstance(ev, RemoveRelation):
+        return {"remove_relation": ev.name, "t": ev.t}
+    if isinstance(ev, AddEdge):
+        return {"add_edge": edge_json(ev.edge), "t": ev.t}
+    if isinstance(ev, RemoveEdge):
+        return {"remove_edge": ev.edge_id, "t": ev.t}
+    raise TypeError(f"not a kws event: {ev!r}")
+
+
+def event_from_json(d: dict):
+    t = d["t"]
+    if "insert" in d:
+        return Insert(d["insert"], d["tid"], d["values"], t)
+    if "delete" in d:
+        return Delete(d["delete"], t)
+    if "add_relation" in d:
+        return AddRelation(Relation(**d["add_relation"]), t)
+    if "remove_relation" in d:
+        return RemoveRelation(d["remove_relation"], t)
+    if "add_edge" in d:
+        return AddEdge(JoinEdge(*d["add_edge"]), t)
+    return RemoveEdge(d["remove_edge"], t)

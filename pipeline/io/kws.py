@@ -13,9 +13,14 @@
   attribute of the relation.  CSV fields are typed one by one: an integer,
   else a float, else the text; an empty field is null.
 - Deletions (``--deletions FILE``): the same formats with columns ``tid, t``.
+- Keys: an optional ``key`` column (integer or string) in the files holds
+  independent database streams, one per key (a tenant, a site): each key has
+  its own tids, its own lifespans and its own results.  When one row has a
+  key every row must (deletions included); keys are ints when every key is an
+  integer, else strings (the rule of every reader's ids).
 
 Events are merged in time order; ties keep the order of the inputs on the
-command line (deletions last), then the file order.  Each event remembers
+command line (deletions last), then the file order (per key, the same order).  Each event remembers
 its ``file:line`` for error messages.
 """
 from __future__ import annotations
@@ -23,10 +28,11 @@ from __future__ import annotations
 import json
 import os
 
+import attrs
 import numpy as np
 
-from streamspec.pipeline.io import (INT64, InputError, csv_table, is_parquet, json_objects,
-                                    parquet_files, preview)
+from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, is_parquet,
+                                    json_objects, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
 from streamspec.spec.kws import Delete, Insert
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
@@ -129,8 +135,43 @@ def _time(row: dict, where: str):
     return t
 
 
-def read_events(inputs: list[tuple[str, str]], deletions: str | None) -> tuple[list, list[str]]:
-    """Insert and Delete events in stream order, and the ``file:line`` of each."""
+@attrs.frozen
+class Tuples:
+    """The events of the relation files in stream order, the ``file:line`` of each and,
+    for a keyed input, the key of each (ints when every key is an integer, else strs;
+    ``streamspec.pipeline.io.id_column``), else None."""
+
+    events: list
+    wheres: list
+    keys: list | None = None
+
+    def by_key(self) -> dict:
+        """key -> (events, wheres) of that key's stream, in stream order (keys sorted)."""
+        groups: dict = {}
+        for ev, where, key in zip(self.events, self.wheres, self.keys):
+            events, wheres = groups.setdefault(key, ([], []))
+            events.append(ev)
+            wheres.append(where)
+        return dict(sorted(groups.items()))
+
+
+def _key(row: dict, where: str):
+    key = row.get("key")
+    if isinstance(key, float) and key.is_integer():
+        key = int(key)
+    if isinstance(key, np.integer):
+        key = int(key)
+    if isinstance(key, bool) or not isinstance(key, (int, str)):
+        raise MalformedRecord(f"a keyed input needs an integer or string key on every row, "
+                              f"got {preview(key)}").at(where)
+    return str(key)
+
+
+def read_events(inputs: list[tuple[str, str]], deletions: str | None) -> Tuples:
+    """Insert and Delete events in stream order, with their ``file:line`` and keys.
+
+    A ``key`` column (in any file: then in every row of every file, deletions
+    included) makes independent streams, one per key, each with its own tids."""
     tagged = []
     for order, (rel, path) in enumerate(inputs):
         rows, wheres = _rows(path)
@@ -138,14 +179,19 @@ def read_events(inputs: list[tuple[str, str]], deletions: str | None) -> tuple[l
             t = _time(row, where)
             tid = row.get("tid")
             tid = f"{rel}:{where.rsplit(':', 1)[-1].split()[-1]}" if tid is None else str(tid)
-            values = {k: v for k, v in row.items() if k not in ("t", "tid")}
-            tagged.append((t, order, n, Insert(rel, tid, values, t), where))
+            values = {k: v for k, v in row.items() if k not in ("t", "tid", "key")}
+            tagged.append((t, order, n, Insert(rel, tid, values, t), where, row))
     if deletions:
         rows, wheres = _rows(deletions)
         for n, (row, where) in enumerate(zip(rows, wheres)):
             if row.get("tid") is None:
                 raise MalformedRecord("a deletion needs a tid").at(where)
             t = _time(row, where)
-            tagged.append((t, len(inputs), n, Delete(str(row["tid"]), t), where))
+            tagged.append((t, len(inputs), n, Delete(str(row["tid"]), t), where, row))
     tagged.sort(key=lambda x: x[:3])
-    return [x[3] for x in tagged], [x[4] for x in tagged]
+    keys = None
+    if any(x[5].get("key") is not None for x in tagged):
+        # typed as every reader types ids: ints when every key is an integer
+        keys = id_column([_key(x[5], x[4]) for x in tagged],
+                         lambda i: tagged[i][4]).tolist()
+    return Tuples([x[3] for x in tagged], [x[4] for x in tagged], keys)

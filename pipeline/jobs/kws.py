@@ -3,36 +3,51 @@
 ``streamspec run kws --schema SCHEMA --input REL=FILE [REL=FILE ...] --keywords k1,k2
 --tmax T (--window W | --deletions FILE) --engine NAME --output DIR [--partitions P]``
 (shared flags: ``streamspec.pipeline.flags``; the spec has no lateness policy: the
-inputs are merged in time order, so there is no ``--lateness``) reads the schema and the tuples (``streamspec.pipeline.io.kws``), runs the engine and
-writes every output event (notes/kws.md): ``kind`` ("appear" or "end"),
-``time``, ``end`` (null unless known), ``tids`` (sorted tids as strings),
-``edges`` (sorted ``edge_id:left_tid:right_tid``).
+inputs are merged in time order, so there is no ``--lateness``) reads the schema and
+the tuples (``streamspec.pipeline.io.kws``), runs the engine and writes every output
+event (notes/kws.md): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unless
+known), ``tids`` (sorted tids as strings), ``edges`` (sorted
+``edge_id:left_tid:right_tid``); plus ``key`` first when the input is keyed.
 
-Exact time-partitioned replay (sliding window): time is cut into ``P``
-ranges ``[lo, hi)``; the task of a range replays the events from ``lo - w``
+Events travel through Spark as rows (``event_rows``: order, time and the event's
+JSON), never as a broadcast of the whole stream.
+
+Keyed replay: a ``key`` column in the relation files holds independent database
+streams (each key its own tids and results); one engine per key
+(``replay_keyed``), each key's rows together and in canonical order.
+
+Exact time-partitioned replay (one stream, sliding window): time is cut into
+``P`` ranges ``[lo, hi)``; the task of a range replays the events from ``lo - w``
 on (the halo of one window: every tuple alive at some instant of the range),
 closes its last instant with the watermark ``hi`` and keeps the outputs with
-``lo <= time < hi``; schema changes before the halo are replayed too.  An output at ``tau`` depends only on the tuples alive
-at ``tau``, so the union equals the single-process run.  Deletions of tuples
-before the halo are left out (their tuples are not replayed).  In the
-positive-negative model a tuple may live forever, so the stream is replayed
-in one task.
+``lo <= time < hi``; schema changes before the halo are replayed too.  An output
+at ``tau`` depends only on the tuples alive at ``tau`` (paper Lemma 1: a result
+lives from its latest tuple's start to its earliest tuple's end), so the union
+equals the single-process run.  Deletions of tuples before the halo are left out
+(their tuples are not replayed).  In the positive-negative model a tuple may live
+forever, so the stream is replayed in one task.  ``conformance.kws.partitioned_mismatch``
+checks both replays against the oracle.
 """
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 import attrs
+import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags
 from streamspec.pipeline.job import Summary
 from streamspec.pipeline.summary import counted
-from streamspec.spec.kws import PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params
+from streamspec.spec.kws import (PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params,
+                                 event_from_json, event_to_json)
 
 PREFERRED_ENGINES = ("fullmesh", "forest", "oracle")
 OUTPUT_SCHEMA = "kind string, time long, end long, tids array<string>, edges array<string>"
+EVENT_SCHEMA = "seq long, t long, schema boolean, event string"    # ``event_rows``
+INT64_MIN = -2**63
 DATA = Path(__file__).resolve().parent.parent / "data" / "kws"
 
 
@@ -80,27 +95,92 @@ def time_ranges(events: list, partitions: int) -> list[tuple[int, int | None]]:
     return [(lo, hi) for lo, hi in zip(bounds, bounds[1:] + [None])]
 
 
+# -- events through Spark ----------------------------------------------------------------
+def event_rows(events: list, keys: list | None = None) -> pd.DataFrame:
+    """Events as rows of ``EVENT_SCHEMA`` (plus ``key``): ``seq`` (stream order), ``t``,
+    ``schema`` (a schema change: replayed by every range) and ``event``, the event's JSON
+    (``streamspec.spec.kws.event_to_json``: int and str tids, value types and nulls
+    survive, which the outputs' canonical order depends on)."""
+    frame = pd.DataFrame({
+        "seq": np.arange(len(events), dtype=np.int64),
+        "t": np.array([ev.t for ev in events], dtype=np.int64),
+        "schema": np.array([isinstance(ev, SCHEMA_EVENTS) for ev in events], dtype=bool),
+        "event": pd.Series([json.dumps(event_to_json(ev)) for ev in events], dtype=object)})
+    if keys is not None:
+        frame["key"] = pd.Series(keys, dtype=np.int64 if key_type(keys) == "long" else object)
+    return frame
+
+
+def events_of(pdf: pd.DataFrame) -> list:
+    """The events of rows of ``event_rows``, in stream order (shuffles do not keep it)."""
+    ordered = pdf.sort_values("seq", kind="stable")
+    return [event_from_json(json.loads(text)) for text in ordered["event"].tolist()]
+
+
+def key_type(keys: list) -> str:
+    return "long" if all(isinstance(k, int) for k in keys) else "string"
+
+
+def replay_keyed(spark, engine_cls, params: Params, events: list, keys: list, partitions: int):
+    """One engine per key (``groupBy(key).applyInPandas``, the pattern of
+    ``streamspec.pipeline.replay.keyed``): each key's events in stream order through a
+    fresh engine, flushed; rows ``key`` first, each key's rows together and in canonical
+    order."""
+    ktype = key_type(keys)
+    frame = event_rows(events, keys)
+    df = spark.createDataFrame(frame, f"{EVENT_SCHEMA}, key {ktype}")
+    # one shuffle: groupBy reuses the key partitioning (``partitions`` tasks)
+    df = df.repartition(max(1, min(partitions, len(set(keys)))), "key")
+
+    def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
+        key = pdf["key"].iloc[0]
+        rows = output_rows(run_range(engine_cls, params, events_of(pdf), None, None))
+        rows.insert(0, "key", pd.Series([key] * len(rows),
+                                        dtype=np.int64 if ktype == "long" else object))
+        return rows
+
+    return df.groupBy("key").applyInPandas(per_key, f"key {ktype}, {OUTPUT_SCHEMA}")
+
+
 def replay_events(spark, engine_cls, params: Params, events: list, partitions: int):
-    """The output rows as a Spark DataFrame, in canonical order within each range."""
-    if params.window is None or partitions <= 1 or not events:
-        tasks = [(None, None)]
-    else:
-        tasks = time_ranges(events, partitions)
-    shared = spark.sparkContext.broadcast(events)
+    """One stream, exactly time-partitioned (module docstring): the output rows, each
+    range's in canonical order.
+
+    The events travel as rows; each range task gets, through a join with the ranges
+    (broadcast, a few rows), the schema changes before its end and the other events
+    of ``[lo - w, hi)``, and drops deletions of tuples inserted before that
+    (``range_events``).  The positive-negative model, one partition or an empty stream
+    is one task over every event."""
+    from pyspark.sql import functions as F
+
+    if not events:
+        return spark.createDataFrame([], OUTPUT_SCHEMA)
     w = params.window
+    tasks = [(None, None)] if w is None or partitions <= 1 else time_ranges(events, partitions)
+    rows = spark.createDataFrame(event_rows(events), EVENT_SCHEMA)
+    # per range: events from ``t_from`` (the halo's start; null: all) to ``hi`` (null: all)
+    bounds = spark.createDataFrame(
+        [(p, None if lo is None else max(lo - w, INT64_MIN), hi)
+         for p, (lo, hi) in enumerate(tasks)], "part int, t_from long, hi long")
+    picked = rows.join(F.broadcast(bounds),
+                       (F.col("hi").isNull() | (F.col("t") < F.col("hi")))
+                       & (F.col("t_from").isNull() | F.col("schema")
+                          | (F.col("t") >= F.col("t_from"))))
 
-    def per_task(items):
-        for lo, hi in items:
-            evs = shared.value if lo is None else range_events(shared.value, lo, hi, w)
-            frame = output_rows(run_range(engine_cls, params, evs, lo, hi))
-            yield from frame.astype(object).where(frame.notna(), None).itertuples(index=False, name=None)
+    def per_range(pdf: pd.DataFrame) -> pd.DataFrame:
+        lo, hi = tasks[int(pdf["part"].iloc[0])]
+        evs = events_of(pdf)
+        if lo is not None:
+            evs = range_events(evs, lo, hi, w)
+        return output_rows(run_range(engine_cls, params, evs, lo, hi))
 
-    rdd = spark.sparkContext.parallelize(tasks, len(tasks)).mapPartitions(per_task)
-    return spark.createDataFrame(rdd, OUTPUT_SCHEMA)
+    return (picked.repartition(len(tasks), "part").groupBy("part")
+            .applyInPandas(per_range, OUTPUT_SCHEMA))
 
 
 def validate(params: Params, events: list, wheres: list) -> None:
-    """The spec's checks on the driver, before Spark starts; errors name ``file:line``."""
+    """The spec's checks on the driver, before Spark starts; errors name ``file:line``.
+    (Keyed: once per key, each key its own stream.)"""
     from streamspec.spec.errors import RecordError
     try:
         KwsEngine(params)._validate(events)
@@ -113,7 +193,9 @@ def validate(params: Params, events: list, wheres: list) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schema", required=True, help="schema file, JSON or YAML (required)")
     flags.add_input(parser, "REL=FILE", "tuples of relation REL: CSV, JSON lines or Parquet with "
-                                        "an integer column t; one REL=FILE per relation", nargs="+")
+                                        "an integer column t, optional tid and key (independent "
+                                        "streams, one engine per key); one REL=FILE per "
+                                        "relation", nargs="+")
     parser.add_argument("--keywords", required=True, help="comma-separated query keywords (required)")
     parser.add_argument("--tmax", type=flags.int64, required=True, metavar="T",
                         help="max tuples per result (required)")
@@ -121,10 +203,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     flags.add_window(parser, kind=flags.int64, aliases=("-w",), required=False, target=model,
                      note="(the sliding-window model; one of --window and --deletions is required)")
     model.add_argument("--deletions", metavar="FILE",
-                       help="negative tuples (columns tid, t): the positive-negative model instead "
+                       help="negative tuples (columns tid, t[, key]): the positive-negative model instead "
                             "of a window (one of --window and --deletions is required)")
     flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
-    flags.add_run_options(parser, unit="time ranges (window model only)")
+    flags.add_run_options(parser, unit="time ranges (window model, one stream) or key partitions")
 
 
 def demo_argv(output_dir: str) -> list[str]:
@@ -138,6 +220,7 @@ def demo_argv(output_dir: str) -> list[str]:
 class Plan:
     params: Params
     events: list
+    keys: list | None = None      # the key of each event (keyed input), else None
 
 
 def prepare(args) -> Plan:
@@ -153,20 +236,28 @@ def prepare(args) -> Plan:
             raise InvalidParameter(f"--input expects REL=FILE, got {item!r}")
         inputs.append((rel, path))
     params = Params(schema, args.keywords, args.tmax, args.window)
-    events, wheres = read_events(inputs, args.deletions)
-    validate(params, events, wheres)
-    return Plan(params, events)
+    tuples = read_events(inputs, args.deletions)
+    if tuples.keys is None:
+        validate(params, tuples.events, tuples.wheres)
+    else:
+        for events, wheres in tuples.by_key().values():
+            validate(params, events, wheres)
+    return Plan(params, tuples.events, tuples.keys)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
+    if plan.keys is not None:
+        return replay_keyed(spark, engine_cls, plan.params, plan.events, plan.keys, partitions)
     return replay_events(spark, engine_cls, plan.params, plan.events, partitions)
 
 
 def summarize(plan: Plan, rows) -> Summary:
+    """Counts of appeared and early-ended results (one Spark job over the held rows)."""
     params = plan.params
-    n = rows.count()
-    appear = rows.filter("kind = 'appear'").count()
-    return Summary(f"{counted(appear, 'result')} that appeared and {n - appear} that ended early",
+    counts = dict(rows.groupBy("kind").count().collect())
+    appear, ended = counts.get("appear", 0), counts.get("end", 0)
+    keys = f" over {counted(len(set(plan.keys)), 'key')}" if plan.keys is not None else ""
+    return Summary(f"{counted(appear, 'result')} that appeared and {ended} that ended early{keys}",
                    counted(len(plan.events), "event"),
                    f"keywords {','.join(params.keywords)}, t_max={params.t_max}, "
                    + (f"w={params.window}" if params.window else "negative tuples"))

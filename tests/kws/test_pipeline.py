@@ -33,16 +33,18 @@ def test_readers_and_bad_records(tmp_path):
     schema = read_schema(str(tmp_path / "s.json"))
     (tmp_path / "r.csv").write_text("tid,t,a,s\nx,1,1,Hello World\ny,2,,\n")
     (tmp_path / "s.jsonl").write_text('{"t": 1, "a": 1}\n')
-    events, wheres = read_events([("R", str(tmp_path / "r.csv")), ("S", str(tmp_path / "s.jsonl"))], None)
+    tuples = read_events([("R", str(tmp_path / "r.csv")), ("S", str(tmp_path / "s.jsonl"))], None)
+    events, wheres = tuples.events, tuples.wheres
+    assert tuples.keys is None
     assert [e.tid for e in events] == ["x", "S:1", "y"]
     assert dict(events[0].values) == {"a": 1, "s": "Hello World"}
     assert wheres[1].endswith("s.jsonl:1")
     from streamspec.spec.kws import Params
     params = Params(schema, "hello", 2, 5)
     (tmp_path / "bad.csv").write_text("t,a,zzz\n1,1,2\n")
-    events, wheres = read_events([("R", str(tmp_path / "bad.csv"))], None)
+    tuples = read_events([("R", str(tmp_path / "bad.csv"))], None)
     with pytest.raises(InvalidRecord, match=r"bad.csv:2"):
-        job.validate(params, events, wheres)
+        job.validate(params, tuples.events, tuples.wheres)
     (tmp_path / "bad2.csv").write_text("t,a\nsoon,1\n")
     with pytest.raises(MalformedRecord, match=r"bad2.csv:2"):
         read_events([("R", str(tmp_path / "bad2.csv"))], None)
@@ -64,7 +66,7 @@ def test_spark_partitioned_run_equals_single_process(spark):
     from streamspec.spec.kws import Params
     params = Params(schema, "tarantino,travolta", 5, 100)
     inputs = [tuple(a.split("=", 1)) for a in args[3:7]]
-    events, _ = read_events(inputs, None)
+    events = read_events(inputs, None).events
     single = job.output_rows(job.run_range(FullMeshEngine, params, events, None, None))
     rows = job.replay_events(spark, FullMeshEngine, params, events, 3).toPandas()
     def key(frame):

@@ -39,12 +39,13 @@ from __future__ import annotations
 
 import argparse
 import pickle
+import re
 import sys
 
 import pandas as pd
 
 from streamspec.pipeline import flags
-from streamspec.spec.errors import StreamspecError
+from streamspec.spec.errors import RecordError, StreamspecError
 
 STATE_SCHEMA = "engine binary, outputs long"
 ORDER = ("_file", "_block", "_row")     # arrival order inside a micro-batch (module docstring)
@@ -60,7 +61,7 @@ def source_schema(adapter, args) -> str:
     return f"{schema}, key {args.key_type}"
 
 
-def key_step(adapter, engine_cls, params):
+def key_step(adapter, engine_cls, params, fmt: str = "parquet"):
     """The ``applyInPandasWithState`` function: one key, one micro-batch."""
     def step(key, batches, state):
         if state.exists:
@@ -72,8 +73,14 @@ def key_step(adapter, engine_cls, params):
         outputs = []
         if frames:
             pdf = pd.concat(frames, ignore_index=True).sort_values(list(ORDER), kind="stable")
-            pdf = pdf.drop(columns=[*ORDER, "key"]).reset_index(drop=True)
-            outputs = list(engine.process(adapter.stream_events(pdf, params)))
+            pdf = pdf.reset_index(drop=True)
+            try:
+                outputs = list(engine.process(
+                    adapter.stream_events(pdf.drop(columns=[*ORDER, "key"]), params)))
+            except RecordError as err:
+                if err.index is not None and err.index < len(pdf):
+                    raise err.at(_where(pdf.loc[err.index], fmt)) from None
+                raise
         state.update((pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL), first + len(outputs)))
         if outputs:
             rows = adapter.stream_rows(outputs, first)
@@ -82,17 +89,46 @@ def key_step(adapter, engine_cls, params):
     return step
 
 
-def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_schema: str):
+def _where(row, fmt: str) -> str:
+    """Where a row is: ``file:line`` in a JSON-lines or CSV file (one header line),
+    ``file: row N`` in a Parquet file (rows from 1), or in a split of a large text file
+    (Spark numbers no lines; the split's first byte says where to look)."""
+    name, n, block = row["_file"], int(row["_row"]), int(row["_block"])
+    if fmt == "parquet":
+        return f"{name}: row {n + 1}"
+    if block:
+        return f"{name}: row {n + 1} of the split from byte {block}"
+    return f"{name}:{n + (2 if fmt == 'csv' else 1)}"
+
+
+def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_schema: str,
+                   fmt: str = "parquet"):
     """The streaming output rows (``key`` first) of a streaming DataFrame of input rows."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    ordered = rows.select("*", F.col("_metadata.file_name").alias("_file"),
-                          F.col("_metadata.file_block_start").alias("_block"),
-                          F.monotonically_increasing_id().alias("_row"))
+    located = rows.select("*", F.col("_metadata.file_name").alias("_file"),
+                          F.col("_metadata.file_block_start").alias("_block"))
+    # Spark numbers no rows in a stream (monotonically_increasing_id is refused there), but
+    # one task reads one file split front to back: count the rows of each split as they pass
+    from pyspark.sql.types import LongType, StructField, StructType
+    schema = StructType([*located.schema.fields, StructField("_row", LongType())])
+    ordered = located.mapInPandas(_number_rows, schema)
     return ordered.groupBy("key").applyInPandasWithState(
-        key_step(adapter, engine_cls, params), f"key {key_type}, {output_schema}", STATE_SCHEMA,
+        key_step(adapter, engine_cls, params, fmt), f"key {key_type}, {output_schema}", STATE_SCHEMA,
         "append", GroupStateTimeout.NoTimeout)
+
+
+def _number_rows(batches):
+    """``_row``: each row's position in its file split, in the order one task reads it."""
+    seen: dict = {}
+    for pdf in batches:
+        split = pd.MultiIndex.from_frame(pdf[["_file", "_block"]])
+        position = pdf.groupby(["_file", "_block"], sort=False).cumcount().to_numpy()
+        before = pd.Series([seen.get(k, 0) for k in split], dtype="int64").to_numpy()
+        yield pdf.assign(_row=position + before)
+        for k, n in pdf.groupby(["_file", "_block"], sort=False).size().items():
+            seen[k] = seen.get(k, 0) + int(n)
 
 
 def read_source(spark, args, schema: str):
@@ -140,7 +176,10 @@ def run(adapter, args, out=None) -> int:
     spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}")
     rows = read_source(spark, args, source_schema(adapter, args))
     outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
-                             adapter.stream_schema(args))
+                             adapter.stream_schema(args), args.format)
+    # a failing record stops the query; the JVM would log the Python traceback once per
+    # task, stage and query: the reason is reported once, below, with its file and line
+    spark.sparkContext.setLogLevel("FATAL")
     query = write_stream_parquet(outputs, args.output, args.checkpoint,
                                  available_now=args.trigger_once,
                                  interval=None if args.trigger_once else args.interval)
@@ -160,11 +199,14 @@ def run(adapter, args, out=None) -> int:
 
 
 def _reason(err) -> str:
-    """The Python error's last line out of a Spark stack trace (the spec's message)."""
-    text = str(err)
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    spec = [ln for ln in lines if "streamspec" in ln and "Error" in ln]
-    return (spec or lines or [type(err).__name__])[-1]
+    """The spec's message out of a Spark stack trace (``streamspec...Error: message``)."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    spec = [m.group(1) for m in map(_SPEC_ERROR.match, lines) if m]
+    python = [ln for ln in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", ln)]
+    return (spec or python or lines or [type(err).__name__])[0]
+
+
+_SPEC_ERROR = re.compile(r"^streamspec\.[\w.]+: (.*)$")
 
 
 def command(adapter):

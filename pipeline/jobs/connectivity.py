@@ -136,6 +136,7 @@ class Plan:
     id_kind: type = int                 # the query ids' type (the footers' or str)
     params: Params | None = None        # with the typed workload, once known
     stream: object = None               # the EdgeStream replayed (edges, dropped, keyed)
+    partitions: int = 1                 # what replay was asked to spread over
 
 
 def prepare(args) -> Plan:
@@ -168,6 +169,7 @@ def replay(spark, plan: Plan, engine_cls, partitions: int):
     from streamspec.pipeline.io import edges as edge_io
 
     args, fast = plan.args, plan.fast
+    plan.partitions = partitions
     if fast is not None and fast.rows:
         kept = range_scan.replay(spark, fast, engine_cls, plan.params, partitions,
                                  as_text=plan.id_kind is str and fast.vertex_type is int)
@@ -202,10 +204,24 @@ def summarize(plan: Plan, rows) -> Summary:
         details.append(f"  Q{q} ({a}, {b}): {text}")
     if len(params.workload) > SHOWN_QUERIES:
         details.append(f"  ... {len(params.workload) - SHOWN_QUERIES} more queries")
+    if not stream.keyed and n_windows:
+        details.append(halo_line(params, stream, n_windows, plan.partitions))
     return Summary(f"{counted(n_windows, 'window')}{keys}",
                    f"{counted(stream.edges, 'edge')}{dropped}",
                    f"r={params.r}, s={params.s}, {counted(len(params.workload), 'query', 'queries')}",
                    tuple(details))
+
+
+def halo_line(params: Params, stream, n_windows: int, partitions: int) -> str:
+    """How many window ranges replayed the stream and how much of it they read twice
+    (README, "The Spark pipeline": adjacent ranges overlap by ``r - s`` time units)."""
+    from streamspec.pipeline.replay import window_ranges
+
+    ranges = len(window_ranges(n_windows, partitions))
+    span = max(1, stream.last_t - stream.first_t + 1)
+    overlap = (ranges - 1) * max(0, params.r - params.s)
+    return (f"  replayed in {counted(ranges, 'window range')}; the ranges overlap by "
+            f"{overlap} time units, {100 * overlap / span:.1f}% of the stream's span")
 
 
 # -- streamspec stream connectivity (streamspec.pipeline.streaming) -----------------------

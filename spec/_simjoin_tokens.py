@@ -100,6 +100,31 @@ class TokenNumbering:
         self._h_used = 0
         self._strs: dict[str, int] = {}
 
+    def __getstate__(self) -> dict:
+        """The direct table without its unused capacity: Spark keeps engines pickled in
+        group state (``streamspec stream``), and the table grows in large steps
+        (``grown_direct``: 64K entries, 512 KB, for a few small tokens).  It is
+        stored as its used prefix, or as (token, id) pairs when those are fewer
+        bytes, plus its capacity; ``__setstate__`` rebuilds it entry for entry."""
+        state = self.__dict__.copy()
+        direct = self._direct
+        used = np.flatnonzero(direct >= 0)
+        prefix = int(used[-1]) + 1 if used.size else 0
+        if 2 * used.size < prefix:
+            state["_direct"] = ("pairs", direct.size, used, direct[used])
+        else:
+            state["_direct"] = ("prefix", direct.size, direct[:prefix].copy())
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        form, cap, *parts = state["_direct"]
+        direct = np.full(cap, -1, np.int64)
+        if form == "pairs":
+            direct[parts[0]] = parts[1]
+        else:
+            direct[:parts[0].size] = parts[0]
+        self.__dict__.update(state, _direct=direct)
+
     def add_ints(self, tok: np.ndarray) -> np.ndarray:
         tok = np.ascontiguousarray(tok, dtype=np.int64)
         if tok.size == 0:

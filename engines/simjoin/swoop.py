@@ -33,6 +33,26 @@ def _grow(a: np.ndarray, need: int, fill=None) -> np.ndarray:
     return out
 
 
+def _drop_expired(m, r_ts, rec, p_tok, a_rec) -> None:
+    """Move the live records (``OLDEST..``) and their tokens to the front of
+    ``r_ts``, ``rec``, ``p_tok``, in place, and rebase the local numbers: token
+    offsets, the index entries ``a_rec[:A_TOP]`` (expiry popped every expired
+    record from its lists, so every entry names a live one) and ``meta``."""
+    d = int(m[K.OLDEST] - m[K.REC_BASE])
+    live = int(m[K.N_REC] - m[K.OLDEST])
+    for a in (r_ts, rec):
+        a[:live] = a[d:d + live].copy()
+    dp = int(rec[0, K.PTR]) if live else int(m[K.N_POST] - m[K.POST_BASE])
+    n_live_post = int(m[K.N_POST] - m[K.POST_BASE]) - dp
+    p_tok[:n_live_post] = p_tok[dp:dp + n_live_post].copy()
+    # local numbers: rebase token offsets and index entries, restart the scan stamps
+    rec[:live, K.PTR] -= dp
+    rec[:live, K.MARK] = -1
+    a_rec[:int(m[K.A_TOP])] -= d
+    m[K.REC_BASE] = m[K.OLDEST]
+    m[K.POST_BASE] += dp
+
+
 class SwoopEngine(SimJoinEngine):
     """Candidate index with cropped expiry-ordered lists and a minimal stock."""
 
@@ -70,18 +90,7 @@ class SwoopEngine(SimJoinEngine):
         d = int(m[K.OLDEST] - m[K.REC_BASE])
         if d <= 0 or 2 * d < m[K.N_REC] - m[K.REC_BASE]:
             return
-        live = int(m[K.N_REC] - m[K.OLDEST])
-        for a in (self.r_ts, self.rec):
-            a[:live] = a[d:d + live].copy()
-        dp = int(self.rec[0, K.PTR]) if live else int(m[K.N_POST] - m[K.POST_BASE])
-        n_live_post = int(m[K.N_POST] - m[K.POST_BASE]) - dp
-        self.p_tok[:n_live_post] = self.p_tok[dp:dp + n_live_post].copy()
-        # local numbers: rebase token offsets and index entries, restart the scan stamps
-        self.rec[:live, K.PTR] -= dp
-        self.rec[:live, K.MARK] = -1
-        self.a_rec[:int(m[K.A_TOP])] -= d
-        m[K.REC_BASE] = m[K.OLDEST]
-        m[K.POST_BASE] += dp
+        _drop_expired(m, self.r_ts, self.rec, self.p_tok, self.a_rec)
 
     def _reserve(self, prep) -> None:
         m = self.meta
@@ -125,6 +134,50 @@ class SwoopEngine(SimJoinEngine):
         self.out_pos, self.out_ptr = _grow(self.out_pos, ev), _grow(self.out_ptr, ev)
         self.out_i, self.out_j = _grow(self.out_i, rows), _grow(self.out_j, rows)
         self.out_sc, self.out_e = _grow(self.out_sc, rows), _grow(self.out_e, rows)
+
+    # -- pickling ------------------------------------------------------------------
+    def __getstate__(self) -> dict:
+        """The state without spare capacity, for Spark's group state (``streamspec stream``
+        pickles the engine after every micro-batch, DESIGN.md "Streaming").
+
+        Live engines keep room to grow: the index arena has at least
+        ``arena_slack`` (1M) free entries, 12 MB whatever the window holds, and
+        the per-insert and output buffers keep the size of the largest batch
+        so far.  The pickle keeps only what the kernel reads before it writes:
+        the arena compacted to its live lists (``compact_arena`` on copies, so
+        this engine is untouched), the rows of the records still in the window
+        and their tokens (expired ones dropped as ``_compact`` does),
+        the stock and end time index up to ``NS``, the index list rows of the
+        known tokens.  The scratch buffers (candidates, per-insert keys, the
+        kernel's output) go empty.  Every buffer is grown on demand by the
+        same paths a live engine takes (``_reserve``, ``NEED_STOCK``,
+        ``NEED_ARENA``, ``NEED_OUT``), and no result depends on capacity or on
+        where a list's segment sits in the arena, so the copy goes on exactly
+        as the original (``conformance.contracts.check_pickling``).
+        """
+        state = self.__dict__.copy()
+        m = self.meta.copy()
+        rows = int(self.tokens.size) * (2 if self.params.join == "rs" else 1)
+        lists = self.lists[:rows].copy()
+        size = int(IK.compacted_size(lists))
+        a_rec, a_e = np.empty(size, np.int32), np.empty(size, _F8)
+        m[K.A_TOP] = IK.compact_arena(lists, self.a_rec, self.a_e, a_rec, a_e)
+        m[K.A_GARBAGE] = 0
+        n_rec, n_post = int(m[K.N_REC] - m[K.REC_BASE]), int(m[K.N_POST] - m[K.POST_BASE])
+        r_ts, rec, p_tok = self.r_ts[:n_rec].copy(), self.rec[:n_rec].copy(), self.p_tok[:n_post].copy()
+        if m[K.OLDEST] > m[K.REC_BASE]:         # expired records: what _compact drops, at once
+            _drop_expired(m, r_ts, rec, p_tok, a_rec)
+            n_rec, n_post = int(m[K.N_REC] - m[K.REC_BASE]), int(m[K.N_POST] - m[K.POST_BASE])
+        ns = int(m[K.NS])
+        state.update(meta=m, lists=lists, a_rec=a_rec, a_e=a_e, r_ts=r_ts[:n_rec], rec=rec[:n_rec],
+                     p_tok=p_tok[:n_post],
+                     s=[a[:ns].copy() for a in self.s], e=[a[:ns].copy() for a in self.e],
+                     s_dead=self.s_dead[:ns].copy())
+        for name in ("pc", "pce", "pclb", "c_ord", "thr", *_SCRATCH, "out_pos", "out_ptr",
+                     "out_i", "out_j", "out_sc", "out_e"):
+            state[name] = state[name][:0].copy()
+        state["c"] = [a[:0].copy() for a in self.c]
+        return state
 
     # -- the hook ----------------------------------------------------------------
     def _apply(self, prep):

@@ -22,6 +22,16 @@ Replay (exact, equal to the single-process run):
   after ``lo - 1`` and every change from ``lo`` on are the single run's.
   Event ordinals are local per range and shifted by the counts of the ranges
   before (collected on the driver).
+
+``streamspec stream simjoin --source DIR --checkpoint DIR --output DIR --k K
+--window W [--join rs] [--id-type|--token-type|--ts-type ...]``
+(``streamspec.pipeline.streaming``): the same rows from files arriving in
+``DIR`` (columns ``id, ts, tokens | text[, side, key]``), one engine per key
+in Spark's group state, events numbered on across micro-batches.  The flags
+fix what the batch job reads off the input (the join kind, the column
+types).  Integer ids and tokens reach the engine as one ``RecordBatch`` per
+micro-batch; SWOOP pickles without its spare capacity
+(``SwoopEngine.__getstate__``), so the state is the window's size, not 13 MB.
 """
 from __future__ import annotations
 
@@ -247,3 +257,120 @@ def summarize(plan: Plan, rows) -> Summary:
                    f"{counted(stream.records, 'record')}{dropped}",
                    f"k={params.k}, w={params.w}, {params.similarity}, {params.join}-join",
                    details)
+
+
+# -- streamspec stream simjoin (pipeline/streaming.py) -------------------------------------
+def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags that fix ``Params`` and the source's column types without reading the stream
+    (the batch job derives ``--join`` and the id type from the input; a stream has no end)."""
+    parser.add_argument("--k", type=flags.int64, required=True, metavar="K",
+                        help="result pairs k (required)")
+    flags.add_window(parser, kind=_number, unit="time units of ts, a number", aliases=("-w",))
+    parser.add_argument("--similarity", choices=SIMILARITIES, default="jaccard",
+                        help="similarity function (default: jaccard)")
+    parser.add_argument("--join", choices=("self", "rs"), default="self",
+                        help="self join, or R-S two-stream join of records with a side "
+                             "(default: self)")
+    parser.add_argument("--id-type", choices=("long", "string"), default="long",
+                        help="type of the record ids in the files (default: long)")
+    parser.add_argument("--token-type", choices=("long", "string"), default="string",
+                        help="type of the tokens array in the files; long takes the engines' "
+                             "columnar path; a text column always gives string tokens "
+                             "(default: string)")
+    parser.add_argument("--ts-type", choices=("double", "long"), default="double",
+                        help="type of ts in the files: Parquet must match it exactly, JSON "
+                             "reads integers as double too (default: double)")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+    flags.add_lateness(parser, "records")
+
+
+def source_schema(args) -> str:
+    """One record: ``id, ts, tokens | text[, side]`` (``streamspec.pipeline.streaming`` adds
+    ``key``); missing columns read as nulls."""
+    return (f"id {args.id_type}, ts {args.ts_type}, tokens array<{args.token_type}>, "
+            "text string, side string")
+
+
+def stream_params(args) -> Params:
+    return Params(k=args.k, w=args.window, similarity=args.similarity, join=args.join,
+                  lateness=args.lateness)
+
+
+def stream_events(pdf: pd.DataFrame, params: Params):
+    """A key's rows of a micro-batch, in arrival order, as the engine's input.
+
+    Integer ids and tokens without ``text`` (and sides that are all ``R``/``S``
+    in the two-stream join, all null in the self join) go in as one
+    ``RecordBatch``, the engines' columnar path; anything else as ``Record``
+    objects (``text`` tokenised by the batch job's rule), so that a bad row
+    (a null id, no tokens, a stray side) meets the spec's own check and its
+    typed error, which names the record's position in the key's stream.
+    """
+    batch = record_batch(pdf, params)
+    return batch if batch is not None else stream_records(pdf)
+
+
+def record_batch(pdf: pd.DataFrame, params: Params):
+    """``pdf`` as a ``RecordBatch`` when the columnar path applies (``stream_events``), else None."""
+    from streamspec.spec.simjoin import SIDES, RecordBatch
+
+    n = len(pdf)
+    if "tokens" not in pdf or pdf["id"].dtype.kind not in "iu" or pdf["ts"].dtype.kind not in "iuf":
+        return None
+    if "text" in pdf and pdf["text"].notna().any():
+        return None
+    tokens = pdf["tokens"].tolist()
+    if any(t is None or (isinstance(t, float) and t != t) for t in tokens):
+        return None
+    arrays = [np.asarray(t) for t in tokens]
+    if any(a.dtype.kind not in "iu" and a.size for a in arrays):
+        return None
+    sides = pdf["side"].tolist() if "side" in pdf else [None] * n
+    if params.join == "rs":
+        if not all(s in SIDES for s in sides):
+            return None
+        side = np.fromiter((SIDES[s] for s in sides), np.int8, n)
+    else:
+        if any(isinstance(s, str) for s in sides):
+            return None
+        side = None
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum([a.size for a in arrays], out=ptr[1:])
+    tok = np.concatenate(arrays).astype(np.int64) if n else np.empty(0, np.int64)
+    return RecordBatch(pdf["id"].to_numpy(np.int64), pdf["ts"].to_numpy(), ptr, tok, side)
+
+
+def stream_records(pdf: pd.DataFrame) -> list[Record]:
+    """``pdf`` as ``Record`` objects, unchecked (the engine's spec boundary checks them)."""
+    from streamspec.pipeline.io.simjoin import tokenize
+
+    def plain(v):
+        if v is None or (isinstance(v, float) and v != v):
+            return None
+        return v.item() if isinstance(v, np.generic) else v
+
+    n = len(pdf)
+    column = {c: pdf[c].tolist() if c in pdf else [None] * n for c in ("id", "ts", "tokens", "text",
+                                                                       "side")}
+    if "id" in pdf and pdf["id"].dtype.kind == "f":
+        # a long column with a null arrives as float64: the null is an error that fails the
+        # whole batch (validation is all or nothing), so the ints back are only for the
+        # error to name the null record rather than the first one
+        column["id"] = [int(v) if v == v and v.is_integer() else v for v in column["id"]]
+    records = []
+    for i, ts, tokens, text, side in zip(*column.values()):
+        tokens = plain(tokens) if not hasattr(tokens, "tolist") else tokens.tolist()
+        if tokens is None and isinstance(text, str):
+            tokens = tokenize(text)
+        records.append(Record(plain(i), tokens, ts if ts is not None else float("nan"),
+                              plain(side)))
+    return records
+
+
+def stream_rows(outputs, first: int) -> pd.DataFrame:
+    """The ``TopK`` outputs as rows of the output schema, events numbered from ``first``."""
+    return output_rows(outputs, first)
+
+
+def stream_schema(args) -> str:
+    return output_schema(args.id_type)

@@ -82,3 +82,34 @@ def test_pickled_engine_continues_like_the_original():
     first = feed(engine, events[:411], 100)
     revived = pickle.loads(pickle.dumps(engine))
     assert first + feed(revived, events[411:], 100) == straight
+
+
+def _tokens_as(events, kind: str) -> list:
+    """``events`` with their int tokens as strs, or as ints beyond the direct table (hashed)."""
+    def convert(x):
+        return f"w{x}" if kind == "str" else x * 10**12 + 7 if kind == "hashed" else x
+    return [ev if isinstance(ev, Advance) else Record(ev.id, [convert(x) for x in ev.tokens],
+                                                      ev.ts, ev.side) for ev in events]
+
+
+@pytest.mark.parametrize("cls, join, kind", [
+    (SwoopEngine, "self", "int"), (SwoopEngine, "rs", "str"), (SwoopEngine, "self", "hashed"),
+    (TinyArena, "rs", "int")])
+def test_pickled_after_every_batch_the_engine_is_small_and_matches_the_oracle(cls, join, kind):
+    # what `streamspec stream` does to the engine in Spark's group state: pickle after every
+    # micro-batch, go on from the copy.  Live, the engine holds a 12 MB arena (1M spare
+    # entries) and a 512 KB direct token table; its pickle keeps the window's share of both.
+    events = _tokens_as(long_stream(seed=7, n=900, rs=join == "rs"), kind)
+    params = Params(k=3, w=10, similarity="cosine", join=join)
+    engine, got, sizes = cls(params), [], []
+    for a in range(0, len(events), 60):
+        got.extend(engine.process(events[a:a + 60]))
+        blob = pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL)
+        sizes.append(len(blob))
+        engine = pickle.loads(blob)
+    assert got == emitted(events, params)
+    assert max(sizes) < 64_000, sizes
+    live = cls(params)                  # never pickled: the same stream in one go
+    assert list(live.process(events)) == got
+    assert len(pickle.dumps(live)) < 64_000
+    assert live.a_rec.nbytes + live.a_e.nbytes > 10**7 or cls is TinyArena

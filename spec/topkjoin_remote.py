@@ -164,12 +164,23 @@ class FetchCounter:
         self.latency = float(latency)
         self.tau: int | None = None
         self.count = 0
-        self.log: list[int] = []  # fetches of each finished evaluation
+        # fetches of each finished evaluation, run-length encoded as [count, evaluations]:
+        # a stream's engine keeps this for its whole life (Spark's group state), and an
+        # engine that fetches its budget at every evaluation needs one run, not one int each
+        self.runs: list[list[int]] = []
+
+    @property
+    def log(self) -> list[int]:
+        """Fetches of each finished evaluation, in order."""
+        return [count for count, times in self.runs for _ in range(times)]
 
     def begin(self, tau: int) -> None:
         """Start the evaluation at ``tau`` (closes the previous one in ``log``)."""
         if self.tau is not None:
-            self.log.append(self.count)
+            if self.runs and self.runs[-1][0] == self.count:
+                self.runs[-1][1] += 1
+            else:
+                self.runs.append([self.count, 1])
         self.tau, self.count = int(tau), 0
 
     def fetch(self, key) -> float:

@@ -98,6 +98,24 @@ class SuperTopKList:
         self.m = kern.purge(*self._cols(), self.m, self.c)
         self.c += 1
 
+    # -- pickling (Spark keeps engines in group state between micro-batches) ---------------
+    def __getstate__(self):
+        """The ``m`` entries, not the ``cap * span`` slots (``cnt`` is scratch)."""
+        state = dict(self.__dict__)
+        for name in COLUMNS:
+            state[name] = state[name][:self.m].copy()
+        del state["cnt"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        size = self.cap * self.span + 2
+        for name in COLUMNS:
+            full = np.zeros(size, state[name].dtype)
+            full[:self.m] = state[name]
+            setattr(self, name, full)
+        self.cnt = np.zeros(self.span, np.int64)
+
     # -- for tests ------------------------------------------------------------------------
     def marks(self) -> list[tuple]:
         """``(tie, score, sw, ew)`` of every entry, in list order."""

@@ -32,6 +32,12 @@ import numpy as np
 from streamspec.engines.topkjoin import _acquatop_kernels as kern
 
 
+# the dense per-key state; beyond ``keys`` they hold only the fill ``grow_keys`` gives them
+PER_KEY = ("acc_val", "acc_ts", "acc_mark", "touched", "tie")
+# the window merge's output, valid from one ``window`` call to the end of that evaluation
+SCRATCH = ("w_val", "w_ts", "w_mark", "w_ids")
+
+
 class SlotAggregates:
     """Partial aggregates per slot of length ``g`` (see the module docstring)."""
 
@@ -145,6 +151,32 @@ class SlotAggregates:
         """Forget the blocks of slots that no window ``>= i`` uses."""
         kern.drop_blocks(i * self.per_slide, self.buf_id, self.buf_val, self.buf_ts,
                          self.blk_slot, self.blk_start, self.meta)
+
+    # -- pickling (Spark keeps engines in group state between micro-batches) ---------------
+    def __getstate__(self):
+        """Only the rows in use: the block buffers keep the capacity of the largest batch
+        ever ingested (a burst of 100K items leaves ~50K-row buffers holding ~100 rows) and
+        the per-key arrays up to twice the keys; ``_room``/``grow_keys`` regrow them.  The
+        window merge's arrays (``SCRATCH``) are not kept at all."""
+        state = dict(self.__dict__)
+        rows, blocks = int(self.meta[0]), int(self.meta[1])
+        for name in ("buf_id", "buf_val", "buf_ts"):
+            state[name] = state[name][:max(rows, 64)]
+        for name in ("blk_slot", "blk_start"):
+            state[name] = state[name][:max(blocks + 1, self.per_window + self.per_slide + 2)]
+        for name in PER_KEY:
+            state[name] = state[name][:self.keys]
+        for name in SCRATCH:        # rewritten by the next ``window`` call before any read
+            del state[name]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        size = self.acc_val.size
+        self.w_val = np.zeros(size, np.float64)
+        self.w_ts = np.zeros(size, np.int64)
+        self.w_mark = np.full(size, -1, np.int64)     # below every stamp to come
+        self.w_ids = np.zeros(size, np.int64)
 
     @property
     def size(self) -> int:

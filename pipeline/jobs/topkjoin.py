@@ -25,6 +25,23 @@ Replay: ``streamspec.pipeline.replay.keyed``, one engine per key (a stream witho
 ``key`` column is one key); equal to the single-process run, since keys are
 independent.  ``--oracle`` also replays the oracle and prints the cumulative
 and mean nDCG@k and precision@k of the engine against it.
+
+``streamspec stream topkjoin --source DIR --checkpoint DIR --output DIR
+--remote TIMELINE --window W --slide B --k K --stream-range LO,HI ...``
+(``streamspec.pipeline.streaming``): files of items ``id, x, ts`` (plus an
+optional ``key``; ``--id-type long|string``) arrive in ``--source``; each
+key's engine lives pickled in Spark's group state between micro-batches and
+appends the same rows as the batch job, ``key`` first.  Parameters come from
+the flags only: the batch job's default stream range is a pass over the whole
+input, which a stream does not have, so ``--stream-range`` is required (the
+paper's experiments also fix both ranges once per dataset, notes/topkjoin.md,
+"Inputs").  The remote timeline is read and checked on the driver as in the
+batch job (its min/max is the default ``--remote-range``) and held by the
+engines by reference (``streamspec.pipeline.io.topkjoin.TimelineFile``), so
+the state of a key stays the engine's own: window partials, the Super-MTK+N
+list and one replica cell per id seen.  An evaluation is emitted when the
+first item at or after its window's end arrives (no flush: a stream has no
+end), exactly as ``process`` emits it in the batch job.
 """
 from __future__ import annotations
 
@@ -133,9 +150,9 @@ def _pair(text: str) -> tuple[float, float]:
     return a, b
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    flags.add_input(parser, "ITEMS", "items: CSV (header id,x,ts[,key]), JSON lines or Parquet",
-                    aliases=("--stream",))
+def _add_query_arguments(parser: argparse.ArgumentParser, stream_range_help: str,
+                         stream_range_required: bool = False) -> None:
+    """The flags that fix ``Params``, shared by ``streamspec run`` and ``streamspec stream``."""
     parser.add_argument("--remote", required=True, metavar="TIMELINE",
                         help="remote timeline: CSV/Parquet with key,time,value, or a SQLite "
                              "file (.db/.sqlite) with table timeline(key, time, value) (required)")
@@ -153,8 +170,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", type=_pair, default=(0.7, 0.3), metavar="WS,WV",
                         help="weights of the stream and remote scores (default: 0.7,0.3)")
     parser.add_argument("--stream-range", type=_pair, default=None, metavar="LO,HI",
-                        help="normalisation range of stream scores (default: their min and max "
-                             "over the input)")
+                        required=stream_range_required, help=stream_range_help)
     parser.add_argument("--remote-range", type=_pair, default=None, metavar="LO,HI",
                         help="normalisation range of remote values (default: their min and max, "
                              "with 0)")
@@ -162,18 +178,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="window origin t0 (default: each stream's first item)")
     parser.add_argument("--seed", type=flags.int64, default=0,
                         help="seed of WSJ-RND (default: 0)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    flags.add_input(parser, "ITEMS", "items: CSV (header id,x,ts[,key]), JSON lines or Parquet",
+                    aliases=("--stream",))
+    _add_query_arguments(parser, "normalisation range of stream scores (default: their min and "
+                                 "max over the input)")
     parser.add_argument("--oracle", action="store_true",
                         help="also run the oracle and print nDCG@k and precision@k (default: off)")
     flags.add_run_options(parser, unit="key partitions")
 
 
+def remote_range_of(args, remote) -> tuple[float, float]:
+    """``--remote-range``, else the min and max of the timeline's values and its default."""
+    if args.remote_range is not None:
+        return args.remote_range
+    lo, hi = remote.value_range()
+    return (lo, hi) if hi > lo else (lo, lo + 1.0)
+
+
 def build_params(args, stream, remote) -> Params:
     kw = dict(omega=args.window, beta=args.slide, aggregate=args.aggregate, t0=args.origin)
     srange = args.stream_range or default_stream_range(stream, kw)
-    rrange = args.remote_range
-    if rrange is None:
-        lo, hi = remote.value_range()
-        rrange = (lo, hi) if hi > lo else (lo, lo + 1.0)
+    rrange = remote_range_of(args, remote)
     return Params(k=args.k, n=args.n, budget=args.budget, weights=args.weights,
                   stream_range=srange, remote_range=rrange, remote=remote, seed=args.seed, **kw)
 
@@ -257,3 +285,58 @@ def quality_of_rows(result: pd.DataFrame, oracle: pd.DataFrame, k: int):
         nd += ndcg_at_k(a, o, k)
         pr += precision_at_k(a, o, k)
     return Quality(len(evaluations), nd, pr)
+
+
+# -- streamspec stream topkjoin (streamspec.pipeline.streaming) --------------------------------
+def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    """The batch job's query flags, with ``--stream-range`` required (module docstring)."""
+    _add_query_arguments(parser, "normalisation range of stream scores (required: a stream "
+                                 "has no end to take their min and max from)",
+                         stream_range_required=True)
+    parser.add_argument("--id-type", choices=("long", "string"), default="long",
+                        help="type of the item ids in the files (default: long)")
+
+
+def source_schema(args) -> str:
+    """One item: ``id, x, ts``, as in the batch job's files (``streaming`` adds ``key``)."""
+    return f"id {args.id_type}, x double, ts long"
+
+
+def stream_params(args) -> Params:
+    """``Params`` from the flags and the remote timeline, read and checked on the driver
+    (``read_remote_by_reference``: the engines in group state hold it by reference)."""
+    from streamspec.pipeline.io.topkjoin import read_remote_by_reference
+
+    Params(omega=args.window, beta=args.slide, k=args.k, n=args.n, budget=args.budget,
+           aggregate=args.aggregate, weights=args.weights, stream_range=args.stream_range,
+           t0=args.origin)     # bad flags fail before the timeline is read
+    remote = read_remote_by_reference(args.remote)
+    return Params(omega=args.window, beta=args.slide, k=args.k, n=args.n, budget=args.budget,
+                  aggregate=args.aggregate, weights=args.weights, stream_range=args.stream_range,
+                  remote_range=remote_range_of(args, remote), t0=args.origin, remote=remote,
+                  seed=args.seed)
+
+
+def stream_events(pdf: pd.DataFrame, params: Params) -> ItemBatch:
+    """A key's rows of a micro-batch as an ``ItemBatch``; the engine's spec check does the
+    rest (types, finite x, time order), each error carrying the row's position."""
+    from streamspec.spec.errors import MalformedRecord
+
+    for column in ("id", "x", "ts"):
+        missing = np.flatnonzero(pdf[column].isna().to_numpy())
+        if missing.size:
+            # ``index`` is the row's position here: the streaming step names its file and line
+            raise MalformedRecord(f"item {column} is missing (null or absent)",
+                                  index=int(missing[0]))
+    ids = pdf["id"].to_numpy()
+    ids = ids.astype(np.int64) if ids.dtype.kind in "iu" else ids.astype(object)
+    return ItemBatch(ids, pdf["x"].to_numpy(np.float64), pdf["ts"].to_numpy(np.int64))
+
+
+def stream_rows(outputs, first: int) -> pd.DataFrame:
+    """The rows of the batch job (``window`` already numbers evaluations on across batches)."""
+    return output_rows(outputs)
+
+
+def stream_schema(args) -> str:
+    return output_schema(args.id_type)

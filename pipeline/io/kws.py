@@ -11,7 +11,13 @@
   (``.parquet`` file or directory).  Column ``t`` (integer time) is required,
   ``tid`` optional (default ``REL:LINE``); every other column must be an
   attribute of the relation.  CSV fields are typed one by one: an integer,
-  else a float, else the text; an empty field is null.
+  else a float, else the text; an empty field is null.  Attribute types may be
+  declared per relation in the schema (``"types": {"mid": "long", "title":
+  "string"}``; ``long``, ``double`` or ``string``): a declared attribute is
+  converted to its type in every format (a value that is not of it is an error
+  at its record; ``"007"`` declared ``string`` stays text, where CSV typing
+  would make it 7), and it is the column type of ``streamspec stream kws``'s
+  source rows (``streamspec.pipeline.jobs.kws``).
 - Deletions (``--deletions FILE``): the same formats with columns ``tid, t``.
 - Keys: an optional ``key`` column (integer or string) in the files holds
   independent database streams, one per key (a tenant, a site): each key has
@@ -31,14 +37,16 @@ import os
 import attrs
 import numpy as np
 
-from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, is_parquet,
-                                    json_objects, parquet_files, preview)
+from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, int64_or_none,
+                                    is_parquet, json_objects, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
 from streamspec.spec.kws import Delete, Insert
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
+TYPES = ("long", "double", "string")    # declarable attribute types (``read_types``)
 
-def read_schema(path: str) -> Schema:
+
+def _schema_doc(path: str):
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
     try:
@@ -54,14 +62,17 @@ def read_schema(path: str) -> Schema:
         except ImportError:
             raise InputError(f"{path}: YAML schemas need PyYAML; use JSON") from None
         try:
-            doc = yaml.safe_load(text)
+            return yaml.safe_load(text)
         except yaml.YAMLError as err:
             raise InputError(f"{path}: not YAML: {str(err).splitlines()[0]}") from None
-    else:
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"{path}: not JSON: {err.msg} (line {err.lineno})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise InputError(f"{path}: not JSON: {err.msg} (line {err.lineno})") from None
+
+
+def read_schema(path: str) -> Schema:
+    doc = _schema_doc(path)
     try:
         rels = tuple(Relation(r["name"], r["attributes"], r.get("text")) for r in doc["relations"])
         edges = []
@@ -75,6 +86,57 @@ def read_schema(path: str) -> Schema:
         raise InputError(f"{path}: {err}") from None
 
 
+def read_types(path: str) -> dict[str, dict[str, str]]:
+    """The declared attribute types of the schema file: relation -> {attribute: type}
+    (``TYPES``); attributes without a declaration are absent."""
+    schema = read_schema(path)
+    out = {}
+    for r in _schema_doc(path)["relations"]:
+        declared = r.get("types") or {}
+        if not isinstance(declared, dict):
+            raise InputError(f"{path}: relation {r['name']}: types must map attributes to "
+                             f"{', '.join(TYPES)}")
+        rel = schema.relation(r["name"])
+        for attr, kind in declared.items():
+            if attr not in rel.attributes:
+                raise InputError(f"{path}: relation {rel.name}: typed attribute {attr!r} is not "
+                                 "an attribute")
+            if kind not in TYPES:
+                raise InputError(f"{path}: relation {rel.name}: type {kind!r} of {attr!r} is not "
+                                 f"one of {', '.join(TYPES)}")
+        out[rel.name] = dict(declared)
+    return out
+
+
+def typed_value(value, kind: str | None):
+    """``value`` as an attribute of declared type ``kind`` (``TYPES``; None: as read);
+    null and NaN are null.  ``ValueError`` when it is not of that type."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, np.generic):
+        value = value.item()
+    if kind is None:
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"expected a {kind}, got {preview(value)}")
+    if kind == "string":
+        return value if isinstance(value, str) else str(value)
+    if kind == "long":
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        elif isinstance(value, str):
+            value = int64_or_none(value.strip())
+        if isinstance(value, int) and INT64[0] <= value <= INT64[1]:
+            return value
+        raise ValueError(f"expected a 64-bit integer, got {preview(value)}")
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"expected a number, got {preview(value)}") from None
+
+
 def _qualified(text: str) -> tuple[str, str]:
     rel, dot, attr = str(text).partition(".")
     if not dot:
@@ -82,7 +144,8 @@ def _qualified(text: str) -> tuple[str, str]:
     return rel, attr
 
 
-def _csv_value(text: str):
+def csv_value(text: str):
+    """A CSV field typed: an integer, else a float, else the text; empty is null."""
     if text == "":
         return None
     if len(text) <= 4000:           # int() refuses more than 4300 digits
@@ -98,8 +161,9 @@ def _csv_value(text: str):
         return text
 
 
-def _rows(path: str) -> tuple[list[dict], list[str]]:
-    """Rows as dicts and the ``file:line`` of each."""
+def _rows(path: str, declared=()) -> tuple[list[dict], list[str]]:
+    """Rows as dicts and the ``file:line`` of each; CSV fields of ``declared`` attributes
+    stay text (their declared type converts them)."""
     if is_parquet(path):
         import pyarrow.parquet as pq
         parquet_files(path)
@@ -118,7 +182,8 @@ def _rows(path: str) -> tuple[list[dict], list[str]]:
         wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
         return rows, wheres
     frame, wheres = csv_table(path)
-    rows = [{k: _csv_value(v) for k, v in r.items()} for r in frame.to_dict("records")]
+    rows = [{k: (v or None) if k in declared else csv_value(v) for k, v in r.items()}
+            for r in frame.to_dict("records")]
     return rows, wheres
 
 
@@ -167,19 +232,27 @@ def _key(row: dict, where: str):
     return str(key)
 
 
-def read_events(inputs: list[tuple[str, str]], deletions: str | None) -> Tuples:
+def read_events(inputs: list[tuple[str, str]], deletions: str | None,
+                types: dict | None = None) -> Tuples:
     """Insert and Delete events in stream order, with their ``file:line`` and keys.
 
     A ``key`` column (in any file: then in every row of every file, deletions
-    included) makes independent streams, one per key, each with its own tids."""
+    included) makes independent streams, one per key, each with its own tids.
+    ``types`` (``read_types``) converts the declared attributes."""
     tagged = []
     for order, (rel, path) in enumerate(inputs):
-        rows, wheres = _rows(path)
+        declared = (types or {}).get(rel, {})
+        rows, wheres = _rows(path, declared)
         for n, (row, where) in enumerate(zip(rows, wheres)):
             t = _time(row, where)
             tid = row.get("tid")
             tid = f"{rel}:{where.rsplit(':', 1)[-1].split()[-1]}" if tid is None else str(tid)
             values = {k: v for k, v in row.items() if k not in ("t", "tid", "key")}
+            for attr, kind in declared.items():
+                try:
+                    values[attr] = typed_value(values.get(attr), kind)
+                except ValueError as err:
+                    raise MalformedRecord(f"attribute {attr!r}: {err}").at(where) from None
             tagged.append((t, order, n, Insert(rel, tid, values, t), where, row))
     if deletions:
         rows, wheres = _rows(deletions)

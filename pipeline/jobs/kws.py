@@ -27,6 +27,34 @@ equals the single-process run.  Deletions of tuples before the halo are left out
 (their tuples are not replayed).  In the positive-negative model a tuple may live
 forever, so the stream is replayed in one task.  ``conformance.kws.partitioned_mismatch``
 checks both replays against the oracle.
+
+Streaming: ``streamspec stream kws --schema SCHEMA --keywords k1,k2 --tmax T
+(--window W | --positive-negative) --source DIR --checkpoint DIR --output DIR
+[--trigger-once]`` (``streamspec.pipeline.streaming``).  The source files hold one
+event a row, every relation in one stream:
+
+- ``rel`` (string), ``tid`` (string, required: unique in its key's stream), ``t``
+  (long, non-decreasing per key), ``op`` (``insert``, the default when null, or
+  ``delete``: ends tuple ``tid`` at ``t``; its other columns are ignored), and one
+  column per attribute name of the schema (names shared by relations share the
+  column), plus the optional ``key`` (each key its own database stream).
+- An insert takes its relation's columns as its values; a value in a column of
+  another relation is the spec's error.  Column types: the schema's declared
+  ``types`` (``streamspec.pipeline.io.kws``), else ``string``.  Values are used as
+  their column gives them: declare ``long`` for numeric join attributes read from
+  Parquet; in a ``string`` column ``1`` and ``"1"`` are both the text ``1`` (the
+  batch job's CSV reader would make an undeclared ``1`` an integer: declare types
+  and both read the same).  A ``long`` column with nulls reaches the engine as
+  floats (``1.0 == 1`` joins alike; exact to 2**53).
+- An example row (JSON lines): ``{"key": "eu", "rel": "movie", "tid": "m1", "t": 20,
+  "mid": 11, "did": 1, "title": "Pulp Fiction"}``; a deletion: ``{"key": "eu",
+  "op": "delete", "tid": "m1", "t": 90}``.
+
+Outputs are the batch job's rows, ``key`` first.  An instant's outputs are written
+once a later row of its key arrives (a stream has no end to flush): an expiry needs
+no output of its own (``Appear`` carries the window end), a deletion's ``End`` comes
+with the key's next later row.  Schema changes are not streamed (the schema file
+fixes the schema).
 """
 from __future__ import annotations
 
@@ -225,10 +253,11 @@ class Plan:
 
 def prepare(args) -> Plan:
     """The schema, the tuples and the spec's checks, on the driver before Spark."""
-    from streamspec.pipeline.io.kws import read_events, read_schema
+    from streamspec.pipeline.io.kws import read_events, read_schema, read_types
     from streamspec.spec.errors import InvalidParameter
 
     schema = read_schema(args.schema)
+    types = read_types(args.schema)
     inputs = []
     for item in args.input:
         rel, eq, path = item.partition("=")
@@ -236,7 +265,7 @@ def prepare(args) -> Plan:
             raise InvalidParameter(f"--input expects REL=FILE, got {item!r}")
         inputs.append((rel, path))
     params = Params(schema, args.keywords, args.tmax, args.window)
-    tuples = read_events(inputs, args.deletions)
+    tuples = read_events(inputs, args.deletions, types)
     if tuples.keys is None:
         validate(params, tuples.events, tuples.wheres)
     else:
@@ -261,3 +290,116 @@ def summarize(plan: Plan, rows) -> Summary:
                    counted(len(plan.events), "event"),
                    f"keywords {','.join(params.keywords)}, t_max={params.t_max}, "
                    + (f"w={params.window}" if params.window else "negative tuples"))
+
+
+# -- streamspec stream kws (streamspec.pipeline.streaming) ---------------------------------
+STREAM_COLUMNS = ("rel", "tid", "t", "op")      # before the attribute columns
+OPS = ("insert", "delete")
+
+
+def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schema", required=True,
+                        help="schema file, JSON or YAML; its attributes are the source rows' "
+                             "columns (required)")
+    parser.add_argument("--keywords", required=True, help="comma-separated query keywords (required)")
+    parser.add_argument("--tmax", type=flags.int64, required=True, metavar="T",
+                        help="max tuples per result (required)")
+    model = parser.add_mutually_exclusive_group(required=True)
+    flags.add_window(parser, kind=flags.int64, aliases=("-w",), required=False, target=model,
+                     note="(the sliding-window model; one of --window and --positive-negative "
+                          "is required)")
+    model.add_argument("--positive-negative", action="store_true",
+                       help="tuples live until a delete row ends them, the positive-negative "
+                            "model, instead of a window (one of --window and --positive-negative "
+                            "is required)")
+    flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
+
+
+def stream_columns(schema, types: dict) -> list[tuple[str, str]]:
+    """The attribute columns of the source rows, ``(name, Spark type)``: every attribute of
+    the schema once, in schema order, typed as declared (``read_types``) else ``string``."""
+    from streamspec.spec.errors import InvalidParameter
+
+    columns: dict = {}
+    for rel in schema.relations:
+        for attr in rel.attributes:
+            if attr in (*STREAM_COLUMNS, "key"):
+                raise InvalidParameter(f"relation {rel.name}: attribute {attr!r} has the name of "
+                                       "a column of the stream's rows; rename it")
+            kind = types.get(rel.name, {}).get(attr, "string")
+            if columns.setdefault(attr, kind) != kind:
+                raise InvalidParameter(f"attribute {attr!r} is typed {columns[attr]} and {kind} "
+                                       "in different relations; one column holds both in a stream")
+    return list(columns.items())
+
+
+def source_schema(args) -> str:
+    """One event a row: ``rel, tid, t, op`` and the attribute columns (module docstring of
+    ``streamspec.pipeline.streaming``: ``key`` is added there)."""
+    from streamspec.pipeline.io.kws import read_schema, read_types
+
+    columns = stream_columns(read_schema(args.schema), read_types(args.schema))
+    return ", ".join(["rel string", "tid string", "t long", "op string",
+                      *(f"`{name}` {kind}" for name, kind in columns)])
+
+
+def stream_params(args) -> Params:
+    from streamspec.pipeline.io.kws import read_schema, read_types
+
+    schema = read_schema(args.schema)
+    stream_columns(schema, read_types(args.schema))    # clashing names fail before Spark
+    return Params(schema, args.keywords, args.tmax, None if args.positive_negative else args.window)
+
+
+def stream_events(pdf: pd.DataFrame, params: Params) -> list:
+    """A micro-batch's rows of one key, in arrival order, as Insert and Delete events
+    (the source rows: module docstring); errors carry the row's position (``index``)."""
+    from streamspec.spec.errors import MalformedRecord
+
+    attributes = {r.name: r.attributes for r in params.schema.relations}
+    names = [c for c in pdf.columns if c not in STREAM_COLUMNS]
+    cols = {c: pdf[c].tolist() for c in names}
+    get = {c: (pdf[c].tolist() if c in pdf else [None] * len(pdf)) for c in STREAM_COLUMNS}
+    events = []
+    for i in range(len(pdf)):
+        op, rel, tid, t = (_null(get[c][i]) for c in ("op", "rel", "tid", "t"))
+        if isinstance(t, float) and t.is_integer():
+            t = int(t)
+        if isinstance(t, bool) or not isinstance(t, int):
+            raise MalformedRecord(f"column t must be an integer time, got {t!r}", index=i)
+        if tid is None:
+            raise MalformedRecord("every row needs a tid", index=i)
+        tid = str(tid)
+        if op == "delete":
+            events.append(Delete(tid, t))
+            continue
+        if op not in (None, "insert"):
+            raise MalformedRecord(f"column op must be insert or delete, got {op!r}", index=i)
+        if rel is None:
+            raise MalformedRecord("an insert needs a relation (column rel)", index=i)
+        own = attributes.get(rel, ())
+        # the relation's columns, null or not; a value in another relation's column is
+        # kept for the spec to refuse (the batch job's "no attribute" error)
+        values = {c: v for c in names if (v := _null(cols[c][i])) is not None or c in own}
+        events.append(Insert(rel, tid, values, t))
+    return events
+
+
+def _null(v):
+    """pandas' missing values (None, NaN, NA) as None; numpy scalars as Python values."""
+    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+        return None
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def stream_rows(outputs, first: int) -> pd.DataFrame:
+    """The output rows of the batch job (``output_rows``); kws rows carry no event number.
+    ``end`` as plain ints and None (not pandas' NA): the rows are plain Python values, as
+    every problem's stream rows are (``tests/pipeline/streamcheck.py`` compares them so)."""
+    rows = output_rows(outputs)
+    rows["end"] = pd.Series([None if pd.isna(e) else int(e) for e in rows["end"]], dtype=object)
+    return rows
+
+
+def stream_schema(args) -> str:
+    return OUTPUT_SCHEMA

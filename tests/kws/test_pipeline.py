@@ -74,3 +74,31 @@ def test_spark_partitioned_run_equals_single_process(spark):
                       for k, t, e, ts, es in frame[["kind", "time", "end", "tids", "edges"]]
                       .astype(object).itertuples(index=False))
     assert len(single) > 0 and key(rows) == key(single)
+
+
+def test_declared_types_convert_every_format(tmp_path):
+    """``types`` in the schema: "007" declared string stays text (CSV typing would make it
+    7), a long read from a float column is an int, a bad value is an error at its record."""
+    from streamspec.pipeline.io import InputError
+    from streamspec.pipeline.io.kws import read_types
+
+    schema = {"relations": [{"name": "R", "attributes": ["a", "s", "x"],
+                             "types": {"a": "long", "s": "string", "x": "double"}}]}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    types = read_types(str(tmp_path / "s.json"))
+    assert types == {"R": {"a": "long", "s": "string", "x": "double"}}
+    (tmp_path / "r.csv").write_text("t,a,s,x\n1,5,007,2\n2,,12,\n")
+    (tmp_path / "r.jsonl").write_text('{"t": 3, "a": 6.0, "s": 8, "x": "2.5"}\n')
+    events = read_events([("R", str(tmp_path / "r.csv")), ("R", str(tmp_path / "r.jsonl"))],
+                         None, types).events
+    assert [dict(e.values) for e in events] == [{"a": 5, "s": "007", "x": 2.0},
+                                                {"a": None, "s": "12", "x": None},
+                                                {"a": 6, "s": "8", "x": 2.5}]
+    assert isinstance(events[2].values[0][1], int)
+    (tmp_path / "bad.csv").write_text("t,a\n1,five\n")
+    with pytest.raises(MalformedRecord, match=r"bad.csv:2: attribute 'a': expected a 64-bit"):
+        read_events([("R", str(tmp_path / "bad.csv"))], None, types)
+    schema["relations"][0]["types"] = {"a": "int"}
+    (tmp_path / "s.json").write_text(json.dumps(schema))
+    with pytest.raises(InputError, match="type 'int' of 'a' is not one of long, double, string"):
+        read_types(str(tmp_path / "s.json"))

@@ -275,3 +275,89 @@ def load(text: str) -> Case:
                     remote=TimelineDataset.from_rows(h["timeline"]))
     items = [Item(*json.loads(ln)) for ln in lines[1:]]
     return Case(params, items, h["chunks"], h.get("scenario", "changing"))
+
+
+# -- Spark: the keyed replay across partitions (conformance.spark) ----------------------------
+def keyed_streams(case: Case) -> dict[int, list]:
+    """Independent streams of one query (``case.params``) as keys of one keyed input: key 0 is
+    the case's stream, keys 1-3 its items dealt at random (each key a subsequence, in order),
+    key 4 the stream moved ``omega + beta + 1`` later (the same items meet other remote
+    values).  The deal is seeded by the case, so a failure replays."""
+    import random
+    import zlib
+
+    p, items = case.params, case.items
+    rng = random.Random(zlib.crc32(dump(case).encode()))
+    streams = {0: list(items), 1: [], 2: [], 3: []}
+    for it in items:
+        streams[rng.randint(1, 3)].append(it)
+    shift = p.omega + p.beta + 1
+    streams[4] = [Item(it.id, it.x, it.ts + shift) for it in items]
+    return {k: v for k, v in streams.items() if v}
+
+
+def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mismatch | None:
+    """The pipeline's keyed replay (``pipeline.jobs.topkjoin.replay_stream``: one engine per
+    key, keys spread over ``partitions``) of ``keyed_streams(case)`` against, key by key,
+
+    - the same engine run in one process on that key's stream (Spark changes nothing, for
+      approximate engines too: keys are independent, the engine is deterministic);
+    - the oracle (``reference.topkjoin.evaluate``): the same windows in order, answers equal
+      to the oracle's where the key's stream falls under one of the engine's ``exact_when``
+      conditions (recomputed per key, as ``check`` does), the answer invariants of ``check``
+      (``min(K, n)`` distinct ids of the window, ranked by ``(score desc, id asc)``) always.
+
+    The replay feeds each key's items as one ``ItemBatch``, the columnar path the pipeline
+    uses; ``check`` feeds ``Item`` lists, so this check also covers an engine whose columnar
+    path differs from its row path."""
+    import pandas as pd
+
+    from streamspec.pipeline.io.topkjoin import ItemStream
+    from streamspec.pipeline.jobs.topkjoin import replay_stream
+
+    streams = keyed_streams(case)
+    frame = pd.DataFrame([(k, it.id, float(it.x), int(it.ts)) for k, items in streams.items()
+                          for it in items], columns=["key", "id", "x", "t"])
+    frame.insert(1, "seq", range(len(frame)))
+    if not len(frame):      # nothing to replay: the pipeline writes nothing, no engine runs
+        return None
+    frame = frame.astype({"key": "int64", "t": "int64"})
+    rows = replay_stream(spark, ItemStream(frame, "<case>", True), engine_cls, case.params,
+                         partitions).toPandas()
+    label = f"keyed replay over {partitions} partitions"
+    if set(rows["key"]) != set(streams):
+        return Mismatch(label, "keys replayed", sorted(streams), sorted(set(rows["key"])))
+    for key, items in streams.items():
+        mine = Case(case.params, items, [len(items)], case.scenario)
+        got = _evaluations_of_rows(rows[rows["key"] == key])
+        single = [(e.window, e.tau, e.answer) for e in run_engine(engine_cls, mine)]
+        where = f"{label}, key {key} ({len(items)} items)"
+        if got != single:
+            first = next((i for i, (g, s) in enumerate(zip(got, single)) if g != s),
+                         min(len(got), len(single)))
+            return Mismatch(where, f"differs from the engine run in one process at evaluation "
+                                   f"{first}", single[first:first + 1], got[first:first + 1])
+        expected = evaluate(items, case.params)
+        if [(w, t) for w, t, _ in got] != [(e.window, e.tau) for e in expected]:
+            return Mismatch(where, "evaluations differ from the oracle's",
+                            [(e.window, e.tau) for e in expected], [(w, t) for w, t, _ in got])
+        exact = must_be_exact(engine_cls, mine)
+        for (w, tau, answer), e in zip(got, expected):
+            at = f"{where}, window {w} [{e.start}, {tau})"
+            if exact and answer != e.answer:
+                return Mismatch(at, "answer differs from the oracle (exact case)", e.answer, answer)
+            problem = _answer_invariants(mine, e.__class__(w, e.start, tau, answer), e, at)
+            if problem:
+                return problem
+    return None
+
+
+def _evaluations_of_rows(rows) -> list[tuple]:
+    """``(window, tau, answer)`` per evaluation from output rows (rank 0: empty answer)."""
+    out = []
+    for (window, tau), g in rows.sort_values(["window", "rank"]).groupby(["window", "tau"],
+                                                                          sort=True):
+        answer = tuple((i if isinstance(i, str) else int(i), float(s))
+                       for r, i, s in zip(g["rank"], g["id"], g["score"]) if r > 0)
+        out.append((int(window), int(tau), answer))
+    return out

@@ -2,13 +2,20 @@
 
 Each is a correct engine with one mutation, so a mismatch can only come from
 that mutation.  ``tests/topkjoin/test_suite_catches_broken.py`` asserts the
-conformance runner finds every one.
+conformance runner finds every one of ``BROKEN``.  ``BROKEN_COLUMNAR`` are
+wrong only on the columnar path the Spark pipeline takes (an ``ItemBatch``
+handed to ``process``), which the step-by-step check (``Item`` lists) never
+takes: ``conformance.topkjoin.partitioned_mismatch`` must catch them
+(``tests/topkjoin/test_spark_fuzz.py``).
 """
 from __future__ import annotations
 
 
+import numpy as np
+
 from streamspec.engines.topkjoin.acquatop import AtTsmEngine
 from streamspec.reference.topkjoin import OracleEngine, aggregate
+from streamspec.spec.topkjoin import ItemBatch
 
 
 class OverspendingPolicy(AtTsmEngine):
@@ -100,3 +107,20 @@ class RemoteAtTau(OracleEngine):
 BROKEN = [OverspendingPolicy, CounterResetPolicy, ClosedWindowEnd, TiesByArrival, StaleArrivals,
           RemoteAtTau]
 
+
+
+class CountsOnColumns(OracleEngine):
+    """The oracle with a columnar fast path for mention counts: an ``ItemBatch``'s x is taken
+    as whole counts (the paper's experiments stream x = 1 per mention), so x = 0.5 counts 0.
+    ``Item`` lists take the exact path."""
+
+    name = "broken-columnar-counts"
+    description = "ItemBatch x truncated to whole counts"
+
+    def process(self, events):
+        if isinstance(events, ItemBatch):
+            events = ItemBatch(events.id, np.trunc(events.x), events.ts)
+        return super().process(events)
+
+
+BROKEN_COLUMNAR = [CountsOnColumns]

@@ -182,6 +182,80 @@ def _schema_features(edges) -> set[str]:
     return out
 
 
+# -- Spark (streamspec.conformance.spark) ------------------------------------------------
+KEYED_VARIANTS = 3      # keys of the keyed replay: the case and two variants (``keyed_streams``)
+
+
+def keyed_streams(case: Case, n: int = KEYED_VARIANTS) -> dict:
+    """Several independent streams under the case's parameters, one per key: the case
+    itself, then prefixes of it moved later in time (key ``k{i}``: the first
+    ``len * (n - i) / n`` events, times + ``3 i``).  Every key reuses the same tids (each
+    key has its own), and the shifts make ties across keys."""
+    events = case.events
+    out = {}
+    for i in range(n):
+        cut = len(events) * (n - i) // n
+        out[f"k{i}"] = [attrs.evolve(ev, t=ev.t + 3 * i) for ev in events[:cut]]
+    return out
+
+
+def _rows_mismatch(label: str, got: list, want: list) -> Mismatch | None:
+    got, want = sorted(got, key=repr), sorted(want, key=repr)
+    if got == want:
+        return None
+    extra = [r for r in got if r not in want]
+    missing = [r for r in want if r not in got]
+    if len(got) != len(want) and not extra and not missing:
+        return Mismatch(label, f"{len(got)} rows, the oracle has {len(want)} (repeated rows)")
+    return Mismatch(label, f"{len(missing)} rows missing, {len(extra)} extra",
+                    missing[:3] or None, extra[:3] or None)
+
+
+def _plain(frame) -> list[tuple]:
+    """Output rows as tuples of plain values (lists as tuples, every missing value None)."""
+    import pandas as pd
+
+    def plain(v):
+        if v is None or v is pd.NA or (isinstance(v, float) and v != v):
+            return None
+        if hasattr(v, "tolist"):
+            v = v.tolist()
+        return tuple(v) if isinstance(v, (list, tuple)) else v
+    return [tuple(plain(v) for v in row) for row in frame.astype(object).itertuples(index=False)]
+
+
+def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mismatch | None:
+    """The pipeline's two Spark replays of ``case`` (``streamspec.pipeline.jobs.kws``)
+    against the oracle (``streamspec.reference.kws.evaluate``), as output rows:
+
+    - the exact time-partitioned replay over ``partitions`` time ranges (one halo of a
+      window each; the positive-negative model replays in one task);
+    - the keyed replay of ``keyed_streams(case)`` over ``partitions`` Spark
+      partitions: each key's rows must be the oracle's on that key's stream alone.
+    """
+    from streamspec.pipeline.jobs import kws as job
+
+    params = case.params
+    want = _plain(job.output_rows(evaluate(params, case.events)))
+    got = _plain(job.replay_events(spark, engine_cls, params, case.events, partitions)
+                 .toPandas())
+    found = _rows_mismatch(f"{partitions} time ranges", got, want)
+    if found is not None:
+        return found
+    streams = keyed_streams(case)
+    events = [ev for key in streams for ev in streams[key]]
+    keys = [key for key in streams for _ in streams[key]]
+    want = []
+    for key, stream in streams.items():
+        want += [(key, *row) for row in _plain(job.output_rows(evaluate(params, stream)))]
+    if not events:
+        return None
+    # each key's events in its own order: ``seq`` numbers them in this concatenation
+    got = _plain(job.replay_keyed(spark, engine_cls, params, events, keys, partitions)
+                 .toPandas())
+    return _rows_mismatch(f"{len(streams)} keys over {partitions} partitions", got, want)
+
+
 # -- reproducers: JSON lines (one event a line, ``streamspec.spec.kws.event_to_json``) ------
 def dump(case: Case) -> str:
     p = case.params

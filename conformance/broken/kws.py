@@ -75,3 +75,21 @@ class IgnoresSchemaChanges(ForestEngine):
 
 
 BROKEN = [NoRefusal, ClosedWindowEnd, NoInstantNetting, IgnoresSchemaChanges]
+
+
+class IgnoresWatermarks(FullMeshEngine):
+    """Watermarks do nothing: an instant closes only when a later event arrives or at
+    ``flush``.  Every check that ends with ``flush`` passes (``check`` does); a time range
+    of the pipeline's partitioned replay ends with the watermark of its end
+    (``streamspec.pipeline.jobs.kws.run_range``) and so loses its last instant's outputs:
+    ``streamspec.conformance.kws.partitioned_mismatch`` (and ``check_watermark``) catch it."""
+
+    name = "broken-ignores-watermark"
+    description = "advance_to closes nothing"
+
+    def advance_to(self, t):
+        return []
+
+
+# caught by the partitioned (Spark) check and the watermark check, not by ``check``
+BROKEN_PARTITIONED = [IgnoresWatermarks]

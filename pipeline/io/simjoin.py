@@ -14,11 +14,20 @@ Tokenising rule for ``text``: lower-case, then every maximal run of Unicode
 word characters (``re.findall(r"\\w+", text.lower())``) is a token; the set
 of those tokens is the record (so ``"Ham, ham & eggs!"`` -> ``{ham, eggs}``).
 
-Everything is read and validated on the driver with the spec's own checks
+``read_sets`` reads and validates on the driver with the spec's own checks
 (``streamspec.spec.simjoin``), per key, before Spark starts: a bad record is a typed
 error naming its line and nothing is written.  Lateness ``drop`` removes
 out-of-order records here (counted), so the replayed streams are clean.
 Ids (and keys) must be all ints or all strs; tokens likewise.
+
+The columnar path (issue 11): for an unkeyed Parquet input with lateness
+``error``, ``plan_scan`` reads only the footers on the driver (row counts, each
+row group's least and greatest ``ts``, the column types), and each record-range
+task of the job reads its own row groups (``read_groups``, ``group_span``) into
+one ``RecordBatch`` (``table_batch``), which the engine's spec boundary
+validates in the task.  The tasks report rows they cannot take or the spec
+rejects; the job then runs ``read_sets`` for the located error, so bad input
+gets the same message on both paths.
 """
 from __future__ import annotations
 
@@ -26,6 +35,7 @@ import math
 import re
 
 import attrs
+import numpy as np
 import pandas as pd
 
 from streamspec.pipeline.io import InputError, is_parquet, json_objects, parquet_files, preview
@@ -152,6 +162,228 @@ def read_sets(path: str, params: Params) -> SetStream:
 
 
 def sides_present(path: str) -> bool:
-    """Whether any record names a side (the job's default join kind)."""
-    rows = _parquet_rows(path) if is_parquet(path) else json_objects(path)
-    return any(isinstance(row, dict) and row.get("side") is not None for _, row in rows)
+    """Whether any record names a side (the job's default join kind).  Parquet: the
+    ``side`` column alone is read (a column of any other type counts when not all
+    null: the reader then names the bad value)."""
+    if is_parquet(path):
+        import pyarrow.parquet as pq
+        files = parquet_files(path)
+        try:
+            if not any("side" in pq.read_schema(f).names for f in files):
+                return False
+            side = pq.read_table(path, columns=["side"]).column("side")
+        except (OSError, ValueError):
+            rows = _parquet_rows(path)      # its typed error for an unreadable input
+            return any(row.get("side") is not None for _, row in rows)
+        return side.null_count < len(side)
+    return any(isinstance(row, dict) and row.get("side") is not None for _, row in json_objects(path))
+
+
+# -- the columnar path: Parquet row groups read by the range tasks (issue 11) ---------------
+@attrs.frozen
+class ScanPlan:
+    """What the footers tell of a Parquet input the range tasks can read themselves
+    (``plan_scan``): the data files, their non-empty row groups in input order
+    (``groups``: (file number, row group)), each group's first row in the whole
+    input (``starts``, one more entry: the row count) and its least and greatest
+    ``ts`` (``lows``, ``highs``), and the columns' kinds."""
+
+    source: str
+    files: tuple
+    groups: tuple
+    starts: tuple
+    lows: tuple
+    highs: tuple
+    tokens: str                  # "tokens" or "text"
+    str_ids: bool
+    sides: bool                  # a side column
+
+    @property
+    def rows(self) -> int:
+        return self.starts[-1]
+
+    @property
+    def id_type(self) -> str:
+        return "string" if self.str_ids else "long"
+
+
+def plan_scan(path: str, params: Params) -> ScanPlan | None:
+    """A ``ScanPlan`` when the range tasks can read ``path`` themselves, else None (the
+    validating reader above then reads it on the driver).
+
+    Eligible: a local Parquet file or directory (files in name order, one
+    schema), lateness ``error``, no ``key``; ``id`` a signed integer or string,
+    ``ts`` a signed integer or float, either ``tokens`` (list of signed
+    integers or strings) or ``text`` (string) but not both, ``side`` a string
+    if present; every non-empty row group with ``ts`` statistics (least,
+    greatest, no nulls), their spans in order across groups.  What the
+    footers cannot tell (nulls elsewhere, times out of order inside a group,
+    duplicate ids, bad sides) the tasks find; the job then reads the input
+    again with ``read_sets`` for the located error.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if params.lateness != "error" or not is_parquet(path) or "://" in path:
+        return None
+    files = parquet_files(path)
+    schema, groups, starts, lows, highs, rows = None, [], [], [], [], 0
+    for number, name in enumerate(files):
+        meta = pq.ParquetFile(name).metadata
+        this = meta.schema.to_arrow_schema()
+        if schema is not None and not this.equals(schema):
+            return None
+        schema = this
+        if "ts" not in this.names:
+            return None
+        ts_col = this.names.index("ts")
+        for g in range(meta.num_row_groups):
+            group = meta.row_group(g)
+            if group.num_rows == 0:
+                continue
+            stats = group.column(ts_col).statistics
+            if stats is None or not stats.has_min_max or stats.null_count is None \
+                    or stats.null_count > 0:
+                return None
+            groups.append((number, g))
+            starts.append(rows)
+            lows.append(stats.min)
+            highs.append(stats.max)
+            rows += group.num_rows
+    if any(float(high) > float(low) for high, low in zip(highs, lows[1:])):
+        return None                  # out of order across row groups: the reader locates it
+    kinds = _scan_columns(schema, pa)
+    if kinds is None:
+        return None
+    tokens, str_ids, sides = kinds
+    return ScanPlan(path, tuple(files), tuple(groups), tuple(starts + [rows]), tuple(lows),
+                    tuple(highs), tokens, str_ids, sides)
+
+
+def _scan_columns(schema, pa) -> tuple | None:
+    """``(tokens column, str ids, side column)`` of an eligible schema, else None."""
+    names = set(schema.names)
+    if "key" in names or not {"id", "ts"} <= names or len({"tokens", "text"} & names) != 1 \
+            or names - {"id", "ts", "tokens", "text", "side"}:
+        return None
+    ident, ts = schema.field("id").type, schema.field("ts").type
+    if not (pa.types.is_signed_integer(ident) or pa.types.is_string(ident)):
+        return None
+    if not (pa.types.is_signed_integer(ts) or pa.types.is_floating(ts)):
+        return None
+    if "tokens" in names:
+        tok = schema.field("tokens").type
+        if not (pa.types.is_list(tok) or pa.types.is_large_list(tok)) or not (
+                pa.types.is_signed_integer(tok.value_type) or pa.types.is_string(tok.value_type)):
+            return None
+    elif not pa.types.is_string(schema.field("text").type):
+        return None
+    if "side" in names and not pa.types.is_string(schema.field("side").type):
+        return None
+    return ("tokens" if "tokens" in names else "text", pa.types.is_string(ident), "side" in names)
+
+
+def read_groups(plan: ScanPlan, first: int, last: int):
+    """Row groups ``first..last`` (numbers in ``plan.groups``) as one Arrow table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    wanted: dict[int, list[int]] = {}
+    for number, g in plan.groups[first:last + 1]:
+        wanted.setdefault(number, []).append(g)
+    columns = ["id", "ts", plan.tokens] + (["side"] if plan.sides else [])
+    tables = [pq.ParquetFile(plan.files[n]).read_row_groups(gs, columns=columns)
+              for n, gs in sorted(wanted.items())]
+    return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+
+
+def group_span(plan: ScanPlan, lo: int, hi: int, w: float) -> tuple[int, int]:
+    """The row groups a task of records ``[lo, hi)`` reads: from the first that may hold
+    a record still valid at the time of record ``lo - 1`` (its greatest ``ts`` plus ``w``
+    beyond the least ``ts`` of record ``lo - 1``'s group, which bounds that time from
+    below: times never decrease) to the group of record ``hi - 1``."""
+    import bisect
+
+    last = bisect.bisect_right(plan.starts, hi - 1) - 1
+    if lo == 0:
+        return 0, last
+    first = bisect.bisect_right(plan.starts, lo - 1) - 1
+    floor = float(plan.lows[first])
+    while first > 0 and float(plan.highs[first - 1]) + w > floor:
+        first -= 1
+    return first, last
+
+
+class Unfit(Exception):
+    """Rows the columnar path does not take (nulls, bad sides): the reader locates them."""
+
+
+def table_batch(table, a: int, b: int, join: str):
+    """Rows ``a..b-1`` of a task's table as a ``RecordBatch`` and the ids to map the
+    engine's ids back through (None: they are the ids).
+
+    String tokens and the tokens of ``text`` become their position in a
+    dictionary of the task's tokens (the engines only compare tokens for
+    equality, and a task's engine sees only its own rows); string ids become
+    their position in a dictionary of the task's ids, so a duplicate id is
+    still a duplicate for the spec.  A null, or a side the join does not
+    take, raises ``Unfit``.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from streamspec.spec.simjoin import RecordBatch
+
+    part = table.slice(a, b - a)
+    ids, ts = part.column("id").combine_chunks(), part.column("ts").combine_chunks()
+    if ids.null_count or ts.null_count:
+        raise Unfit("null id or ts")
+    back = None
+    if pa.types.is_string(ids.type):
+        encoded = pc.dictionary_encode(ids)
+        back, ids = encoded.dictionary, encoded.indices
+    id_col = ids.to_numpy().astype(np.int64, copy=False)
+    if "tokens" in part.column_names:
+        lists = part.column("tokens").combine_chunks()
+        if lists.null_count:
+            raise Unfit("null tokens")
+        sizes = pc.list_value_length(lists).to_numpy(zero_copy_only=False)
+        values = pc.list_flatten(lists)
+    else:
+        text = part.column("text").combine_chunks()
+        if text.null_count:
+            raise Unfit("null text")
+        token_lists = [tokenize(x) for x in text.to_pylist()]
+        sizes = np.fromiter(map(len, token_lists), np.int64, len(token_lists))
+        values = pa.array([t for toks in token_lists for t in toks], pa.string())
+    if values.null_count:
+        raise Unfit("null token")
+    if pa.types.is_string(values.type):
+        values = pc.dictionary_encode(values).indices
+    tok = values.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    ptr = np.zeros(len(sizes) + 1, np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    side = None
+    if "side" in part.column_names:
+        col = part.column("side").combine_chunks()
+        if join == "rs":
+            side = np.full(len(col), -1, np.int8)
+            side[pc.equal(col, "R").fill_null(False).to_numpy(zero_copy_only=False)] = 0
+            side[pc.equal(col, "S").fill_null(False).to_numpy(zero_copy_only=False)] = 1
+            if (side < 0).any():
+                raise Unfit("side not R or S")
+        elif col.null_count < len(col):
+            raise Unfit("a side in the self join")
+    elif join == "rs":
+        raise Unfit("no side column in the two-stream join")
+    return RecordBatch(id_col, ts.to_numpy(zero_copy_only=False), ptr, tok, side), back
+
+
+def split_batch(batch, n: int):
+    """A ``RecordBatch`` cut into its first ``n`` records and the rest."""
+    from streamspec.spec.simjoin import RecordBatch
+
+    ptr, cut = batch.tok_ptr, int(batch.tok_ptr[n])
+    side = (None, None) if batch.side is None else (batch.side[:n], batch.side[n:])
+    return (RecordBatch(batch.id[:n], batch.ts[:n], ptr[:n + 1], batch.tok[:cut], side[0]),
+            RecordBatch(batch.id[n:], batch.ts[n:], ptr[n:] - cut, batch.tok[cut:], side[1]))

@@ -22,6 +22,12 @@ Replay (exact, equal to the single-process run):
   after ``lo - 1`` and every change from ``lo`` on are the single run's.
   Event ordinals are local per range and shifted by the counts of the ranges
   before (collected on the driver).
+- one unkeyed Parquet stream with lateness ``error``: the same record ranges,
+  but no rows pass through the driver: its footers plan the ranges
+  (``pipeline.io.simjoin.plan_scan``) and each range's task reads its own row
+  groups, halo included, straight into a ``RecordBatch`` (``replay_scan``);
+  the spec validates each row once, in its task, and an input a task rejects
+  is read again by the validating reader for its located error.
 
 ``streamspec stream simjoin --source DIR --checkpoint DIR --output DIR --k K
 --window W [--join rs] [--id-type|--token-type|--ts-type ...]``
@@ -169,6 +175,149 @@ def replay_stream(spark, stream, engine_cls, params: Params, partitions: int, id
             .sortWithinPartitions("event", "rank"))
 
 
+# -- the columnar path: record ranges whose tasks read their own row groups ---------------
+CHECKS = "part int, ok boolean, events long, rows long"
+
+
+def record_ranges(n: int, partitions: int) -> list[tuple[int, int]]:
+    """``partitions`` contiguous, nearly equal, non-empty record ranges covering ``0..n-1``."""
+    parts = max(1, min(int(partitions), n))
+    bounds = [n * p // parts for p in range(parts + 1)]
+    return [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if hi > lo]
+
+
+def replay_scan(spark, scan, engine_cls, params: Params, partitions: int):
+    """The output rows of a ``ScanPlan`` (``pipeline.io.simjoin.plan_scan``) and their
+    ``(events, rows)`` counts, or None when the tasks found the input bad.
+
+    One Spark task per record range (``mapInArrow`` over the range numbers)
+    reads its own row groups with pyarrow (``group_span``: the halo's groups
+    come from the footers' time spans), cuts the halo and its range as
+    ``run_range`` does, and feeds the engine one ``RecordBatch`` of each
+    (``table_batch``), so the spec validates every row once, in a task.  Each
+    task writes its outputs and one marker row (``event`` null) with its
+    check: its rows were fit and valid (every pair of consecutive records lies
+    in some task's rows, so every time is checked against the one before), the
+    count of its events, the least and greatest id of its range.  Ids are
+    unique within each task's rows by the spec; across ranges, when two
+    ranges' id spans meet, by one Spark aggregation over the ``id`` column.
+    The rows are kept (``localCheckpoint``) and the checks read before events
+    are renumbered and anything is written.
+    """
+    from pyspark.sql import functions as F
+
+    id_type = scan.id_type
+    schema = output_schema(id_type)
+    ranges = record_ranges(scan.rows, partitions)
+    if not ranges:
+        return spark.createDataFrame([], schema), (0, 0)
+    task = _scan_task(scan, engine_cls, params, ranges)
+    numbers = spark.sparkContext.parallelize([(p,) for p in range(len(ranges))], len(ranges))
+    kept = (spark.createDataFrame(numbers, "part int")
+            .mapInArrow(task, f"{schema}, {CHECKS}, id_lo {id_type}, id_hi {id_type}")
+            .localCheckpoint(eager=True))
+    checks = sorted(kept.where(F.col("event").isNull())
+                    .select("part", "ok", "events", "rows", "id_lo", "id_hi").collect())
+    if [c.part for c in checks] != list(range(len(ranges))) or not all(c.ok for c in checks):
+        return None
+    spans = sorted((c.id_lo, c.id_hi) for c in checks)
+    if any(b[0] <= a[1] for a, b in zip(spans, spans[1:])) and _duplicate_ids(spark, scan):
+        return None
+    offsets, total = [], 0
+    for c in checks:
+        offsets.append((c.part, total))
+        total += c.events
+    shift = spark.createDataFrame(offsets, "part int, offset long")
+    rows = (kept.where(F.col("event").isNotNull()).join(F.broadcast(shift), "part")
+            .withColumn("event", F.col("event") + F.col("offset"))
+            .select(*[c.split()[0] for c in schema.split(", ")])
+            .sortWithinPartitions("event", "rank"))
+    return rows, (total, sum(c.rows for c in checks))
+
+
+def _duplicate_ids(spark, scan) -> bool:
+    """Whether an id occurs twice in the input (one aggregation over the id column)."""
+    ids = spark.read.parquet(*scan.files).select("id")
+    return bool(ids.groupBy("id").count().where("count > 1").limit(1).collect())
+
+
+def _scan_task(scan, engine_cls, params: Params, ranges):
+    """The ``mapInArrow`` function over range numbers (``replay_scan``); a plain closure."""
+    def run(batches):
+        for batch in batches:
+            for p in batch.column(0).to_pylist():
+                yield scan_range(scan, engine_cls, params, p, *ranges[p])
+    return run
+
+
+def scan_range(scan, engine_cls, params: Params, part: int, lo: int, hi: int):
+    """Records ``lo..hi-1`` of a ``ScanPlan`` replayed after their halo: the outputs and the
+    marker row of ``replay_scan`` as one Arrow record batch (``ok`` false: the rows were
+    unfit or the spec rejected one; no outputs then)."""
+    from streamspec.pipeline.io.simjoin import Unfit, group_span, read_groups, split_batch, table_batch
+    from streamspec.spec.errors import RecordError
+
+    first, last = group_span(scan, lo, hi, params.wf)
+    table = read_groups(scan, first, last)
+    base = scan.starts[first]
+    a, b, c = 0, lo - base, hi - base
+    if b > 0:
+        ts = table.column("ts").to_numpy().astype(np.float64)
+        # the halo as run_range cuts it, never after record lo - 1: every pair of consecutive
+        # records then lies in some task's rows, even when the times are out of order
+        a = min(halo_start(ts, params.wf, b), b - 1)
+    ids = table.column("id").slice(b, c - b).combine_chunks()
+    try:
+        # halo and range as one batch: one dictionary for string ids and tokens
+        batch, back = table_batch(table, a, c, params.join)
+        halo, mine = split_batch(batch, b - a)
+        engine = engine_cls(params)
+        list(engine.process(halo))                            # the halo: state only
+        topks = list(engine.process(mine))
+        ok = True
+    except (Unfit, RecordError):
+        topks, back, ok = [], None, False
+    return _topk_batch(topks, back, part, ok, ids, scan.id_type)
+
+
+def _topk_batch(topks, back, part: int, ok: bool, ids, id_type: str):
+    """``TopK`` outputs as an Arrow record batch of the output schema, then the marker row
+    (``event`` null) with the range's check; ``back`` maps the engine's ids to the input's."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = {c: [] for c in ("event", "ts", "rank", "id_new", "id_old", "score", "end_time")}
+    for n, topk in enumerate(topks):
+        for rank, (i, j, score, end) in enumerate(topk.pairs or ((None,) * 4,),
+                                                  1 if topk.pairs else 0):
+            for c, v in zip(cols, (n, topk.ts, rank, i, j, score, end)):
+                cols[c].append(v)
+    rows = len(cols["event"])
+    id_arrow = pa.string() if id_type == "string" else pa.int64()
+    span = pc.min_max(ids) if len(ids) else None
+
+    def ids_of(values):
+        engine_ids = pa.array(values + [None], pa.int64())
+        return engine_ids.cast(id_arrow) if back is None else pc.take(back, engine_ids)
+
+    def check(value, kind):
+        return pa.array([None] * rows + [value], kind)
+
+    return pa.RecordBatch.from_pydict({
+        "event": pa.array(cols["event"] + [None], pa.int64()),
+        "ts": pa.array(cols["ts"] + [None], pa.float64()),
+        "rank": pa.array(cols["rank"] + [None], pa.int32()),
+        "id_new": ids_of(cols["id_new"]), "id_old": ids_of(cols["id_old"]),
+        "score": pa.array(cols["score"] + [None], pa.float64()),
+        "end_time": pa.array(cols["end_time"] + [None], pa.float64()),
+        "part": pa.array([part] * (rows + 1), pa.int32()),
+        "ok": check(ok, pa.bool_()), "events": check(len(topks), pa.int64()),
+        "rows": check(rows, pa.int64()),
+        "id_lo": check(span["min"].as_py() if span else None, id_arrow),
+        "id_hi": check(span["max"].as_py() if span else None, id_arrow),
+    })
+
+
 # -- the command line ---------------------------------------------------------------------
 def _number(text: str) -> int | float:
     try:
@@ -202,32 +351,68 @@ def demo_argv(output_dir: str) -> list[str]:
             "--engine", "swoop", "--output", output_dir, "--overwrite"]
 
 
-@attrs.frozen
+@attrs.define
 class Plan:
-    """The sets read and checked on the driver."""
+    """The sets read and checked on the driver (``stream``), or, for a Parquet input the
+    range tasks read themselves, what its footers tell (``scan``); ``stream`` is then
+    filled in only if the tasks find the input bad (``replay``)."""
 
     params: Params
-    stream: object          # a SetStream
+    source: str
     id_type: str            # Spark type of the ids
+    stream: object = None   # a SetStream
+    scan: object = None     # a ScanPlan
+    totals: tuple | None = None     # (events, rows) written, when the replay counted them
+
+    @property
+    def keyed(self) -> bool:
+        return self.stream is not None and self.stream.keyed
+
+    @property
+    def records(self) -> int:
+        return self.stream.records if self.stream is not None else self.scan.rows
+
+    @property
+    def dropped(self) -> int:
+        return self.stream.dropped if self.stream is not None else 0
 
 
 def prepare(args) -> Plan:
     import os
 
     from streamspec.pipeline.io import InputError, is_parquet
-    from streamspec.pipeline.io.simjoin import read_sets, sides_present
+    from streamspec.pipeline.io.simjoin import plan_scan, sides_present
 
     if not is_parquet(args.input) and not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     join = args.join or ("rs" if sides_present(args.input) else "self")
     params = Params(k=args.k, w=args.window, similarity=args.similarity, join=join,
                     lateness=args.lateness)
-    stream = read_sets(args.input, params)
+    scan = plan_scan(args.input, params)
+    if scan is not None:
+        return Plan(params, args.input, scan.id_type, scan=scan)
+    return _read(args.input, params)
+
+
+def _read(source: str, params: Params) -> Plan:
+    from streamspec.pipeline.io.simjoin import read_sets
+
+    stream = read_sets(source, params)
     ids = stream.frame["id"]
-    return Plan(params, stream, "string" if ids.map(lambda v: isinstance(v, str)).any() else "long")
+    return Plan(params, source, "string" if ids.map(lambda v: isinstance(v, str)).any() else "long",
+                stream=stream)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
+    if plan.scan is not None:
+        replayed = replay_scan(spark, plan.scan, engine_cls, plan.params, partitions)
+        if replayed is not None:
+            rows, plan.totals = replayed
+            return rows
+        # the tasks found the input bad: the validating reader names the record (should it
+        # find nothing wrong, the input is replayed from the driver like any other)
+        checked = _read(plan.source, plan.params)
+        plan.stream, plan.scan, plan.id_type = checked.stream, None, checked.id_type
     return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions, plan.id_type)
 
 
@@ -235,16 +420,21 @@ def summarize(plan: Plan, rows) -> Summary:
     """The counts and the best pair of the last list (per key when keyed), from ``rows``."""
     from pyspark.sql import functions as F
 
-    stream, params = plan.stream, plan.params
-    keys = ["key"] if stream.keyed else []
-    n_rows = rows.count()
-    n_events = rows.select(*keys, "event").distinct().count()
-    last = rows.groupBy(*keys).agg(F.max("event").alias("event"))
-    n_lists = last.count()
+    params = plan.params
+    keys = ["key"] if plan.keyed else []
+    if plan.totals is not None:         # one stream, counted by the replay: one filter job
+        n_events, n_rows = plan.totals
+        n_lists = 1 if n_events else 0
+        firsts = rows.where((F.col("event") == n_events - 1) & (F.col("rank") <= 1))
+    else:
+        n_rows = rows.count()
+        n_events = rows.select(*keys, "event").distinct().count()
+        last = rows.groupBy(*keys).agg(F.max("event").alias("event"))
+        n_lists = last.count()
+        firsts = rows.join(last, [*keys, "event"]).filter("rank <= 1")
     per_key = f" for {counted(n_lists, 'key')}" if keys else ""
-    dropped = f" ({counted(stream.dropped, 'late record')} dropped)" if stream.dropped else ""
-    firsts = rows.join(last, [*keys, "event"]).filter("rank <= 1").select(*keys, "id_new",
-                                                                        "id_old", "score")
+    dropped = f" ({counted(plan.dropped, 'late record')} dropped)" if plan.dropped else ""
+    firsts = firsts.select(*keys, "id_new", "id_old", "score")
     best = (firsts.orderBy("key") if keys else firsts).limit(SUMMARY_KEYS).collect()
     details = ()
     if best:
@@ -254,7 +444,7 @@ def summarize(plan: Plan, rows) -> Summary:
                if r["id_new"] is not None else "none") for r in best)
             + (f"; ... ({n_lists - len(best)} more keys)" if n_lists > len(best) else ""),)
     return Summary(f"{counted(n_events, 'top-k change')} ({counted(n_rows, 'row')}){per_key}",
-                   f"{counted(stream.records, 'record')}{dropped}",
+                   f"{counted(plan.records, 'record')}{dropped}",
                    f"k={params.k}, w={params.w}, {params.similarity}, {params.join}-join",
                    details)
 

@@ -160,3 +160,125 @@ def load(text: str) -> Case:
         else:
             events.append(Record(row["id"], row["tokens"], row["ts"], row.get("side")))
     return Case(params, events, head["chunks"])
+
+
+# -- Spark: the pipeline's partitioned replays against the oracle ------------------------------
+def _oracle_rows(records: list, params: Params) -> list[tuple]:
+    """The oracle's changes of ``records`` as the pipeline's output rows, in (event, rank) order."""
+    from streamspec.pipeline.jobs.simjoin import output_rows
+    topks = [x for x in evaluate(records, params) if x is not None]
+    return _plain(output_rows(topks).itertuples(index=False))
+
+
+def _plain(rows) -> list[tuple]:
+    """Rows as tuples, NaN as None, sorted by (event, rank) (Spark returns them grouped)."""
+    def plain(v):
+        return None if v is None or (isinstance(v, float) and v != v) else v
+    return sorted((tuple(plain(v) for v in row) for row in rows), key=lambda r: (r[0], r[2]))
+
+
+def _frame(records: list, key=None):
+    """``records`` as ``pipeline.io.simjoin.read_sets`` frames them (``pos`` per stream)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({
+        "pos": pd.Series(range(len(records)), dtype="int64"),
+        "id": [r.id for r in records], "tokens": [list(r.tokens) for r in records],
+        "ts": pd.Series([float(r.ts) for r in records], dtype="float64"),
+        "side": pd.Series([r.side for r in records], dtype=object)})
+    if key is not None:
+        frame["key"] = key
+    return frame
+
+
+def _rows_mismatch(label: str, got: list, want: list) -> Mismatch | None:
+    if got == want:
+        return None
+    if len(got) != len(want):
+        return Mismatch(label, f"{len(got)} output rows, the oracle's run has {len(want)}",
+                        want[:5], got[:5])
+    first = next(n for n, (g, w) in enumerate(zip(got, want)) if g != w)
+    return Mismatch(label, f"output row {first} (event {want[first][0]}) differs",
+                    want[first], got[first])
+
+
+def _parquet_case(records: list, path: str) -> None:
+    """``records`` as a Parquet file of the pipeline's columns, in about five row groups."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    kinds = {type(x) for r in records for x in r.tokens}
+    ids = pa.string() if any(isinstance(r.id, str) for r in records) else pa.int64()
+    times = pa.int64() if all(isinstance(r.ts, int) for r in records) else pa.float64()
+    columns = {"id": pa.array([r.id for r in records], ids),
+               "ts": pa.array([r.ts for r in records], times),
+               "tokens": pa.array([list(r.tokens) for r in records],
+                                  pa.list_(pa.string() if str in kinds else pa.int64()))}
+    if any(r.side is not None for r in records):
+        columns["side"] = pa.array([r.side for r in records], pa.string())
+    pq.write_table(pa.table(columns), path, row_group_size=max(1, len(records) // 5))
+
+
+def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mismatch | None:
+    """The pipeline's Spark replays of ``case`` over ``partitions`` against the oracle
+    (``streamspec.reference.simjoin``), output rows and event numbers included:
+
+    - record ranges with their halo from the driver's frame
+      (``jobs.simjoin.replay_stream``, what ``streamspec run`` takes for JSON lines);
+    - record ranges whose tasks read their own row groups of a Parquet file cut
+      into about five (``jobs.simjoin.replay_scan``, what it takes for Parquet);
+    - keyed replay of three streams made from the case as keys: the whole case,
+      its second half and every other record (each against the oracle on it).
+
+    The pipeline's input holds records only: the case's ``Advance`` events are left
+    out (of the oracle's run too).
+    """
+    import os
+    import tempfile
+
+    import pandas as pd
+
+    from streamspec.pipeline.io.simjoin import SetStream, plan_scan
+    from streamspec.pipeline.jobs.simjoin import replay_scan, replay_stream
+
+    params = attrs.evolve(case.params, lateness="error")
+    records = [e for e in case.events if isinstance(e, Record)]
+    id_type = "string" if any(isinstance(r.id, str) for r in records) else "long"
+    columns = ["event", "ts", "rank", "id_new", "id_old", "score", "end_time"]
+
+    def rows(df, *keys):
+        return _plain(tuple(r[c] for c in columns) for r in df.select(*keys, *columns).collect())
+
+    want = _oracle_rows(records, params)
+    one = SetStream(_frame(records), "<case>", False, len(records), 0)
+    found = _rows_mismatch(f"{partitions} record ranges",
+                           rows(replay_stream(spark, one, engine_cls, params, partitions, id_type)),
+                           want)
+    if found is not None:
+        return found
+    if records:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "sets.parquet")
+            _parquet_case(records, path)
+            scan = plan_scan(path, params)
+            replayed = None if scan is None else replay_scan(spark, scan, engine_cls, params,
+                                                             partitions)
+            if replayed is None:
+                return Mismatch(f"{partitions} range-scan partitions",
+                                "the columnar path declined or rejected a valid case")
+            found = _rows_mismatch(f"{partitions} range-scan partitions", rows(replayed[0]), want)
+            if found is not None:
+                return found
+    streams = {"all": records, "tail": records[len(records) // 2:], "odd": records[1::2]}
+    streams = {k: v for k, v in streams.items() if v}
+    if not streams:
+        return None
+    keyed = SetStream(pd.concat([_frame(v, k) for k, v in streams.items()], ignore_index=True),
+                      "<case>", True, sum(map(len, streams.values())), 0)
+    got = replay_stream(spark, keyed, engine_cls, params, partitions, id_type)
+    for key, stream in streams.items():
+        found = _rows_mismatch(f"key {key!r} of {len(streams)}, {partitions} partitions",
+                               rows(got.where(got["key"] == key)), _oracle_rows(stream, params))
+        if found is not None:
+            return found
+    return None

@@ -307,9 +307,13 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
       conditions (recomputed per key, as ``check`` does), the answer invariants of ``check``
       (``min(K, n)`` distinct ids of the window, ranked by ``(score desc, id asc)``) always.
 
-    The replay feeds each key's items as one ``ItemBatch``, the columnar path the pipeline
-    uses; ``check`` feeds ``Item`` lists, so this check also covers an engine whose columnar
-    path differs from its row path."""
+    Both ways the job reads items are checked: the driver's frame shipped to Spark
+    (``replay_stream``) against the above, then the same keyed input written as a Parquet
+    file of small row groups, which the executors read themselves
+    (``pipeline.jobs.topkjoin.replay_parquet``), against the first.  Each key's items go
+    into the engine as one ``ItemBatch``, the columnar path the pipeline uses; ``check``
+    feeds ``Item`` lists, so this also covers an engine whose columnar path differs from
+    its row path."""
     import pandas as pd
 
     from streamspec.pipeline.io.topkjoin import ItemStream
@@ -349,6 +353,44 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
             problem = _answer_invariants(mine, e.__class__(w, e.start, tau, answer), e, at)
             if problem:
                 return problem
+    return _parquet_mismatch(spark, engine_cls, case, frame, rows, partitions)
+
+
+def _parquet_mismatch(spark, engine_cls, case: Case, frame, rows, partitions: int):
+    """The keyed input of ``partitioned_mismatch`` as Parquet, read by the executors: the same
+    rows as the driver's frame gave (``rows``, already checked key by key)."""
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from streamspec.pipeline.io.topkjoin import plan_parquet_items
+    from streamspec.pipeline.jobs.topkjoin import columnar_source, replay_parquet
+
+    # interleaved by time as a real keyed file is (each key's items keep their order)
+    ordered = frame.sort_values(["t", "seq"], kind="stable")
+    table = pa.table({"key": ordered["key"].to_numpy(), "id": ordered["id"].to_numpy(),
+                      "x": ordered["x"].to_numpy(), "ts": ordered["t"].to_numpy()})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/items.parquet"
+        pq.write_table(table, path, row_group_size=max(1, len(ordered) // 7))
+        items = plan_parquet_items(path)
+        columnar = columnar_source(spark, items, partitions, case.params.t0)
+        got = replay_parquet(spark, items, columnar, engine_cls, case.params).toPandas()
+
+    def plain(df):
+        cols = ["key", "window", "tau", "rank", "id", "score"]
+        df = df[cols].astype(object).where(df[cols].notna(), None)
+        return sorted(df.itertuples(index=False, name=None), key=repr)
+
+    want = plain(rows)
+    have = plain(got)
+    if have != want:
+        first = next((i for i, (a, b) in enumerate(zip(have, want)) if a != b),
+                     min(len(have), len(want)))
+        return Mismatch(f"Parquet keyed replay over {partitions} partitions",
+                        "rows differ from the driver frame's replay", want[first:first + 3],
+                        have[first:first + 3])
     return None
 
 

@@ -268,3 +268,139 @@ def read_remote_by_reference(path: str):
     Parquet/CSV timeline read and checked now, on the driver, then held as a ``TimelineFile``."""
     remote = read_remote(path)
     return remote if isinstance(remote, SqliteDataset) else TimelineFile(path, remote)
+
+
+# -- Parquet items read by the executors (the columnar path of the batch job) ------------------
+ITEM_TYPES = {"id": ("int", "string"), "x": ("int", "float"), "ts": ("int",),
+              "key": ("int", "string")}
+FILE_SHIFT = 40                     # seq = file number << 40 | row in the file (0-based)
+ROW_MASK = (1 << FILE_SHIFT) - 1
+
+
+def _family(arrow_type) -> str | None:
+    """The Arrow type's family as the columnar path takes it; None: the driver's reader."""
+    import pyarrow as pa
+    if pa.types.is_integer(arrow_type) and arrow_type != pa.uint64():
+        return "int"
+    if pa.types.is_floating(arrow_type):
+        return "float"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "string"
+    return None
+
+
+@attrs.frozen
+class ParquetItems:
+    """A Parquet items input planned from its footers, for the executors to read themselves.
+
+    ``groups`` lists every row group as ``(file number, row group, first row in the file,
+    rows)``, files in name order (as ``read_items`` takes them); ``seq`` numbers a row
+    ``file number << 40 | row in the file``: input order, and where the row is."""
+
+    source: str
+    files: tuple
+    groups: tuple
+    keyed: bool
+    kinds: dict = attrs.field(eq=False)     # column -> "int" | "float" | "string"
+    count: int = 0
+
+    def where(self, seq: int) -> str:
+        """``file:row N`` (N from 1, within the file) of the row numbered ``seq``."""
+        return f"{self.files[seq >> FILE_SHIFT]}:row {(seq & ROW_MASK) + 1}"
+
+    def columns(self) -> list[str]:
+        return ["id", "x", "ts"] + (["key"] if self.keyed else [])
+
+
+def plan_parquet_items(path: str) -> ParquetItems | None:
+    """The columnar plan of a local Parquet items input, from its footers only; None when the
+    driver's reader must take it (not Parquet, a remote path, a column missing or of a type
+    it parses or rejects with its own located error, files whose columns differ)."""
+    import pyarrow.parquet as pq
+
+    if not is_parquet(path) or "://" in path:
+        return None
+    files = parquet_files(path)          # typed errors for a missing path or a non-Parquet file
+    kinds, groups, count = None, [], 0
+    for number, name in enumerate(files):
+        try:
+            meta = pq.ParquetFile(name).metadata
+        except (OSError, ValueError):
+            return None
+        schema = meta.schema.to_arrow_schema()
+        mine = {c: _family(schema.field(c).type) for c in ITEM_TYPES if c in schema.names}
+        if any(c not in mine for c in ("id", "x", "ts")) or (kinds is not None and mine != kinds):
+            return None
+        if any(kind not in ITEM_TYPES[c] for c, kind in mine.items()):
+            return None
+        kinds, first = mine, 0
+        for g in range(meta.num_row_groups):
+            rows = meta.row_group(g).num_rows
+            if rows:
+                groups.append((number, g, first, rows))
+            first += rows
+        if first > ROW_MASK:
+            return None
+        count += first
+    return ParquetItems(path, tuple(files), tuple(groups), "key" in kinds, kinds, count)
+
+
+def read_groups(items: ParquetItems, numbers, as_long: frozenset = frozenset()):
+    """Row groups ``numbers`` (indexes into ``items.groups``) as one Arrow table with columns
+    ``[key,] seq, id, x, t``: ``x`` as float64, ``t`` as int64, string columns named in
+    ``as_long`` (every value spells a 64-bit integer, ``string_columns_as_ints``) as int64;
+    nulls kept (the per-key step names them)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    opened: dict = {}
+    parts = []
+    for g in numbers:
+        number, group, first, rows = items.groups[g]
+        if number not in opened:
+            opened[number] = pq.ParquetFile(items.files[number])
+        table = opened[number].read_row_group(group, columns=items.columns())
+        seq = np.arange(first, first + rows, dtype=np.int64) | np.int64(number << FILE_SHIFT)
+        cols = {"seq": pa.array(seq)}
+        for name in (["key"] if items.keyed else []) + ["id"]:
+            col = table.column(name).combine_chunks()
+            cols[name] = _as_long(col) if name in as_long else col
+        cols["x"] = table.column("x").cast(pa.float64())
+        cols["t"] = table.column("ts").cast(pa.int64())
+        order = (["key"] if items.keyed else []) + ["seq", "id", "x", "t"]
+        parts.append(pa.table({c: cols[c] for c in order}))
+    if not parts:
+        return None
+    return pa.concat_tables(parts)
+
+
+def _as_long(col):
+    """A string column whose every value spells a 64-bit integer, as int64 (nulls kept), by
+    the rule of ``pipeline.io.id_column`` (``007`` and ``7`` are one id)."""
+    import pyarrow as pa
+    valid = col.is_valid().to_numpy(zero_copy_only=False)
+    tokens = [t for t in col.to_pylist() if t is not None]
+    values = np.zeros(len(col), np.int64)
+    values[valid] = id_column(tokens)
+    return pa.array(values, mask=~valid)
+
+
+def string_verdicts(items: ParquetItems, numbers) -> list[tuple[str, str]]:
+    """``(column, verdict)`` for each string column among ``id``/``key`` of row groups
+    ``numbers``: ``int`` (every value spells a 64-bit integer, ``id_column``'s rule),
+    ``string``, or ``overflow`` (integers beyond 64 bits: the driver's reader names them)."""
+    import pyarrow.parquet as pq
+
+    names = [c for c in ("id", "key") if items.kinds.get(c) == "string"]
+    out = []
+    for g in numbers:
+        number, group, _, _ = items.groups[g]
+        table = pq.ParquetFile(items.files[number]).read_row_group(group, columns=names)
+        for name in names:
+            tokens = [t for t in table.column(name).to_pylist() if t is not None]
+            try:
+                verdict = "int" if id_column(tokens).dtype.kind == "i" else "string"
+            except MalformedRecord:
+                verdict = "overflow"
+            out.append((name, verdict))
+    return out

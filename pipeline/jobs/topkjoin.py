@@ -21,10 +21,36 @@ whole input (every key, every window), the remote range the min and max of
 every timeline value and the default 0; a degenerate range ``lo == hi``
 becomes ``(lo, lo + 1)``.  The origin defaults to each stream's first item.
 
-Replay: ``streamspec.pipeline.replay.keyed``, one engine per key (a stream without a
-``key`` column is one key); equal to the single-process run, since keys are
-independent.  ``--oracle`` also replays the oracle and prints the cumulative
-and mean nDCG@k and precision@k of the engine against it.
+Replay: one engine per key (a stream without a ``key`` column is one key);
+equal to the single-process run, since keys are independent (topkjoin state is
+path dependent, so one stream is never cut in time ranges, DESIGN.md).
+``--oracle`` also replays the oracle and prints the cumulative and mean
+nDCG@k and precision@k of the engine against it.  Two ways in:
+
+- A local Parquet file or directory whose columns have the types the spec
+  takes (``id`` int or string, ``x`` int or float, ``ts`` int, ``key`` int or
+  string; ``plan_parquet_items``, footers only) is read by the executors:
+  Spark tasks read the row groups with pyarrow (``mapInArrow``) and the
+  columns go as numpy arrays into one ``ItemBatch`` per key, validated once,
+  by the engine's spec check.  A keyed input is hash-partitioned by key, one
+  shuffle per pass (``groupBy(key).applyInPandas``, the replay through
+  ``pipeline.replay.keyed``); an unkeyed one is one task reading every row
+  group in order, no shuffle.  The default stream range is a Spark pass
+  before the replay (``parquet_stream_range``: each key's bounds from the
+  engines' slot partials, the spec's check of its items first, then one
+  aggregation).  A key's bad record travels to the driver as data and stops
+  the job with the spec's typed error at ``file:row N`` (the first in input
+  order) before anything is written.  String ids or keys follow the
+  int-or-string rule over the whole input (a Spark pass over those columns).
+  The tasks read the files themselves: on a cluster they must be on a file
+  system the executors share.  On 1M items (``bench.pipeline_topkjoin``) the
+  job took 88 s before this path and 25 s with it (the engine alone: 0.2-0.3 s;
+  the rest is Spark's start and its first jobs).
+- Any other input (CSV, JSON lines, a Parquet input of other column types)
+  is read and validated on the driver (``read_items``: exact ``file:line``,
+  the driver's own messages for values it parses or rejects) and shipped to
+  Spark; its default stream range is computed there too, where the items
+  already are.
 
 ``streamspec stream topkjoin --source DIR --checkpoint DIR --output DIR
 --remote TIMELINE --window W --slide B --k K --stream-range LO,HI ...``
@@ -121,25 +147,299 @@ def replay_stream(spark, stream, engine_cls, params: Params, partitions: int):
     return rows if stream.keyed else rows.drop("key")
 
 
-def default_stream_range(stream, params_kw: dict) -> tuple[float, float]:
-    """Min and max per-window streaming score over every key (module docstring)."""
+def score_range(ids: np.ndarray, x: np.ndarray, t: np.ndarray, params_kw: dict):
+    """Min and max per-window streaming score of one key's stream (in order, not empty), over
+    every window the batch job evaluates (``started_by`` its last item); None if every window
+    is empty.  The engines' own slot partials (``SlotAggregates``) compute them."""
     from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
     from streamspec.spec.windows import SlidingWindows
 
+    t0 = params_kw["t0"] if params_kw["t0"] is not None else int(t[0])
+    aggs = SlotAggregates(t0, params_kw["omega"], params_kw["beta"], params_kw["aggregate"])
+    aggs.ingest(pd.factorize(ids)[0].astype(np.int64), x, t)
     lo, hi = np.inf, -np.inf
-    for _, g in stream.frame.groupby("key", sort=False):
-        t = g["t"].to_numpy(np.int64)
-        t0 = params_kw["t0"] if params_kw["t0"] is not None else int(t[0])
-        aggs = SlotAggregates(t0, params_kw["omega"], params_kw["beta"], params_kw["aggregate"])
-        ids = pd.factorize(g["id"])[0].astype(np.int64)
-        aggs.ingest(ids, g["x"].to_numpy(np.float64), t)
-        for i in range(SlidingWindows(params_kw["omega"], params_kw["beta"], t0).started_by(int(t[-1]))):
-            vals = aggs.window(i)[1]
-            if vals.size:
-                lo, hi = min(lo, float(vals.min())), max(hi, float(vals.max()))
-    if not np.isfinite(lo):
+    for i in range(SlidingWindows(params_kw["omega"], params_kw["beta"], t0).started_by(int(t[-1]))):
+        vals = aggs.window(i)[1]
+        if vals.size:
+            lo, hi = min(lo, float(vals.min())), max(hi, float(vals.max()))
+    return (lo, hi) if np.isfinite(lo) else None
+
+
+def range_of(bounds) -> tuple[float, float]:
+    """The stream range from per-key ``(lo, hi)`` bounds (module docstring's defaults)."""
+    bounds = [b for b in bounds if b is not None]
+    if not bounds:
         return 0.0, 1.0
+    lo, hi = min(b[0] for b in bounds), max(b[1] for b in bounds)
     return (lo, hi) if hi > lo else (lo, lo + 1.0)
+
+
+def default_stream_range(stream, params_kw: dict) -> tuple[float, float]:
+    """Min and max per-window streaming score over every key (module docstring), of a stream
+    held on the driver (``ItemStream``: text inputs, parsed there for their ``file:line``)."""
+    return range_of(score_range(g["id"].to_numpy(), g["x"].to_numpy(np.float64),
+                                g["t"].to_numpy(np.int64), params_kw)
+                    for _, g in stream.frame.groupby("key", sort=False))
+
+
+# -- the columnar path: Parquet items read by the executors (issue 11) ------------------------
+ERRORS = "error_type string, error_message string, error_seq long"
+ERROR_COLUMNS = ("error_type", "error_message", "error_seq")
+# a null where the driver's reader wants a value: its message (``pipeline.io.topkjoin``)
+NULLS = (("key", "key must be an integer or a string"), ("id", "id must be an integer or a string"),
+         ("x", "x must be a number"), ("t", "ts must be a 64-bit integer"))
+
+
+def item_count(stream) -> int:
+    return stream.count if hasattr(stream, "count") else len(stream.frame)
+
+
+def key_batch(pdf: pd.DataFrame) -> tuple[ItemBatch, np.ndarray]:
+    """One key's rows (columns ``seq, id, x, t``, maybe ``key``; any order) as the engine's
+    ``ItemBatch`` in input order, and each item's ``seq``.  Input order, not time order:
+    a late item must meet the spec's check where it stands.  A null raises the driver
+    reader's ``MalformedRecord`` with the row's index."""
+    from streamspec.spec.errors import MalformedRecord
+
+    seq = pdf["seq"].to_numpy(np.int64)
+    if seq.size > 1 and (seq[1:] <= seq[:-1]).any():
+        order = np.argsort(seq, kind="stable")
+        pdf, seq = pdf.iloc[order], seq[order]
+    for column, what in NULLS:
+        if column in pdf:
+            missing = np.flatnonzero(pdf[column].isna().to_numpy())
+            if missing.size:
+                raise MalformedRecord(f"{what}, got None", index=int(missing[0]))
+    ids = pdf["id"].to_numpy()
+    ids = ids.astype(np.int64) if ids.dtype.kind in "iu" else ids.astype(object)
+    return ItemBatch(ids, pdf["x"].to_numpy(np.float64), pdf["t"].to_numpy(np.int64)), seq
+
+
+def _failed(err, seq: np.ndarray, columns: list[str]) -> pd.DataFrame:
+    """The one row that carries a key's ``RecordError`` to the driver (``_raise_first``)."""
+    row = {c: [None] for c in columns}
+    at = err.index if err.index is not None and err.index < seq.size else 0
+    row.update(error_type=[type(err).__name__], error_message=[err.message],
+               error_seq=[int(seq[at]) if seq.size else -1])
+    return pd.DataFrame(row)
+
+
+def run_key(engine_cls, params: Params, pdf: pd.DataFrame) -> pd.DataFrame:
+    """One key's items through one engine: output rows, or the key's first bad record."""
+    from streamspec.spec.errors import RecordError
+
+    seq = pdf["seq"].to_numpy(np.int64)
+    try:
+        batch, seq = key_batch(pdf)
+        engine = engine_cls(params)
+        rows = output_rows(list(engine.process(batch)) + engine.flush())
+    except RecordError as err:
+        return _failed(err, np.sort(seq), list(ROW_COLUMNS))
+    return rows.assign(error_type=None, error_message=None, error_seq=None)
+
+
+def range_key(params_kw: dict, pdf: pd.DataFrame) -> pd.DataFrame:
+    """One key's ``(lo, hi)`` streaming-score bounds (``score_range``), after the spec's check
+    of its items (``validate``, the origin), or the key's first bad record."""
+    from streamspec.spec.errors import OutOfOrder, RecordError
+    from streamspec.spec.topkjoin import id_type, validate
+
+    seq = pdf["seq"].to_numpy(np.int64)
+    try:
+        batch, seq = key_batch(pdf)
+        if not len(batch):
+            bounds = None
+        else:
+            validate(batch, id_type(batch.id[0]) or int, None)
+            t0 = params_kw["t0"]
+            if t0 is not None and batch.ts[0] < t0:
+                raise OutOfOrder(f"item time {int(batch.ts[0])} is before the origin t0={t0}",
+                                 index=0)
+            bounds = score_range(batch.id, batch.x, batch.ts, params_kw)
+    except RecordError as err:
+        return _failed(err, np.sort(seq), ["lo", "hi"])
+    lo, hi = bounds if bounds is not None else (None, None)
+    return pd.DataFrame({"lo": [lo], "hi": [hi], "error_type": [None], "error_message": [None],
+                         "error_seq": [None]})
+
+
+def _with_key(out: pd.DataFrame, pdf: pd.DataFrame) -> pd.DataFrame:
+    """``out`` with the key of ``pdf`` first, when it has one (a plain ``groupBy`` step)."""
+    if "key" in pdf:
+        out.insert(0, "key", pdf["key"].iloc[0] if len(pdf) else None)
+    return out
+
+
+@attrs.define
+class Columnar:
+    """What the Spark passes over ``ParquetItems`` share: the kinds of ``id``/``key``, the
+    string columns read as ints, and (keyed) the items hash-partitioned by key."""
+
+    id_kind: str
+    key_kind: str
+    as_long: frozenset
+    source: object = None       # keyed: DataFrame key, seq, id, x, t
+
+
+def columnar_source(spark, items, partitions: int, origin: int | None = None) -> Columnar:
+    """Decide the id kinds (a Spark pass over the string columns only, when there are any) and,
+    for a keyed input, the source of both passes (the stream range and the replay): the row
+    groups read with pyarrow in Spark tasks (``mapInArrow``), hash-partitioned by key.
+    Integers beyond 64 bits in a string column: the driver's reader names the first one."""
+    from streamspec.pipeline.io.topkjoin import read_groups, read_items, string_verdicts
+
+    tasks = max(1, min(len(items.groups), partitions))
+    as_long = set()
+    if "string" in items.kinds.values():
+        def verdicts(batches):
+            import pyarrow as pa
+            for b in batches:
+                found = string_verdicts(items, b.column(0).to_pylist())
+                yield pa.RecordBatch.from_pylist([{"column": c, "verdict": v} for c, v in found],
+                                                 schema=pa.schema([("column", pa.string()),
+                                                                   ("verdict", pa.string())]))
+        found = spark.range(0, len(items.groups), 1, tasks).mapInArrow(
+            verdicts, "column string, verdict string").distinct().collect()
+        seen = {(r["column"], r["verdict"]) for r in found}
+        for column in ("id", "key"):
+            if (column, "overflow") in seen and (column, "string") not in seen:
+                read_items(items.source, origin)
+            if items.kinds.get(column) == "string" and (column, "string") not in seen:
+                as_long.add(column)
+    kind = {c: "long" if items.kinds.get(c) == "int" or c in as_long else "string"
+            for c in ("id", "key")}
+    columnar = Columnar(kind["id"], kind["key"], frozenset(as_long))
+    if items.keyed:
+        as_long = columnar.as_long
+
+        def read(batches):
+            for b in batches:
+                table = read_groups(items, b.column(0).to_pylist(), as_long)
+                if table is not None:
+                    yield from _typed(table).to_batches()
+        schema = f"key {columnar.key_kind}, seq long, id {columnar.id_kind}, x double, t long"
+        # not kept (localCheckpoint forgets the hash partitioning, so each pass would shuffle
+        # the kept rows again): each pass reads the row groups again, which costs less
+        columnar.source = (spark.range(0, len(items.groups), 1, tasks).mapInArrow(read, schema)
+                           .repartition(partitions, "key"))
+    return columnar
+
+
+def _arrow_types() -> dict:
+    import pyarrow as pa
+    return {"long": pa.int64(), "int": pa.int32(), "double": pa.float64(), "string": pa.string()}
+
+
+class _Arrow(dict):
+    """The Arrow type of each DDL type name the output schemas use (imported on first use)."""
+
+    def __missing__(self, name):
+        self.update(_arrow_types())
+        return self[name]
+
+
+ARROW = _Arrow()
+
+
+def _typed(table):
+    """Ints as int64, strings as Arrow ``string`` (the types Spark's schema names)."""
+    import pyarrow as pa
+    fields = []
+    for field in table.schema:
+        t = field.type
+        t = pa.int64() if pa.types.is_integer(t) else pa.string() if pa.types.is_large_string(t) else t
+        fields.append(pa.field(field.name, t))
+    return table.cast(pa.schema(fields))
+
+
+def _per_key(spark, items, columnar: Columnar, step, schema: str, replay: bool = True):
+    """``step(pdf) -> pdf`` over each key's items: ``groupBy(key).applyInPandas`` over the
+    key-partitioned source (no further shuffle; the replay through
+    ``pipeline.replay.keyed``, which puts each key's items in time order and the rows in
+    window order), or for an input without ``key``, one task reading every row group
+    itself, in order, with no shuffle at all."""
+    from streamspec.pipeline.replay import keyed
+
+    if items.keyed:
+        if replay:
+            return keyed(columnar.source, step, schema)
+        key_type = columnar.source.schema["key"].dataType.simpleString()
+        return columnar.source.groupBy("key").applyInPandas(step, f"key {key_type}, {schema}")
+    import pyarrow as pa
+
+    from streamspec.pipeline.io.topkjoin import read_groups
+    as_long = columnar.as_long
+    arrow = pa.schema([(name, ARROW[kind]) for name, kind in
+                       (field.strip().split() for field in schema.split(","))])
+
+    def whole(batches):
+        for _ in batches:
+            pass
+        table = read_groups(items, range(len(items.groups)), as_long)
+        pdf = (table.to_pandas() if table is not None else
+               pd.DataFrame({"seq": pd.Series(dtype="int64"), "id": pd.Series(dtype="int64"),
+                             "x": pd.Series(dtype="float64"), "t": pd.Series(dtype="int64")}))
+        yield pa.RecordBatch.from_pandas(step(pdf), schema=arrow, preserve_index=False)
+    return spark.range(0, 1, 1, 1).mapInArrow(whole, schema)
+
+
+def _first_error(rows):
+    """The aggregate column of the first bad record in input order among the keys' errors."""
+    from pyspark.sql import functions as F
+    return F.min(F.when(F.col("error_type").isNotNull(),
+                        F.struct("error_seq", "error_type", "error_message"))).alias("error")
+
+
+def _raise(error, items) -> None:
+    """``error`` (``_first_error``'s row, or None) as the spec's typed error located at
+    ``file:row N``; nothing has been written yet."""
+    from streamspec.spec import errors
+
+    if error is None:
+        return
+    seq, kind, message = error
+    cls = getattr(errors, kind, None)
+    cls = cls if isinstance(cls, type) and issubclass(cls, errors.RecordError) else \
+        errors.InvalidRecord
+    raise cls(message).at(items.where(int(seq)) if seq >= 0 else items.source)
+
+
+def parquet_stream_range(spark, items, columnar: Columnar, params_kw: dict) -> tuple[float, float]:
+    """The default stream range of ``ParquetItems`` computed by Spark: each key's bounds in
+    its own task (``range_key``, which checks the key's items first), then one aggregation
+    (the bounds and the first bad record, one Spark job)."""
+    from pyspark.sql import functions as F
+
+    bounds = _per_key(spark, items, columnar,
+                      lambda pdf: _with_key(range_key(params_kw, pdf), pdf),
+                      f"lo double, hi double, {ERRORS}", replay=False)
+    lo, hi, error = bounds.agg(F.min("lo"), F.max("hi"), _first_error(bounds)).first()
+    _raise(error, items)
+    return range_of([(lo, hi)] if lo is not None else [])
+
+
+def replay_parquet(spark, items, columnar: Columnar, engine_cls, params: Params):
+    """The output rows of ``ParquetItems``, one engine per key (``run_key``); a key's bad
+    record stops the job with the spec's located error before anything is written."""
+    from pyspark.sql import functions as F
+
+    schema = f"{output_schema(columnar.id_kind)}, {ERRORS}"
+    # kept: the check below and the job's write and summary read these rows, never a replay
+    rows = _per_key(spark, items, columnar, lambda pdf: run_key(engine_cls, params, pdf),
+                    schema).localCheckpoint()
+    _raise(rows.agg(_first_error(rows)).first()[0], items)
+    return rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS)
+
+
+def columnar_replay(spark, plan: Plan, engine_cls, partitions: int):
+    """``replay`` of ``ParquetItems``: the source read once for both passes, the default
+    stream range first when it was not given, then the replay."""
+    if plan.columnar is None:
+        plan.columnar = columnar_source(spark, plan.stream, partitions, plan.args.origin)
+    if plan.params is None:
+        srange = parquet_stream_range(spark, plan.stream, plan.columnar, query_kw(plan.args))
+        plan.params = build_params(plan.args, None, plan.remote, srange)
+    return replay_parquet(spark, plan.stream, plan.columnar, engine_cls, plan.params)
 
 
 def _pair(text: str) -> tuple[float, float]:
@@ -198,33 +498,57 @@ def remote_range_of(args, remote) -> tuple[float, float]:
     return (lo, hi) if hi > lo else (lo, lo + 1.0)
 
 
-def build_params(args, stream, remote) -> Params:
-    kw = dict(omega=args.window, beta=args.slide, aggregate=args.aggregate, t0=args.origin)
-    srange = args.stream_range or default_stream_range(stream, kw)
+def build_params(args, stream, remote, stream_range=None) -> Params:
+    kw = query_kw(args)
+    srange = args.stream_range or stream_range or default_stream_range(stream, kw)
     rrange = remote_range_of(args, remote)
     return Params(k=args.k, n=args.n, budget=args.budget, weights=args.weights,
                   stream_range=srange, remote_range=rrange, remote=remote, seed=args.seed, **kw)
 
 
-@attrs.frozen
+def query_kw(args) -> dict:
+    return dict(omega=args.window, beta=args.slide, aggregate=args.aggregate, t0=args.origin)
+
+
+@attrs.define
 class Plan:
+    """What ``prepare`` found.  ``stream`` is an ``ItemStream`` (read on the driver) or a
+    ``ParquetItems`` (read by the executors); for the latter ``params`` is only complete
+    once ``replay`` has computed the default stream range (``remote`` holds the dataset
+    until then) and ``columnar`` keeps what the Spark passes share."""
+
     args: argparse.Namespace
-    stream: object          # an ItemStream
-    params: Params
+    stream: object
+    params: Params | None
+    remote: object = None
+    columnar: object = None
 
 
 def prepare(args) -> Plan:
-    """The windows first (the stream range needs them), then the inputs, all before Spark."""
-    from streamspec.pipeline.io.topkjoin import read_items, read_remote
+    """The windows first (the stream range needs them), then the inputs, all before Spark: a
+    local Parquet input is planned from its footers (``plan_parquet_items``), any other is
+    read and validated here (``read_items``)."""
+    from streamspec.pipeline.io.topkjoin import plan_parquet_items, read_items, read_remote
 
     Params(omega=args.window, beta=args.slide, k=args.k, n=args.n, budget=args.budget,
            aggregate=args.aggregate, weights=args.weights, t0=args.origin)
-    stream = read_items(args.input, args.origin)
-    return Plan(args, stream, build_params(args, stream, read_remote(args.remote)))
+    if args.stream_range is not None:
+        Params(omega=args.window, beta=args.slide, k=args.k, stream_range=args.stream_range)
+    items = plan_parquet_items(args.input)
+    remote = read_remote(args.remote)
+    if items is None:
+        stream = read_items(args.input, args.origin)
+        return Plan(args, stream, build_params(args, stream, remote))
+    params = build_params(args, None, remote) if args.stream_range is not None else None
+    return Plan(args, items, params, remote)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
-    return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions)
+    from streamspec.pipeline.io.topkjoin import ItemStream
+
+    if isinstance(plan.stream, ItemStream):
+        return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions)
+    return columnar_replay(spark, plan, engine_cls, partitions)
 
 
 def summarize(plan: Plan, rows) -> Summary:
@@ -239,12 +563,11 @@ def summarize(plan: Plan, rows) -> Summary:
     if plan.args.oracle:
         spark = rows.sparkSession
         partitions = plan.args.partitions or spark.sparkContext.defaultParallelism
-        oracle = replay_stream(spark, plan.stream, Registry.get(PROBLEM, "oracle"), params,
-                               partitions).toPandas()
+        oracle = replay(spark, plan, Registry.get(PROBLEM, "oracle"), partitions).toPandas()
         details.append(f"topkjoin quality of {plan.args.engine} against the oracle: "
                        f"{quality_of_rows(result, oracle, params.k)}")
     return Summary(f"{counted(n_eval, 'evaluation')} ({counted(len(result), 'row')}){keys}",
-                   counted(len(plan.stream.frame), "item"),
+                   counted(item_count(plan.stream), "item"),
                    f"omega={params.omega}, beta={params.beta}, K={params.k}, N={params.n}, "
                    f"budget={params.budget}, {params.aggregate}, stream range "
                    f"{params.stream_range}, remote range {params.remote_range}",

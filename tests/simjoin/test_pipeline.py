@@ -96,12 +96,12 @@ def test_lateness_drop(tmp_path):
     assert stream.dropped == 1 and stream.frame["id"].tolist() == [1, 3]
 
 
-@pytest.mark.spark
 def ids_or_none(column) -> list:
     """An id column as Python ints, None where the list was empty (Spark gives NaN or None)."""
     return [None if x is None or x != x else int(x) for x in column.tolist()]
 
 
+@pytest.mark.spark
 def test_spark_replays_equal_single_run(spark, tmp_path):
     from streamspec.pipeline.jobs.simjoin import replay_stream as replay
     params = Params(k=2, w=4)

@@ -23,9 +23,10 @@ from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.kws import evaluate
+from streamspec.spec.errors import MalformedRecord, StreamspecError
 from streamspec.spec.kws import (AddEdge, AddRelation, Appear, Delete, End, Insert, Params,
-                                 RemoveEdge, RemoveRelation, edge_json, event_from_json,
-                                 event_to_json, relation_json)
+                                 RemoveEdge, RemoveRelation, TupleBatch, edge_json,
+                                 event_from_json, event_to_json, relation_json)
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 PROBLEM = "kws"
@@ -117,6 +118,87 @@ def check_watermark(engine_cls, case: Case) -> Mismatch | None:
     if got != expected:
         return _mismatch("flush after watermarks", expected, got)
     return closed_after_flush(engine)
+
+
+# -- the columnar batch (streamspec.spec.kws.TupleBatch) ----------------------------------
+def batch_inputs(events: list) -> list:
+    """``events`` as ``process`` inputs for the columnar path: each maximal run of inserts
+    and deletions as one ``TupleBatch``, each schema change as a one-event list."""
+    out, run = [], []
+    for ev in events:
+        if isinstance(ev, (Insert, Delete)):
+            run.append(ev)
+            continue
+        if run:
+            out.append(TupleBatch.from_events(run))
+            run = []
+        out.append([ev])
+    if run:
+        out.append(TupleBatch.from_events(run))
+    return out
+
+
+def check_batch(engine_cls, case: Case) -> Mismatch | None:
+    """``check`` with every chunk fed as batches (``batch_inputs``): the engine must give
+    the oracle's outputs, step by step, for the columnar input too."""
+    expected = evaluate(case.params, case.events)
+    try:
+        engine = engine_cls(case.params)
+        got, pos = [], 0
+        for size in case.chunks:
+            chunk = case.events[pos:pos + size]
+            pos += size
+            for piece in batch_inputs(chunk):
+                got.extend(engine.process(piece))
+            want = [o for o in expected if o.time < chunk[-1].t]
+            if got != want:
+                return _mismatch(f"batch ending at event {pos - 1} (t={chunk[-1].t})", want, got)
+        got.extend(engine.flush())
+    except Exception as exc:  # an engine crash on a valid stream is a mismatch too
+        return Mismatch("while processing batches", f"the engine raised {type(exc).__name__}: {exc}")
+    if got != expected:
+        return _mismatch("flush after batches", expected, got)
+    return None
+
+
+def check_batch_invalid(engine_cls, case: Case, position: int, bad, error: type,
+                        lead: int = 0) -> Mismatch | None:
+    """A batch holding ``bad`` at ``position`` (after the ``lead`` events before it and
+    with the batchable events after it): the error must be the event path's (``error``,
+    naming record ``position``), and the whole batch is refused: the engine then goes on
+    exactly as one never offered it.  None when ``bad`` cannot be a batch row."""
+    lead = min(lead, position)
+    before, rest = case.events[:position - lead], case.events[position:]
+    after = []
+    for ev in rest:
+        if not isinstance(ev, (Insert, Delete)):
+            break
+        after.append(ev)
+    try:
+        batch = TupleBatch.from_events(case.events[position - lead:position] + [bad] + after)
+    except (MalformedRecord, TypeError, ValueError):
+        return None             # not an Insert or Delete: no batch row
+    step = f"batch with record {position}"
+    clean, dirty = engine_cls(case.params), engine_cls(case.params)
+    want, have = list(clean.process(before)), list(dirty.process(before))
+    try:
+        list(dirty.process(batch))
+    except error as err:
+        if getattr(err, "index", None) != position:
+            return Mismatch(step, "the error names the wrong record", position,
+                            getattr(err, "index", None))
+    except StreamspecError as other:
+        return Mismatch(step, f"raised {type(other).__name__}, expected {error.__name__}",
+                        error.__name__, repr(other))
+    else:
+        return Mismatch(step, f"bad record {bad!r} was accepted in a batch", error.__name__, None)
+    tail = case.events[position - lead:]
+    want += list(clean.process(tail)) + list(clean.flush())
+    have += list(dirty.process(tail)) + list(dirty.flush())
+    if want != have:
+        return Mismatch("after the rejected batch", "the rejection changed the engine's state",
+                        want, have)
+    return None
 
 
 FEATURES = frozenset({

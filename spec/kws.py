@@ -31,15 +31,19 @@ Decisions where the note is silent:
 - ``RemoveRelation`` also removes the edges touching it and ends its tuples
   (they are dead: deleting them afterwards is an error); re-adding a relation
   of that name starts empty.
-- Validation is all-or-nothing per ``process`` call (a list or tuple), or per
-  ``BATCH`` records of a lazy iterable.  ``flush`` ends the stream.
+- Validation is all-or-nothing per ``process`` call (a list or tuple, or a
+  ``TupleBatch``: inserts and deletions as columns, the same outputs and the
+  same first error as its events), or per ``BATCH`` records of a lazy
+  iterable.  ``flush`` ends the stream.
 """
 from __future__ import annotations
 
 from collections import deque
+from itertools import repeat
 from typing import ClassVar, Iterator
 
 import attrs
+import numpy as np
 
 from streamspec.spec._kws_tids import SeenTids
 from streamspec.spec.engine import validation_units
@@ -49,7 +53,7 @@ from streamspec.spec.kws_events import (EVENTS, SCHEMA_EVENTS, AddEdge, AddRelat
                              Delete, End, Insert, RemoveEdge, RemoveRelation, Result, Row,
                              edge_key, output_key, tid_key)
 from streamspec.spec.kws_schema import (JoinEdge, Relation, Schema, check_edge, clean_value,
-                             keyword_bits, normalise_keyword)
+                             keyword_bits, normalise_keyword, tokens)
 
 PROBLEM = "kws"
 BATCH = 4096
@@ -93,6 +97,134 @@ class Params:
             _int("window w")(self, None, self.window)
             if self.window <= 0:
                 raise InvalidParameter(f"window w must be > 0, got {self.window}")
+
+
+@attrs.frozen(eq=False)
+class TupleBatch:
+    """Inserts and deletions as columns, in stream order: the columnar input of
+    ``process`` (issue 11; one validation unit, like a list).
+
+    - ``t``: int64 times of every row; ``tid``: the tid of every row (int or str);
+      ``delete``: bool per row (None: no deletions); a deletion row ends tuple
+      ``tid`` at ``t``.
+    - ``relation``: the relation of every insert row (ignored on deletion rows).
+    - ``values``: relation -> attribute -> the values of that relation's insert
+      rows, in stream order (per relation, so no padding: a schema of many
+      relations has disjoint attributes).  A missing attribute is null; NaN is null.
+      A column that is not an attribute of the relation may hold nulls only (a
+      table of several relations has them); a value in it is an ``InvalidRecord``.
+
+    Row ``i`` is ``Insert(relation[i], tid[i], {a: values[relation[i]][a][k]}, t[i])``
+    (``k``: its rank among its relation's insert rows; null values left out) or
+    ``Delete(tid[i], t[i])``;
+    ``events()`` spells them out and ``from_events`` builds a batch from events
+    (inserts and deletions only: schema changes stay events).  An engine gives the
+    same outputs and the same first error for both (``conformance.kws.check_batch``);
+    the batch is validated column by column, makes no Insert objects and reads each
+    text value's keywords once (measured: ``bench/kws/batch.py``).
+    """
+
+    t: object
+    tid: list
+    relation: list
+    values: dict = attrs.field(factory=dict)
+    delete: object = None
+
+    @classmethod
+    def of(cls, t, tid, relation, values=None, delete=None) -> "TupleBatch":
+        """From sequences or arrays (numpy, pandas, lists); checks the lengths."""
+        t = _time_column(t)
+        tid = np.asarray(tid) if hasattr(tid, "dtype") and tid.dtype.kind in "iu" \
+            else _plain_list(tid)
+        relation = _plain_list(relation)
+        delete = None if delete is None else np.asarray(delete, dtype=bool)
+        n = len(t)
+        if len(tid) != n or len(relation) != n or (delete is not None and len(delete) != n):
+            raise MalformedRecord(f"batch columns differ in length: t {n}, tid {len(tid)}, "
+                                  f"relation {len(relation)}"
+                                  + (f", delete {len(delete)}" if delete is not None else ""))
+        cols = {}
+        for rel, attrs_ in (values or {}).items():
+            cols[rel] = {a: (col if hasattr(col, "dtype") and col.dtype.kind in "iufb"
+                             else _plain_list(col)) for a, col in attrs_.items()}
+        return cls(t, tid, relation, cols, delete)
+
+    @classmethod
+    def from_events(cls, events) -> "TupleBatch":
+        """The batch of a list of Insert and Delete events."""
+        rows: dict = {}
+        for ev in events:
+            if isinstance(ev, Insert):
+                rows.setdefault(ev.relation, []).append(dict(ev.values))
+            elif not isinstance(ev, Delete):
+                raise MalformedRecord(f"a TupleBatch holds inserts and deletions, not {ev!r}")
+        values = {}
+        for rel, dicts in rows.items():
+            names = list(dict.fromkeys(a for d in dicts for a in d))
+            values[rel] = {a: [d.get(a) for d in dicts] for a in names}
+        return cls.of([ev.t for ev in events], [ev.tid for ev in events],
+                      [ev.relation if isinstance(ev, Insert) else None for ev in events],
+                      values, [isinstance(ev, Delete) for ev in events])
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def events(self) -> list:
+        """The batch as events (what ``process`` makes of it)."""
+        rank: dict = {}
+        out = []
+        for i, t in enumerate(self.t.tolist()):
+            if self.delete is not None and self.delete[i]:
+                out.append(Delete(_item(self.tid[i]), t))
+                continue
+            rel = self.relation[i]
+            k = rank[rel] = rank.get(rel, -1) + 1
+            cols = self.values.get(rel, {})
+            values = {a: v for a, col in cols.items() if (v := _at(col, k)) is not None}
+            out.append(Insert(rel, _item(self.tid[i]), values, t))
+        return out
+
+
+def _time_column(t):
+    """Times as an array: int64 when every one is a 64-bit int, else objects as given
+    (validation names the first bad one; numpy would make ``[0, "late"]`` all text)."""
+    if hasattr(t, "to_numpy"):
+        t = t.to_numpy()
+    if isinstance(t, np.ndarray):
+        return t
+    seq = list(t)
+    if all(type(v) is int and -2**63 <= v < 2**63 for v in seq):
+        return np.array(seq, dtype=np.int64)
+    out = np.empty(len(seq), dtype=object)
+    out[:] = seq
+    return out
+
+
+def _plain_list(seq) -> list:
+    """Python values of a sequence or array (numpy scalars as Python ones)."""
+    if hasattr(seq, "to_numpy"):
+        seq = seq.to_numpy()
+    return seq.tolist() if hasattr(seq, "tolist") else list(seq)
+
+
+def _item(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def _at(col, k):
+    """Value ``k`` of a column as the spec reads it (NaN is null)."""
+    v = _item(col[k])
+    return None if isinstance(v, float) and v != v else v
+
+
+def _first_value(col, n: int) -> int | None:
+    """The first of ``n`` values of a column that is not null (None or NaN), or None."""
+    if hasattr(col, "dtype") and col.dtype.kind in "iub":
+        return 0 if n else None
+    if hasattr(col, "dtype") and col.dtype.kind == "f":
+        hits = np.flatnonzero(~np.isnan(col[:n]))
+        return int(hits[0]) if hits.size else None
+    return next((k for k, v in enumerate(col[:n]) if v is not None and v == v), None)
 
 
 _GONE = object()
@@ -172,8 +304,11 @@ class KwsEngine:
     def process(self, events) -> Iterator:
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
-        for chunk in validation_units(events, (), BATCH):
-            yield from self._feed(list(chunk))
+        for chunk in validation_units(events, (TupleBatch,), BATCH):
+            if isinstance(chunk, TupleBatch):
+                yield from self._feed_batch(chunk)
+            else:
+                yield from self._feed(list(chunk))
 
     def advance_to(self, t: int) -> list:
         """Watermark: no event earlier than ``t`` will come; close the instants before ``t``."""
@@ -230,7 +365,7 @@ class KwsEngine:
                 fresh_set.add(tid)
                 live[tid] = (rel.name, rgen, t_end)
                 row = Row(i, tid, rel.name, values, t, t_end, keyword_bits(rel, values, self.keywords))
-                prepared.append((ev, row))
+                prepared.append(row)
                 continue
             if isinstance(ev, Delete):
                 entry = live.get(ev.tid) if isinstance(ev.tid, (int, str)) else None
@@ -268,7 +403,7 @@ class KwsEngine:
                 if edges.get(ev.edge_id) is None:
                     raise InvalidRecord(f"unknown edge {ev.edge_id!r}", index=i)
                 edges.pop(ev.edge_id)
-            prepared.append((ev, None))
+            prepared.append(ev)
         # valid: commit the bookkeeping
         for layer in (rels, edges, live):
             layer.commit()
@@ -277,29 +412,221 @@ class KwsEngine:
         self._spec_gen = gen
         return prepared
 
+
+    # -- the columnar batch (TupleBatch) ----------------------------------------
+    def _feed_batch(self, batch: "TupleBatch") -> list:
+        if not len(batch):
+            return []
+        prepared = self._validate_batch(batch)
+        self._seen += len(batch)
+        return self._apply(prepared)
+
+    def _validate_batch(self, b: "TupleBatch") -> list:
+        """``_validate`` for a batch: the same checks, the same first error, nothing
+        changed unless the whole batch is valid; then the rows in engine form.
+
+        Each check runs over whole columns and finds its first bad row; the error
+        raised is the first bad row's, and at one row the check the event path makes
+        first (time, relation, tid, duplicate, values; deletions in stream order)."""
+        n, i0, w = len(b), self._seen, self.params.window
+        bad: list = [n, 9, None]         # first bad row, its check's rank, the error
+
+        def found(k: int, rank: int, err) -> None:
+            if (k, rank) < (bad[0], bad[1]):
+                bad[:] = [k, rank, err]
+
+        dele = np.zeros(n, dtype=bool) if b.delete is None else np.asarray(b.delete, dtype=bool)
+        # 0: times, 64-bit integers, non-decreasing
+        t = b.t
+        if t.dtype.kind not in "iu":
+            for k, v in enumerate(t.tolist()):
+                if isinstance(v, bool) or not isinstance(v, int) or not -2**63 <= v < 2**63:
+                    found(k, 0, MalformedRecord(f"event time must be a 64-bit integer, got {v!r}",
+                                                index=i0 + k))
+                    break
+            t = np.array(t[:bad[0]].tolist(), dtype=np.int64)
+        m = bad[0]                       # rows before it have good times
+        last = self.last_t
+        if m and last is not None and t[0] < last:
+            found(0, 0, OutOfOrder(f"event time {t[0]} is earlier than {last} already seen",
+                                   index=i0))
+        back = np.flatnonzero(t[1:m] < t[:m - 1]) if m > 1 else ()
+        if len(back):
+            k = int(back[0]) + 1
+            found(k, 0, OutOfOrder(f"event time {t[k]} is earlier than {t[k - 1]} already seen",
+                                   index=i0 + k))
+        m = bad[0]
+        ts = t[:m].tolist()
+
+        # 1: relations known; the insert rows of each relation, in order
+        rels = self._spec_relations
+        relation = b.relation
+        positions: dict = {}
+        if not dele[:m].any():
+            for i, name in enumerate(relation[:m]):
+                pos = positions.get(name)
+                if pos is None:
+                    positions[name] = [i]
+                else:
+                    pos.append(i)
+        else:
+            for i in np.flatnonzero(~dele[:m]).tolist():
+                positions.setdefault(relation[i], []).append(i)
+        for name, pos in positions.items():
+            if not isinstance(name, str) or rels.get(name) is None:
+                found(pos[0], 1, InvalidRecord(f"unknown relation {name!r}", index=i0 + pos[0]))
+
+        # 2, 3: tids of the inserts: int or str, never seen before (in the batch or the stream)
+        tids = b.tid
+        ins = np.flatnonzero(~dele[:m])
+        ins_tids = (tids[:m] if len(ins) == m else tids[ins] if hasattr(tids, "dtype")
+                    else [tids[i] for i in ins.tolist()])
+        integral = hasattr(ins_tids, "dtype") and ins_tids.dtype.kind in "iu"
+        ins_tids = ins_tids.tolist() if hasattr(ins_tids, "tolist") else ins_tids
+        typed = len(ins_tids)
+        if not integral:
+            for k, tid in enumerate(ins_tids):
+                if isinstance(tid, bool) or not isinstance(tid, (int, str)):
+                    i = int(ins[k])
+                    found(i, 2, InvalidRecord(f"tid must be an int or a str, got {tid!r}",
+                                              index=i0 + i))
+                    typed = k
+                    break
+        seen = self._spec_tids
+        if len(set(ins_tids[:typed])) < typed or any(map(seen.__contains__, ins_tids[:typed])):
+            earlier: set = set()
+            for k, tid in enumerate(ins_tids[:typed]):
+                if tid in earlier or tid in seen:
+                    i = int(ins[k])
+                    found(i, 3, InvalidRecord(f"duplicate tid {tid!r}", index=i0 + i))
+                    break
+                earlier.add(tid)
+
+        # 4: values of attributes of the relation, of the supported types
+        columns: dict = {}               # relation -> {attribute: clean values}
+        for name, cols in b.values.items():
+            if name not in positions or not isinstance(name, str) or rels.get(name) is None:
+                continue                 # no rows (before the first error), or unknown
+            rel, pos = rels[name][0], positions[name]
+            columns[name] = clean = {}
+            for a, col in cols.items():
+                if len(col) < len(pos):
+                    raise MalformedRecord(f"relation {name!r}: column {a!r} has {len(col)} "
+                                          f"values for at least {len(pos)} rows")
+                if a not in rel.attributes:     # nulls only (the other relations' rows)
+                    k = _first_value(col, len(pos))
+                    if k is not None:
+                        found(pos[k], 4, InvalidRecord(f"relation {name!r} has no attribute "
+                                                       f"{a!r}", index=i0 + pos[k]))
+                    continue
+                clean[a] = _clean_column(col, len(pos), a, pos, i0, found)
+
+        # 1 (deletions): of a tuple alive at that time, in stream order
+        if dele[:m].any():
+            inserted = {tid: (int(ins[k]), relation[int(ins[k])]) for k, tid in
+                        enumerate(ins_tids[:typed])}
+            live, gone = self._spec_live, set()
+            for i in np.flatnonzero(dele[:m]).tolist():
+                if i > bad[0]:
+                    break
+                tid, entry = tids[i], None
+                tid = tid.item() if hasattr(tid, "item") else tid
+                if isinstance(tid, (int, str)) and tid not in gone:   # as ``_validate`` does
+                    first = inserted.get(tid)
+                    if first is not None and first[0] < i and rels.get(first[1]) is not None:
+                        entry = (first[1], rels[first[1]][1],
+                                 None if w is None else ts[first[0]] + w)
+                    elif first is None:
+                        entry = live.get(tid)
+                if entry is None or not _alive_now(entry, rels, ts[i]):
+                    found(i, 1, InvalidRecord(f"deletion of unknown or dead tid {tid!r}",
+                                              index=i0 + i))
+                    break
+                gone.add(tid)
+        if bad[2] is not None:
+            raise bad[2]
+        return self._batch_rows(b, dele, ts, positions, columns, ins_tids)
+
+    def _batch_rows(self, b, dele, ts: list, positions: dict, columns: dict,
+                    ins_tids: list) -> list:
+        """A valid batch in engine form (a ``Row`` per insert, a ``Delete`` per deletion, in
+        stream order), its tuples recorded as seen and alive.  Built a relation at a time:
+        one values dict per row straight from the columns, keywords read once per
+        distinct text."""
+        n, i0, w = len(b), self._seen, self.params.window
+        rels, live = self._spec_relations, self._spec_live
+        keywords, cache = self.keywords, {}
+        t = np.asarray(ts, dtype=np.int64)
+        tids = b.tid
+        out = np.empty(n, dtype=object)
+        for name, pos in positions.items():
+            rel, gen = rels[name]
+            cols = columns.get(name, {})
+            count = len(pos)
+            blank = [None] * count
+            values = list(map(dict, map(zip, repeat(rel.attributes),
+                                        zip(*[cols.get(a, blank) for a in rel.attributes]))))
+            bits = [0] * count
+            for a in (rel.text if rel.text is not None else rel.attributes):
+                col = cols.get(a)
+                if col is None:
+                    continue
+                for v in set(col):
+                    if isinstance(v, str) and v not in cache:
+                        words = set(tokens(v))
+                        cache[v] = sum(1 << j for j, kw in enumerate(keywords) if kw in words)
+                get = cache.get
+                bits = [x | get(v, 0) if isinstance(v, str) else x for x, v in zip(bits, col)]
+            at = np.asarray(pos)
+            starts = t[at]
+            row_tids = tids[at].tolist() if hasattr(tids, "dtype") else [tids[i] for i in pos]
+            ends = blank if w is None else (starts + w).tolist()
+            rows = list(map(Row, (at + i0).tolist(), row_tids, repeat(name), values,
+                            starts.tolist(), ends, bits))
+            out[at] = rows
+            live.update(zip(row_tids, zip(repeat(name), repeat(gen), ends)))
+        seen = self._spec_tids
+        for tid in ins_tids:             # in stream order: int tids stay compact runs
+            seen.add(tid)
+        if dele.any():
+            for i in np.flatnonzero(dele).tolist():
+                tid = tids[i]
+                tid = tid.item() if hasattr(tid, "item") else tid
+                live.pop(tid, None)
+                out[i] = Delete(tid, ts[i])
+        return out.tolist()
+
     # -- the driver ----------------------------------------------------------
     def _feed(self, events: list) -> list:
         if not events:
             return []
         prepared = self._validate(events)
         self._seen += len(events)
+        return self._apply(prepared)
+
+    def _apply(self, prepared: list) -> list:
+        """Validated input into the engine: a ``Row`` per insert (the columnar batch makes
+        no Insert objects), the other events as they are."""
         out = []
-        for ev, row in prepared:
-            t = ev.t
-            if self.last_t is not None and t > self.last_t:
-                out.extend(self._close())
-            self.last_t = t
-            self._prune(t)
+        window = self.params.window is not None
+        for item in prepared:
+            row = item if type(item) is Row else None
+            t = item.t if row is None else row.t_start
+            if t != self.last_t:
+                if self.last_t is not None and t > self.last_t:
+                    out.extend(self._close())
+                self.last_t = t
+                self._prune(t)      # once per instant: later events of it expire nothing
             if row is not None:
-                if self.params.window is not None:
+                if window:
                     self._spec_expiry.append((row.t_end, row.tid))
                     self._spec_ends[row.tid] = row.t_end
                 self._note("A", self._insert(row, t))
-            elif isinstance(ev, Delete):
-                self._note("E", self._delete(ev.tid, t))
+            elif isinstance(item, Delete):
+                self._note("E", self._delete(item.tid, t))
             else:
-                self.schema = self._schema_after(ev)
-                ended, appeared = self._schema_change(ev, t)
+                self.schema = self._schema_after(item)
+                ended, appeared = self._schema_change(item, t)
                 self._note("E", ended)
                 self._note("A", appeared)
         return out
@@ -363,6 +690,34 @@ class KwsEngine:
 
     def _close_instant(self, t: int):
         return (), ()
+
+
+def _alive_now(entry, rels: dict, t: int) -> bool:
+    name, gen, t_end = entry
+    rel = rels.get(name)
+    return rel is not None and rel[1] == gen and (t_end is None or t < t_end)
+
+
+def _clean_column(col, n: int, attr: str, pos: list, i0: int, found) -> list:
+    """The first ``n`` values of a batch column as the spec stores them (``clean_value``:
+    NaN is null; bools and other types are errors, reported at their row through
+    ``found``)."""
+    if hasattr(col, "dtype") and col.dtype.kind in "iuf":
+        part = col[:n]
+        values = part.tolist()
+        if part.dtype.kind == "f" and np.isnan(part).any():
+            values = [None if v != v else v for v in values]
+        return values
+    values = col[:n].tolist() if hasattr(col, "tolist") else list(col[:n])
+    for k, v in enumerate(values):
+        if v is None or type(v) in (str, int):
+            continue
+        try:
+            values[k] = clean_value(v)
+        except ValueError as exc:
+            found(pos[k], 4, InvalidRecord(f"attribute {attr!r}: {exc}", index=i0 + pos[k]))
+            break
+    return values
 
 
 def _alive(entry, rels: _Layer, t: int) -> bool:

@@ -50,6 +50,8 @@ event a row, every relation in one stream:
   "mid": 11, "did": 1, "title": "Pulp Fiction"}``; a deletion: ``{"key": "eu",
   "op": "delete", "tid": "m1", "t": 90}``.
 
+Each key's rows of a micro-batch reach its engine as one columnar batch
+(``streamspec.spec.kws.TupleBatch``, validated by the spec column by column).
 Outputs are the batch job's rows, ``key`` first.  An instant's outputs are written
 once a later row of its key arrives (a stream has no end to flush): an expiry needs
 no output of its own (``Appear`` carries the window end), a deletion's ``End`` comes
@@ -70,7 +72,7 @@ from streamspec.pipeline import flags
 from streamspec.pipeline.job import Summary
 from streamspec.pipeline.summary import counted
 from streamspec.spec.kws import (PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params,
-                                 event_from_json, event_to_json)
+                                 TupleBatch, event_from_json, event_to_json)
 
 PREFERRED_ENGINES = ("fullmesh", "forest", "oracle")
 OUTPUT_SCHEMA = "kind string, time long, end long, tids array<string>, edges array<string>"
@@ -351,45 +353,51 @@ def stream_params(args) -> Params:
     return Params(schema, args.keywords, args.tmax, None if args.positive_negative else args.window)
 
 
-def stream_events(pdf: pd.DataFrame, params: Params) -> list:
-    """A micro-batch's rows of one key, in arrival order, as Insert and Delete events
-    (the source rows: module docstring); errors carry the row's position (``index``)."""
+def stream_events(pdf: pd.DataFrame, params: Params) -> TupleBatch:
+    """A micro-batch's rows of one key, in arrival order, as the engine's columnar input
+    (``streamspec.spec.kws.TupleBatch``: validated by the spec column by column, no
+    Insert objects).  Rows the spec cannot even read as events (no time, no tid, an
+    unknown ``op``, an insert without ``rel``) are refused here, with the row's position
+    (``index``)."""
     from streamspec.spec.errors import MalformedRecord
 
-    attributes = {r.name: r.attributes for r in params.schema.relations}
+    n = len(pdf)
+
+    def column(name):
+        return pdf[name] if name in pdf else pd.Series([None] * n, dtype=object)
+
+    op, rel, tid, t = (column(c) for c in ("op", "rel", "tid", "t"))
+    dele = (op == "delete").to_numpy(dtype=bool)
+    checks = [(t.isna(), "column t must be an integer time, got null"),
+              (tid.isna(), "every row needs a tid"),
+              (~(op.isna() | op.isin(OPS)), "column op must be insert or delete"),
+              (rel.isna() & ~dele, "an insert needs a relation (column rel)")]
+    firsts = [(int(np.flatnonzero(bad.to_numpy(dtype=bool))[0]), message)
+              for bad, message in checks if bad.any()]
+    if firsts:
+        i, message = min(firsts)
+        if message.startswith("column op"):
+            message += f", got {op.iloc[i]!r}"
+        raise MalformedRecord(message, index=i)
+    times = t.to_numpy()
+    if times.dtype.kind == "f" and np.all(times == np.round(times)):
+        times = times.astype(np.int64)  # a float column holds the times after a null somewhere
+    tids = [v if isinstance(v, str) else _tid_text(v) for v in tid.tolist()]
+    relations = rel.tolist()
     names = [c for c in pdf.columns if c not in STREAM_COLUMNS]
-    cols = {c: pdf[c].tolist() for c in names}
-    get = {c: (pdf[c].tolist() if c in pdf else [None] * len(pdf)) for c in STREAM_COLUMNS}
-    events = []
-    for i in range(len(pdf)):
-        op, rel, tid, t = (_null(get[c][i]) for c in ("op", "rel", "tid", "t"))
-        if isinstance(t, float) and t.is_integer():
-            t = int(t)
-        if isinstance(t, bool) or not isinstance(t, int):
-            raise MalformedRecord(f"column t must be an integer time, got {t!r}", index=i)
-        if tid is None:
-            raise MalformedRecord("every row needs a tid", index=i)
-        tid = str(tid)
-        if op == "delete":
-            events.append(Delete(tid, t))
-            continue
-        if op not in (None, "insert"):
-            raise MalformedRecord(f"column op must be insert or delete, got {op!r}", index=i)
-        if rel is None:
-            raise MalformedRecord("an insert needs a relation (column rel)", index=i)
-        own = attributes.get(rel, ())
-        # the relation's columns, null or not; a value in another relation's column is
-        # kept for the spec to refuse (the batch job's "no attribute" error)
-        values = {c: v for c in names if (v := _null(cols[c][i])) is not None or c in own}
-        events.append(Insert(rel, tid, values, t))
-    return events
+    values = {}
+    inserts = ~dele
+    for name in {r for r, d in zip(relations, dele) if not d}:
+        rows = (rel == name).to_numpy(dtype=bool) & inserts
+        # every column: the relation's attributes, and the others (nulls, else the spec's error)
+        values[name] = {c: pdf[c].to_numpy()[rows] for c in names}
+    return TupleBatch.of(times, tids, relations, values, dele)
 
 
-def _null(v):
-    """pandas' missing values (None, NaN, NA) as None; numpy scalars as Python values."""
-    if v is None or v is pd.NA or (isinstance(v, float) and v != v):
-        return None
-    return v.item() if isinstance(v, np.generic) else v
+def _tid_text(v) -> str:
+    """A tid read as a number (pandas makes ints floats next to a null) as its text."""
+    v = v.item() if isinstance(v, np.generic) else v
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
 
 
 def stream_rows(outputs, first: int) -> pd.DataFrame:

@@ -17,7 +17,8 @@ import pytest
 
 from streamspec.pipeline.jobs import kws as job
 from streamspec.spec.errors import InvalidParameter, InvalidRecord, MalformedRecord
-from streamspec.spec.kws import Delete, Insert, Params
+from streamspec.spec.kws import Delete, Insert, Params, TupleBatch
+from streamspec.spec.registry import Registry
 from streamspec.pipeline.io.kws import read_schema
 
 from .test_keyed import SCHEMA
@@ -124,10 +125,13 @@ def test_rows_become_the_specs_events():
          "title": None, "name": None},
         {"rel": "director", "tid": 7, "t": 4.0, "op": "insert", "mid": None, "did": 1,
          "title": None, "name": "Q"}])
-    events = job.stream_events(pdf, params())
-    assert events == [Insert("movie", "m1", {"mid": 11.0, "did": None, "title": "Pulp Fiction"}, 3),
-                      Delete("m1", 4), Insert("director", "7", {"did": 1, "name": "Q"}, 4)]
-    assert isinstance(events[2].t, int)
+    batch = job.stream_events(pdf, params())
+    assert isinstance(batch, TupleBatch)
+    assert batch.events() == [Insert("movie", "m1", {"mid": 11.0, "title": "Pulp Fiction"}, 3),
+                              Delete("m1", 4), Insert("director", "7", {"did": 1, "name": "Q"}, 4)]
+    assert all(isinstance(e.t, int) for e in batch.events())
+    engine = Registry.get("kws", "oracle")(params())
+    assert list(engine.process(batch)) == []
 
 
 @pytest.mark.parametrize("row,error,message", [
@@ -145,10 +149,13 @@ def test_malformed_rows_are_named_by_position(row, error, message):
 
 def test_a_value_in_another_relations_column_is_the_specs_error():
     from streamspec.spec.kws import KwsEngine
-    events = job.stream_events(pd.DataFrame([{"rel": "actor", "tid": "a1", "t": 0, "aid": 1,
-                                              "title": "x"}]), params())
-    with pytest.raises(InvalidRecord, match="has no attribute 'title'"):
-        list(KwsEngine(params()).process(events))
+    batch = job.stream_events(pd.DataFrame([{"rel": "actor", "tid": "a1", "t": 0, "aid": 1,
+                                             "title": None},
+                                            {"rel": "actor", "tid": "a2", "t": 0, "aid": 1,
+                                             "title": "x"}]), params())
+    with pytest.raises(InvalidRecord, match="has no attribute 'title'") as info:
+        list(KwsEngine(params()).process(batch))
+    assert info.value.index == 1
 
 
 def test_source_schema_columns_and_declared_types(tmp_path):

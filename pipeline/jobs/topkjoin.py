@@ -38,7 +38,7 @@ nDCG@k and precision@k of the engine against it.  Two ways in:
   group in order, no shuffle.  The default stream range is a Spark pass
   before the replay (``parquet_stream_range``: each key's bounds from the
   engines' slot partials, the spec's check of its items first, then one
-  aggregation).  A key's bad record travels to the driver as data and stops
+  aggregation); without ``key`` the one task computes it and replays at once.  A key's bad record travels to the driver as data and stops
   the job with the spec's typed error at ``file:row N`` (the first in input
   order) before anything is written.  String ids or keys follow the
   int-or-string rule over the whole input (a Spark pass over those columns).
@@ -238,29 +238,53 @@ def run_key(engine_cls, params: Params, pdf: pd.DataFrame) -> pd.DataFrame:
     return rows.assign(error_type=None, error_message=None, error_seq=None)
 
 
-def range_key(params_kw: dict, pdf: pd.DataFrame) -> pd.DataFrame:
-    """One key's ``(lo, hi)`` streaming-score bounds (``score_range``), after the spec's check
-    of its items (``validate``, the origin), or the key's first bad record."""
-    from streamspec.spec.errors import OutOfOrder, RecordError
+def checked_bounds(batch: ItemBatch, params_kw: dict):
+    """``score_range`` of one key's items after the spec's check of them (``validate``, the
+    origin): the check the engine would make, made before any engine exists."""
+    from streamspec.spec.errors import OutOfOrder
     from streamspec.spec.topkjoin import id_type, validate
+
+    if not len(batch):
+        return None
+    validate(batch, id_type(batch.id[0]) or int, None)
+    t0 = params_kw["t0"]
+    if t0 is not None and batch.ts[0] < t0:
+        raise OutOfOrder(f"item time {int(batch.ts[0])} is before the origin t0={t0}", index=0)
+    return score_range(batch.id, batch.x, batch.ts, params_kw)
+
+
+def range_key(params_kw: dict, pdf: pd.DataFrame) -> pd.DataFrame:
+    """One key's ``(lo, hi)`` streaming-score bounds (``checked_bounds``), or the key's first
+    bad record."""
+    from streamspec.spec.errors import RecordError
 
     seq = pdf["seq"].to_numpy(np.int64)
     try:
         batch, seq = key_batch(pdf)
-        if not len(batch):
-            bounds = None
-        else:
-            validate(batch, id_type(batch.id[0]) or int, None)
-            t0 = params_kw["t0"]
-            if t0 is not None and batch.ts[0] < t0:
-                raise OutOfOrder(f"item time {int(batch.ts[0])} is before the origin t0={t0}",
-                                 index=0)
-            bounds = score_range(batch.id, batch.x, batch.ts, params_kw)
+        bounds = checked_bounds(batch, params_kw)
     except RecordError as err:
         return _failed(err, np.sort(seq), ["lo", "hi"])
     lo, hi = bounds if bounds is not None else (None, None)
     return pd.DataFrame({"lo": [lo], "hi": [hi], "error_type": [None], "error_message": [None],
                          "error_seq": [None]})
+
+
+def ranged_run_key(engine_cls, template: Params, params_kw: dict, pdf: pd.DataFrame):
+    """The only key of an input without ``key``: its default stream range and its replay in
+    one task (the range of one key is its own bounds), the range on every row (``lo``, ``hi``)
+    for the driver to report; or the key's first bad record."""
+    from streamspec.spec.errors import RecordError
+
+    seq = pdf["seq"].to_numpy(np.int64)
+    try:
+        batch, seq = key_batch(pdf)
+        srange = range_of([checked_bounds(batch, params_kw)])
+        engine = engine_cls(attrs.evolve(template, stream_range=srange))
+        rows = output_rows(list(engine.process(batch)) + engine.flush())
+    except RecordError as err:
+        return _failed(err, np.sort(seq), list(ROW_COLUMNS) + ["lo", "hi"])
+    return rows.assign(lo=srange[0], hi=srange[1], error_type=None, error_message=None,
+                       error_seq=None)
 
 
 def _with_key(out: pd.DataFrame, pdf: pd.DataFrame) -> pd.DataFrame:
@@ -432,14 +456,31 @@ def replay_parquet(spark, items, columnar: Columnar, engine_cls, params: Params)
 
 
 def columnar_replay(spark, plan: Plan, engine_cls, partitions: int):
-    """``replay`` of ``ParquetItems``: the source read once for both passes, the default
-    stream range first when it was not given, then the replay."""
+    """``replay`` of ``ParquetItems``.  Without ``--stream-range`` a keyed input takes two
+    passes (every key's bounds, then the replay with their min and max); an input without
+    ``key`` is one key, so its one task computes the range and replays at once
+    (``ranged_run_key``): one Spark pass over the data instead of two."""
+    from pyspark.sql import functions as F
+
     if plan.columnar is None:
         plan.columnar = columnar_source(spark, plan.stream, partitions, plan.args.origin)
+    items, columnar = plan.stream, plan.columnar
+    if plan.params is None and not items.keyed:
+        kw = query_kw(plan.args)
+        template = build_params(plan.args, None, plan.remote, (0.0, 1.0))
+        rows = _per_key(spark, items, columnar,
+                        lambda pdf: ranged_run_key(engine_cls, template, kw, pdf),
+                        f"{output_schema(columnar.id_kind)}, lo double, hi double, {ERRORS}"
+                        ).localCheckpoint()
+        lo, hi, error = rows.agg(F.first("lo", ignorenulls=True), F.first("hi", ignorenulls=True),
+                                 _first_error(rows)).first()
+        _raise(error, items)
+        plan.params = attrs.evolve(template, stream_range=(lo, hi) if lo is not None else (0.0, 1.0))
+        return rows.where(F.col("error_type").isNull()).drop("lo", "hi", *ERROR_COLUMNS)
     if plan.params is None:
-        srange = parquet_stream_range(spark, plan.stream, plan.columnar, query_kw(plan.args))
+        srange = parquet_stream_range(spark, items, columnar, query_kw(plan.args))
         plan.params = build_params(plan.args, None, plan.remote, srange)
-    return replay_parquet(spark, plan.stream, plan.columnar, engine_cls, plan.params)
+    return replay_parquet(spark, items, columnar, engine_cls, plan.params)
 
 
 def _pair(text: str) -> tuple[float, float]:

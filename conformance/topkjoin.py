@@ -21,6 +21,10 @@ metrics of approximate engines are measured by ``quality_of`` (reported by the
 tests, not asserted).  ``check_watermark`` covers the end of stream (the spec
 has no watermark); ``features(case)`` names the situations a case exercises, so
 a test can check that the strategy draws every one it claims (``FEATURES``).
+``partitioned_mismatch`` (Spark) replays a case and streams made from it as
+the keys of one keyed input through the pipeline, from the driver's frame and
+from Parquet row groups read by the executors, against the single-process run
+and the oracle.
 """
 from __future__ import annotations
 

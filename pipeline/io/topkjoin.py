@@ -12,9 +12,14 @@ Items (``--input``; ``--stream`` is its alias), by file name:
 A ``key`` column holds independent streams (many queries or key groups), each
 replayed by its own engine.  Ids are ints when every id parses as an int, else
 strings (``streamspec.pipeline.io.id_column``; integers beyond 64 bits are
-errors); ``ts`` must be 64-bit integers; ``x`` finite numbers.  Each key's
-stream is validated on the driver with the spec's own checks before Spark
-starts, and its first item must not be before the origin when one is given.
+errors); ``ts`` must be 64-bit integers; ``x`` finite numbers.  ``read_items``
+validates each key's stream on the driver with the spec's own checks before
+Spark starts, and its first item must not be before the origin when one is
+given.  A local Parquet input whose column types the spec takes as they are
+is not read here: ``plan_parquet_items`` plans it from its footers and the
+executors read its row groups (``read_groups``), the engines' spec check
+validating each key's items there (``streamspec.pipeline.jobs.topkjoin``);
+its errors name ``file:row N`` within the file.
 
 Remote timeline (``--remote``): ``*.db``/``*.sqlite``/``*.sqlite3`` is a
 SQLite file with a table ``timeline(key, time, value)``; Parquet or CSV

@@ -168,8 +168,12 @@ def test_bad_records_stop_the_job_at_file_and_row(spark, tmp_path, capsys):
     holes = pd.DataFrame({"id": [1, 2, 3, 4], "x": [1.0, None, 1.0, float("nan")], "ts": [1, 2, 3, 4]})
     code, out = _bad(tmp_path, "holes.parquet", holes)
     assert code == 2 and not out.exists()
-    # pandas writes NaN as a Parquet null: both are "missing"
-    assert "holes.parquet:row 2: x must be a number, got None" in capsys.readouterr().err
+    # a null x is NaN to pandas, as when the driver's reader reads this file: the spec names it
+    assert "holes.parquet:row 2: item value nan is not finite" in capsys.readouterr().err
+    no_time = pd.DataFrame({"id": [1, 2], "x": [1.0, 1.0], "ts": pd.array([1, None], "Int64")})
+    code, out = _bad(tmp_path, "no_time.parquet", no_time)
+    assert code == 2 and "no_time.parquet:row 2: ts must be a 64-bit integer, got None" in \
+        capsys.readouterr().err
     inf = pd.DataFrame({"id": [1, 2], "x": [1.0, np.inf], "ts": [1, 2]})
     code, out = _bad(tmp_path, "inf.parquet", inf, "--stream-range", "0,5")
     assert code == 2 and "inf.parquet:row 2: item value inf is not finite" in capsys.readouterr().err

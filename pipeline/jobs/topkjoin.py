@@ -43,9 +43,12 @@ nDCG@k and precision@k of the engine against it.  Two ways in:
   order) before anything is written.  String ids or keys follow the
   int-or-string rule over the whole input (a Spark pass over those columns).
   The tasks read the files themselves: on a cluster they must be on a file
-  system the executors share.  On 1M items (``bench.pipeline_topkjoin``) the
-  job took 88 s before this path and 25 s with it (the engine alone: 0.2-0.3 s;
-  the rest is Spark's start and its first jobs).
+  system the executors share.  On 1M unkeyed items
+  (``python -m streamspec.bench.pipeline_topkjoin``,
+  ``bench/results/pipeline/topkjoin.csv``, a shared 2-core machine) the job
+  took 84-88 s with ``--partitions 1`` before this path and 26.6-37.8 s with
+  it at load 4-5 (the engine alone: 0.1-0.4 s; the rest is Spark's start, ~10-18
+  s, and its first Python job, ~10 s at that load).
 - Any other input (CSV, JSON lines, a Parquet input of other column types)
   is read and validated on the driver (``read_items``: exact ``file:line``,
   the driver's own messages for values it parses or rejects) and shipped to

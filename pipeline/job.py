@@ -17,6 +17,11 @@ the order of things, the same for every problem:
 4. print the summary sentence (``streamspec.pipeline.summary``) and the
    adapter's detail lines, computed from the rows of step 2.
 
+A record the spec rejects inside a Spark task (where the columnar paths
+validate) ends the job like one rejected on the driver: exit 2 and the spec's
+located message (``TaskRejected``), nothing written.  ``tests/pipeline/test_job.py``
+runs the skeleton with a made-up fifth problem.
+
 An adapter module defines, for the batch job:
 
 - ``PROBLEM``, ``PREFERRED_ENGINES`` (the default engine is the first one
@@ -51,6 +56,7 @@ import attrs
 
 from streamspec.pipeline import flags
 from streamspec.pipeline.summary import sentence
+from streamspec.spec.errors import StreamspecError
 
 
 @attrs.frozen
@@ -73,7 +79,7 @@ def run(adapter, args, out=None) -> int:
     """``streamspec run PROBLEM``: the steps of the module docstring."""
     from streamspec.pipeline.io import check_output, check_output_path, write_parquet_atomic
     from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import session
+    from streamspec.pipeline.spark import TaskRejected, session, spec_error
 
     out = out or sys.stdout
     began = time.monotonic()
@@ -84,11 +90,21 @@ def run(adapter, args, out=None) -> int:
     spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}")
     check_output(spark, args.output, args.overwrite)
     partitions = args.partitions or spark.sparkContext.defaultParallelism
-    with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
-        # computed once: the write and the summary both read these rows
-        rows = adapter.replay(spark, plan, engine_cls, partitions).localCheckpoint()
-        write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
-        summary = adapter.summarize(plan, rows)
+    try:
+        with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
+            # computed once: the write and the summary both read these rows
+            rows = adapter.replay(spark, plan, engine_cls, partitions).localCheckpoint()
+            write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
+            summary = adapter.summarize(plan, rows)
+    except StreamspecError:
+        raise
+    except Exception as err:    # py4j/pyspark wrap what a task raised
+        message = spec_error(err)
+        if message is None:
+            raise
+        # a record the spec rejected inside a task: the same typed exit as on the driver
+        # (nothing was written: the output lands only after the rows are complete)
+        raise TaskRejected(message) from err
     print(sentence(adapter.PROBLEM, summary.wrote, summary.source, summary.settings,
                    engine_cls.name, args.output, time.monotonic() - began), file=out)
     for line in summary.details:

@@ -13,6 +13,7 @@ pipeline draws its own, ``streamspec.pipeline.progress``), no web UI unless aske
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 import warnings
@@ -42,6 +43,31 @@ _LOG4J2_VERSION = 2
 
 class SparkUnavailable(StreamspecError, RuntimeError):
     """No session could be started: a bad master URL (say in ``$SPARK_MASTER``), no Java..."""
+
+
+class TaskRejected(StreamspecError, ValueError):
+    """A Spark task stopped on one of the spec's typed errors (a record the spec rejects);
+    the message is the spec's, as the driver would have raised it."""
+
+
+_SPEC_ERROR = re.compile(r"^streamspec\.[\w.]+: (.*)$")
+
+
+def spec_error(err) -> str | None:
+    """The spec's message (``streamspec...SomeError: message``) inside a Spark error raised
+    by a task, or None when the task failed for another reason."""
+    for line in str(err).splitlines():
+        found = _SPEC_ERROR.match(line.strip())
+        if found:
+            return found.group(1)
+    return None
+
+
+def task_error(err) -> str:
+    """The most telling line of a Spark error: the spec's message, else the Python error's."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    python = [ln for ln in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", ln)]
+    return spec_error(err) or (python or lines or [type(err).__name__])[0]
 
 
 def _log4j2_file() -> str:

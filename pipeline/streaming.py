@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import re
 import sys
 
 import pandas as pd
 
 from streamspec.pipeline import flags
+from streamspec.pipeline.spark import task_error
 from streamspec.spec.errors import RecordError, StreamspecError
 
 STATE_SCHEMA = "engine binary, outputs long"
@@ -188,25 +188,14 @@ def run(adapter, args, out=None) -> int:
     except KeyboardInterrupt:
         query.stop()
     except Exception as err:     # pyspark's StreamingQueryException and its relatives
-        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {_reason(err)}") from err
+        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {task_error(err)}") from err
     if query.exception() is not None:
-        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {_reason(query.exception())}")
+        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {task_error(query.exception())}")
     batches = [p for p in (query.recentProgress or []) if p.get("numInputRows")]
     rows_in = sum(int(p["numInputRows"]) for p in batches)
     print(f"{adapter.PROBLEM}: streamed {rows_in} input rows in {len(batches)} micro-batches "
           f"(engine {engine_cls.name}) to {args.output}; checkpoint {args.checkpoint}.", file=out)
     return 0
-
-
-def _reason(err) -> str:
-    """The spec's message out of a Spark stack trace (``streamspec...Error: message``)."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    spec = [m.group(1) for m in map(_SPEC_ERROR.match, lines) if m]
-    python = [ln for ln in lines if re.match(r"^[A-Za-z_.]*(Error|Exception): ", ln)]
-    return (spec or python or lines or [type(err).__name__])[0]
-
-
-_SPEC_ERROR = re.compile(r"^streamspec\.[\w.]+: (.*)$")
 
 
 def command(adapter):

@@ -9,8 +9,9 @@ event (notes/kws.md): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unle
 known), ``tids`` (sorted tids as strings), ``edges`` (sorted
 ``edge_id:left_tid:right_tid``); plus ``key`` first when the input is keyed.
 
-Events travel through Spark as rows (``event_rows``: order, time and the event's
-JSON), never as a broadcast of the whole stream.
+Events travel through Spark as typed columns (``event_table``) and reach the engine as
+its columnar batch (``streamspec.spec.kws.TupleBatch``), never as a broadcast of the
+whole stream or one object per event.
 
 Keyed replay: a ``key`` column in the relation files holds independent database
 streams (each key its own tids and results); one engine per key
@@ -76,7 +77,6 @@ from streamspec.spec.kws import (PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert,
 
 PREFERRED_ENGINES = ("fullmesh", "forest", "oracle")
 OUTPUT_SCHEMA = "kind string, time long, end long, tids array<string>, edges array<string>"
-EVENT_SCHEMA = "seq long, t long, schema boolean, event string"    # ``event_rows``
 INT64_MIN = -2**63
 DATA = Path(__file__).resolve().parent.parent / "data" / "kws"
 
@@ -125,87 +125,290 @@ def time_ranges(events: list, partitions: int) -> list[tuple[int, int | None]]:
     return [(lo, hi) for lo, hi in zip(bounds, bounds[1:] + [None])]
 
 
-# -- events through Spark ----------------------------------------------------------------
-def event_rows(events: list, keys: list | None = None) -> pd.DataFrame:
-    """Events as rows of ``EVENT_SCHEMA`` (plus ``key``): ``seq`` (stream order), ``t``,
-    ``schema`` (a schema change: replayed by every range) and ``event``, the event's JSON
-    (``streamspec.spec.kws.event_to_json``: int and str tids, value types and nulls
-    survive, which the outputs' canonical order depends on)."""
-    frame = pd.DataFrame({
-        "seq": np.arange(len(events), dtype=np.int64),
-        "t": np.array([ev.t for ev in events], dtype=np.int64),
-        "schema": np.array([isinstance(ev, SCHEMA_EVENTS) for ev in events], dtype=bool),
-        "event": pd.Series([json.dumps(event_to_json(ev)) for ev in events], dtype=object)})
+# -- events through Spark, as columns ----------------------------------------------------
+# One row per event: its order, time and kind, the insert's relation and tid (int or str:
+# they sort differently, ``tid_key``), a schema change as its JSON, and one typed column per
+# attribute name whose values all have one type (``long``, ``double`` or ``string``, the
+# usual case); an attribute whose values mix types travels in the row's ``extra`` JSON.
+# Tasks read the rows with Arrow (``applyInArrow``, IPC chunks: ints with nulls stay exact
+# ints) into the engine's columnar batch (``TupleBatch``), no per-event objects on either side.
+FIXED = ("seq long, t long, kind string, rel string, tid_int long, tid_str string, "
+         "event string, extra string")
+ARROW_TYPES = {"long": "int64", "double": "float64", "string": "string"}
+
+
+@attrs.frozen
+class EventTable:
+    """The events as an Arrow table (``FIXED`` plus the attribute columns ``v0, v1...``)."""
+
+    table: object                   # pyarrow.Table
+    ddl: str                        # its Spark schema
+    attributes: tuple               # ((attribute, column), ...) of the typed columns
+
+
+def _value_type(values: list) -> str | None:
+    """``long``, ``double`` or ``string`` when every non-null value has that type, else None."""
+    kinds = {type(v) for v in values if v is not None}
+    if kinds <= {int}:
+        return "long" if all(-2**63 <= v < 2**63 for v in values if v is not None) else None
+    return {frozenset({float}): "double", frozenset({str}): "string"}.get(frozenset(kinds))
+
+
+def event_table(events: list, keys: list | None = None) -> EventTable:
+    """The columns of ``events`` (and of their ``keys``), built on the driver in one pass."""
+    import pyarrow as pa
+
+    n = len(events)
+    by_attr: dict = {}
+    for ev in events:
+        if isinstance(ev, Insert):
+            for a, v in ev.values:
+                by_attr.setdefault(a, []).append(v)
+    typed = {a: kind for a, vs in by_attr.items() if (kind := _value_type(vs)) is not None}
+    names = {a: f"v{j}" for j, a in enumerate(typed)}
+    kind, rel, tid_int, tid_str, event, extra = ([None] * n for _ in range(6))
+    cols = {a: [None] * n for a in typed}
+    for i, ev in enumerate(events):
+        if isinstance(ev, (Insert, Delete)):
+            if isinstance(ev.tid, int):
+                tid_int[i] = ev.tid
+            else:
+                tid_str[i] = ev.tid
+        if isinstance(ev, Insert):
+            kind[i], rel[i] = "insert", ev.relation
+            mixed = {}
+            for a, v in ev.values:
+                if a in cols:
+                    cols[a][i] = v
+                elif v is not None:
+                    mixed[a] = v
+            if mixed:
+                extra[i] = json.dumps(mixed)
+        elif isinstance(ev, Delete):
+            kind[i] = "delete"
+        else:
+            kind[i], event[i] = "schema", json.dumps(event_to_json(ev))
+    arrays = {"seq": pa.array(np.arange(n, dtype=np.int64)),
+              "t": pa.array(np.array([ev.t for ev in events], dtype=np.int64)),
+              "kind": pa.array(kind, pa.string()), "rel": pa.array(rel, pa.string()),
+              "tid_int": pa.array(tid_int, pa.int64()), "tid_str": pa.array(tid_str, pa.string()),
+              "event": pa.array(event, pa.string()), "extra": pa.array(extra, pa.string())}
+    ddl = FIXED
+    for a, col in names.items():
+        arrays[col] = pa.array(cols[a], getattr(pa, ARROW_TYPES[typed[a]])())
+        ddl += f", {col} {typed[a]}"
     if keys is not None:
-        frame["key"] = pd.Series(keys, dtype=np.int64 if key_type(keys) == "long" else object)
-    return frame
+        ktype = key_type(keys)
+        arrays["key"] = pa.array(keys, pa.int64() if ktype == "long" else pa.string())
+        ddl += f", key {ktype}"
+    return EventTable(pa.table(arrays), ddl, tuple(names.items()))
 
 
-def events_of(pdf: pd.DataFrame) -> list:
-    """The events of rows of ``event_rows``, in stream order (shuffles do not keep it)."""
-    ordered = pdf.sort_values("seq", kind="stable")
-    return [event_from_json(json.loads(text)) for text in ordered["event"].tolist()]
+def inputs_of(table, attributes: tuple, halo_from: int | None = None) -> list:
+    """``process`` inputs of a task's rows (any order): runs of inserts and deletions as
+    ``TupleBatch`` es, schema changes as one-event lists, in stream order.  With
+    ``halo_from`` (a time range's task), deletions of tuples inserted before it are left
+    out, as ``range_events`` does: their tuples are not replayed."""
+    import pyarrow as pa
+
+    table = table.sort_by("seq")
+    kind = table["kind"].to_pylist()
+    tid_int, tid_str = table["tid_int"].to_pylist(), table["tid_str"].to_pylist()
+    tids = [a if a is not None else b for a, b in zip(tid_int, tid_str)]
+    if halo_from is not None and "delete" in kind:
+        inserted = {x for x, k in zip(tids, kind) if k == "insert"}
+        keep = [k != "delete" or x in inserted for x, k in zip(tids, kind)]
+        if not all(keep):
+            table = table.filter(pa.array(keep))
+            kind = [k for k, ok in zip(kind, keep) if ok]
+            tids = [x for x, ok in zip(tids, keep) if ok]
+    out, start = [], 0
+    schema_rows = [i for i, k in enumerate(kind) if k == "schema"]
+    for stop in schema_rows + [len(kind)]:
+        if stop > start:
+            out.append(_batch_of(table.slice(start, stop - start), kind[start:stop],
+                                 tids[start:stop], attributes))
+        if stop < len(kind):
+            out.append([event_from_json(json.loads(table["event"][stop].as_py()))])
+        start = stop + 1
+    return out
+
+
+def _batch_of(part, kind: list, tids: list, attributes: tuple) -> TupleBatch:
+    """A run of insert and deletion rows as a ``TupleBatch`` (values per relation)."""
+    import pyarrow.compute as pc
+
+    relation = part["rel"].to_pylist()
+    dele = np.array([k == "delete" for k in kind], dtype=bool)
+    values = {}
+    for name in {r for r, d in zip(relation, dele) if not d}:
+        rows = part.filter(pc.and_(pc.equal(part["rel"], name), pc.equal(part["kind"], "insert")))
+        cols = {}
+        for a, col in attributes:
+            c = rows[col]
+            if c.null_count == len(c):
+                continue            # not this relation's attribute, or null throughout
+            cols[a] = c.to_numpy() if c.null_count == 0 and c.type != "string" \
+                else c.to_pylist()
+        if rows["extra"].null_count < len(rows):
+            mixed = [json.loads(x) if x is not None else {} for x in rows["extra"].to_pylist()]
+            for a in dict.fromkeys(a for d in mixed for a in d):
+                cols[a] = [d.get(a) for d in mixed]
+        values[name] = cols
+    return TupleBatch.of(part["t"].to_numpy(), tids, relation, values, dele)
+
+
+def run_inputs(engine_cls, params: Params, inputs: list, lo: int | None, hi: int | None) -> list:
+    """``run_range`` over ``process`` inputs (``inputs_of``)."""
+    engine = engine_cls(params)
+    out = [o for piece in inputs for o in engine.process(piece)]
+    out += engine.advance_to(hi) if hi is not None else engine.flush()
+    return [o for o in out if (lo is None or o.time >= lo) and (hi is None or o.time < hi)]
+
+
+def arrow_rows(outputs, key=None, key_arrow=None):
+    """Output events as an Arrow table of ``OUTPUT_SCHEMA`` (``key`` first when given)."""
+    import pyarrow as pa
+
+    frame = output_rows(outputs)
+    arrays = {"kind": pa.array(frame["kind"].tolist(), pa.string()),
+              "time": pa.array(frame["time"].tolist(), pa.int64()),
+              "end": pa.array([None if pd.isna(e) else int(e) for e in frame["end"]], pa.int64()),
+              "tids": pa.array(frame["tids"].tolist(), pa.list_(pa.string())),
+              "edges": pa.array(frame["edges"].tolist(), pa.list_(pa.string()))}
+    if key_arrow is not None:
+        arrays = {"key": pa.array([key] * len(frame), key_arrow), **arrays}
+    return pa.table(arrays)
 
 
 def key_type(keys: list) -> str:
     return "long" if all(isinstance(k, int) for k in keys) else "string"
 
 
+# The columns cross Spark in chunks of ``CHUNK_ROWS`` rows, each one Arrow IPC stream
+# (lz4) in a binary cell: Spark moves a few large values, not every event's fields (at
+# 270,000 events, 23 columns wide, Spark's row-by-row shuffle and conversion of the plain
+# columns took 8 s of a 17 s task whose engine ran 6 s).  Tasks read their chunks back
+# into Arrow tables, zero-copy.
+CHUNK_ROWS = 16384
+
+
+def _ipc(table) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema,
+                           options=pa.ipc.IpcWriteOptions(compression="lz4")) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(blobs) -> object:
+    import pyarrow as pa
+
+    return pa.concat_tables([pa.ipc.open_stream(b).read_all() for b in blobs])
+
+
+def chunks(table) -> list[tuple[int, int, int | None, bytes]]:
+    """``(first t, last t, t of the first schema change or None, IPC bytes)`` of the
+    table's consecutive slices of ``CHUNK_ROWS`` rows (the table in stream order)."""
+    out = []
+    for start in range(0, table.num_rows, CHUNK_ROWS):
+        part = table.slice(start, CHUNK_ROWS)
+        t, kind = part["t"].to_numpy(), part["kind"].to_pylist()
+        schema_t = next((int(x) for x, k in zip(t, kind) if k == "schema"), None)
+        out.append((int(t[0]), int(t[-1]), schema_t, _ipc(part)))
+    return out
+
+
+def _chunk_frame(spark, rows: list, group: str, group_type):
+    """A DataFrame of ``(group, data)`` rows (a task's or a key's chunks)."""
+    import pyarrow as pa
+
+    table = pa.table({group: pa.array([g for g, _ in rows], group_type),
+                      "data": pa.array([d for _, d in rows], pa.binary())})
+    ddl = "long" if group_type == pa.int64() else "string" if group_type == pa.string() else "int"
+    return spark.createDataFrame(table, f"{group} {ddl}, data binary")
+
+
 def replay_keyed(spark, engine_cls, params: Params, events: list, keys: list, partitions: int):
-    """One engine per key (``groupBy(key).applyInPandas``, the pattern of
+    """One engine per key (``groupBy(key).applyInArrow``, the pattern of
     ``streamspec.pipeline.replay.keyed``): each key's events in stream order through a
     fresh engine, flushed; rows ``key`` first, each key's rows together and in canonical
     order."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     ktype = key_type(keys)
-    frame = event_rows(events, keys)
-    df = spark.createDataFrame(frame, f"{EVENT_SCHEMA}, key {ktype}")
+    key_arrow = pa.int64() if ktype == "long" else pa.string()
+    table = event_table(events, keys)
+    # each key's rows together (in stream order within it), cut into chunks
+    ordered = table.table.take(pc.sort_indices(table.table, [("key", "ascending"),
+                                                             ("seq", "ascending")]))
+    column = ordered["key"].to_pylist()
+    rows, start = [], 0
+    for end in range(1, len(column) + 1):
+        if end == len(column) or column[end] != column[start]:
+            rows += [(column[start], data) for *_, data in chunks(ordered.slice(start, end - start))]
+            start = end
+    df = _chunk_frame(spark, rows, "key", key_arrow)
     # one shuffle: groupBy reuses the key partitioning (``partitions`` tasks)
     df = df.repartition(max(1, min(partitions, len(set(keys)))), "key")
+    attributes = table.attributes
 
-    def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
-        key = pdf["key"].iloc[0]
-        rows = output_rows(run_range(engine_cls, params, events_of(pdf), None, None))
-        rows.insert(0, "key", pd.Series([key] * len(rows),
-                                        dtype=np.int64 if ktype == "long" else object))
-        return rows
+    def per_key(part):
+        key = part["key"][0].as_py()
+        stream = _from_ipc(part["data"].to_pylist())
+        outputs = run_inputs(engine_cls, params, inputs_of(stream, attributes), None, None)
+        return arrow_rows(outputs, key, key_arrow)
 
-    return df.groupBy("key").applyInPandas(per_key, f"key {ktype}, {OUTPUT_SCHEMA}")
+    return df.groupBy("key").applyInArrow(per_key, f"key {ktype}, {OUTPUT_SCHEMA}")
 
 
 def replay_events(spark, engine_cls, params: Params, events: list, partitions: int):
     """One stream, exactly time-partitioned (module docstring): the output rows, each
     range's in canonical order.
 
-    The events travel as rows; each range task gets, through a join with the ranges
-    (broadcast, a few rows), the schema changes before its end and the other events
-    of ``[lo - w, hi)``, and drops deletions of tuples inserted before that
-    (``range_events``).  The positive-negative model, one partition or an empty stream
-    is one task over every event."""
-    from pyspark.sql import functions as F
+    The events travel as columns (``event_table``) in chunks; the task of a range gets
+    the chunks that hold its rows: the schema changes before its end and the other
+    events of ``[lo - w, hi)`` (a chunk across a range boundary goes to both tasks), keeps
+    those rows and drops deletions of tuples inserted before them (``inputs_of``, as
+    ``range_events``).  The positive-negative model, one partition or an empty stream is
+    one task over every event."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     if not events:
         return spark.createDataFrame([], OUTPUT_SCHEMA)
     w = params.window
     tasks = [(None, None)] if w is None or partitions <= 1 else time_ranges(events, partitions)
-    rows = spark.createDataFrame(event_rows(events), EVENT_SCHEMA)
-    # per range: events from ``t_from`` (the halo's start; null: all) to ``hi`` (null: all)
-    bounds = spark.createDataFrame(
-        [(p, None if lo is None else max(lo - w, INT64_MIN), hi)
-         for p, (lo, hi) in enumerate(tasks)], "part int, t_from long, hi long")
-    picked = rows.join(F.broadcast(bounds),
-                       (F.col("hi").isNull() | (F.col("t") < F.col("hi")))
-                       & (F.col("t_from").isNull() | F.col("schema")
-                          | (F.col("t") >= F.col("t_from"))))
+    table = event_table(events)
+    pieces = chunks(table.table)
+    rows = []
+    for p, (lo, hi) in enumerate(tasks):
+        t_from = None if lo is None else lo - w
+        for first, last, schema_t, data in pieces:
+            before_end = hi is None or first < hi
+            if (before_end and (t_from is None or last >= t_from)) \
+                    or (schema_t is not None and (hi is None or schema_t < hi)):
+                rows.append((p, data))
+    df = _chunk_frame(spark, rows, "part", pa.int32())
+    attributes = table.attributes
 
-    def per_range(pdf: pd.DataFrame) -> pd.DataFrame:
-        lo, hi = tasks[int(pdf["part"].iloc[0])]
-        evs = events_of(pdf)
+    def per_range(part):
+        lo, hi = tasks[part["part"][0].as_py()]
+        stream = _from_ipc(part["data"].to_pylist())
         if lo is not None:
-            evs = range_events(evs, lo, hi, w)
-        return output_rows(run_range(engine_cls, params, evs, lo, hi))
+            t = stream["t"]
+            keep = pc.and_(pc.less(t, hi) if hi is not None else pc.is_valid(t),
+                           pc.or_(pc.greater_equal(t, max(lo - w, INT64_MIN)),
+                                  pc.equal(stream["kind"], "schema")))
+            stream = stream.filter(keep)
+        inputs = inputs_of(stream, attributes, None if lo is None else lo - w)
+        return arrow_rows(run_inputs(engine_cls, params, inputs, lo, hi))
 
-    return (picked.repartition(len(tasks), "part").groupBy("part")
-            .applyInPandas(per_range, OUTPUT_SCHEMA))
+    return (df.repartition(len(tasks), "part").groupBy("part")
+            .applyInArrow(per_range, OUTPUT_SCHEMA))
 
 
 def validate(params: Params, events: list, wheres: list) -> None:

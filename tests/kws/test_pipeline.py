@@ -102,3 +102,55 @@ def test_declared_types_convert_every_format(tmp_path):
     (tmp_path / "s.json").write_text(json.dumps(schema))
     with pytest.raises(InputError, match="type 'int' of 'a' is not one of long, double, string"):
         read_types(str(tmp_path / "s.json"))
+
+
+def task_rows(table, lo, hi, w):
+    """The rows the Spark join hands the task of range ``[lo, hi)`` (``replay_events``)."""
+    import pyarrow as pa
+    keep = [(hi is None or t < hi) and (lo is None or k == "schema" or t >= lo - w)
+            for t, k in zip(table["t"].to_pylist(), table["kind"].to_pylist())]
+    return table.filter(pa.array(keep, pa.bool_()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(case=cases(), partitions=st.integers(1, 5), shuffle=st.randoms())
+def test_columns_through_spark_equal_the_events(case, partitions, shuffle):
+    """The typed columns (``event_table``) read back into batches (``inputs_of``), rows in
+    any order, replay every range as the events do (``range_events``), schema changes,
+    int and str tids and nulls included."""
+    params, events = case.params, case.events
+    if not events:
+        return
+    table = job.event_table(events)
+    w = params.window
+    ranges = job.time_ranges(events, partitions) if w is not None else [(None, None)]
+    for lo, hi in ranges:
+        part = task_rows(table.table, lo, hi, w)
+        order = list(range(part.num_rows))
+        shuffle.shuffle(order)                 # a shuffle does not keep the order
+        import pyarrow as pa
+        inputs = job.inputs_of(part.take(pa.array(order, pa.int64())), table.attributes,
+                               None if lo is None else lo - w)
+        evs = events if lo is None else job.range_events(events, lo, hi, w)
+        assert job.run_inputs(FullMeshEngine, params, inputs, lo, hi) == \
+            job.run_range(FullMeshEngine, params, evs, lo, hi)
+
+
+def test_mixed_value_types_travel_exactly():
+    """An attribute whose values mix types (an int, its text, a float, a huge int) is not
+    given a column type: it travels as JSON and joins exactly as the events do."""
+    from streamspec.spec.kws import Insert, Params
+    from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
+
+    schema = Schema((Relation("R", ("a", "s")),), (JoinEdge("e", "R", "a", "R", "a"),))
+    big = 2**70
+    events = [Insert("R", i, {"a": a, "s": "kj"[i % 2]}, i) for i, a in
+              enumerate([1, 1.0, "1", big, big, big + 1, 2**53 + 1, 2**53, None])]
+    table = job.event_table(events)
+    assert "a" not in dict(table.attributes) and "s" in dict(table.attributes)
+    params = Params(schema, "k,j", 2, None)
+    got = job.run_inputs(FullMeshEngine, params, job.inputs_of(table.table, table.attributes),
+                         None, None)
+    want = evaluate(params, events)
+    # 1 joins 1.0, big joins big; "1", big + 1 and 2**53 + 1 (2**53 as a float) join none
+    assert got == want and sorted({o.tids for o in want if len(o.tids) == 2}) == [(0, 1), (3, 4)]

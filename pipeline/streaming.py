@@ -74,12 +74,16 @@ def key_step(adapter, engine_cls, params, fmt: str = "parquet"):
         if frames:
             pdf = pd.concat(frames, ignore_index=True).sort_values(list(ORDER), kind="stable")
             pdf = pdf.reset_index(drop=True)
+            # the spec numbers records from the engine's first one (its ``_seen`` count):
+            # this batch's rows start there
+            before = getattr(engine, "_seen", 0)
             try:
                 outputs = list(engine.process(
                     adapter.stream_events(pdf.drop(columns=[*ORDER, "key"]), params)))
             except RecordError as err:
-                if err.index is not None and err.index < len(pdf):
-                    raise err.at(_where(pdf.loc[err.index], fmt)) from None
+                local = None if err.index is None else err.index - before
+                if local is not None and 0 <= local < len(pdf):
+                    raise err.at(_where(pdf.loc[local], fmt)) from None
                 raise
         state.update((pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL), first + len(outputs)))
         if outputs:

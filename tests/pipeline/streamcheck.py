@@ -48,7 +48,7 @@ def batch_rows(adapter, args: argparse.Namespace, rows: list[dict]) -> pd.DataFr
 
 def canonical(frame: pd.DataFrame) -> list[tuple]:
     def plain(v):
-        if isinstance(v, float) and v != v:
+        if v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v):
             return None
         if hasattr(v, "tolist"):
             v = v.tolist()

@@ -16,8 +16,8 @@ calls by attribute, records when each call began and ended, then runs
 - ``session``: ``streamspec.pipeline.spark.session`` (the JVM's start);
 - ``create_df``: every ``SparkSession.createDataFrame`` (pandas to Arrow to
   the JVM), wherever it is called;
-- ``replay``: the adapter's ``replay`` (less ``create_df``) and the
-  ``localCheckpoint`` that materialises its rows (the engines run here);
+- ``replay``: the adapter's ``replay`` and the ``localCheckpoint`` that
+  materialises its rows (the engines run here), less ``create_df``;
 - ``write``: ``write_parquet_atomic``;
 - ``summary``: the adapter's ``summarize``;
 - ``startup``: from the subprocess's launch to the wrapper's first line
@@ -25,7 +25,10 @@ calls by attribute, records when each call began and ended, then runs
   (imports, argument parsing, output checks, the summary's print), ``exit``:
   from the CLI's return to the process's end (Spark's shutdown at exit).
 
-A function the code no longer has is skipped (its time falls in ``other``).
+Each phase is the union of its calls' intervals (a ``localCheckpoint`` inside
+the adapter's ``replay`` counts once), ``createDataFrame`` taken out of the
+phase that called it.  A function the code no longer has is skipped (its time
+falls in ``other``).
 """
 from __future__ import annotations
 
@@ -117,22 +120,47 @@ def phased_cli(argv: list[str], timeout: float | None, profile: Path | None = No
     return elapsed, done.stdout, phases_of(got, launched, ended)
 
 
+def _union(intervals) -> list:
+    """Intervals merged into disjoint ones (nested or overlapping calls count once)."""
+    out: list = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _length(u) -> float:
+    return sum(b - a for a, b in u)
+
+
+def _overlap(u, v) -> float:
+    return sum(max(0.0, min(b, d) - max(a, c)) for a, b in u for c, d in v)
+
+
 def phases_of(got: dict, launched: float, ended: float) -> dict:
-    """Seconds per phase from the wrapper's call intervals (module docstring)."""
+    """Seconds per phase from the wrapper's call intervals (module docstring).
+
+    Each phase is the union of its calls' intervals (a ``localCheckpoint`` inside the
+    adapter's ``replay`` counts once); ``createDataFrame`` time is taken out of the phase
+    that called it and reported on its own."""
     calls = got["calls"]
 
-    def total(name):
-        return sum(b - a for a, b in calls.get(name, []))
+    def u(*names):
+        return _union([tuple(iv) for n in names for iv in calls.get(n, [])])
 
-    create = total("create_df")
-    out = {"startup": got["begin"] - launched,
-           "prepare": total("prepare"), "read": total("read"),
-           "stream_range": total("stream_range"),
-           "session": total("session"), "create_df": create,
-           "replay": total("replay_plan") + total("replay_run") - create,
-           "write": total("write"), "summary": total("summary")}
-    named = sum(v for k, v in out.items() if k not in ("startup", "read", "stream_range"))
-    out["other"] = got["end"] - got["begin"] - named
+    create = u("create_df")
+    out = {"startup": got["begin"] - launched}
+    for phase, names in (("prepare", ("prepare",)), ("read", ("read",)),
+                         ("stream_range", ("stream_range",)), ("session", ("session",)),
+                         ("create_df", ("create_df",)), ("replay", ("replay_plan", "replay_run")),
+                         ("write", ("write",)), ("summary", ("summary",))):
+        mine = u(*names)
+        out[phase] = _length(mine) - (_overlap(mine, create) if phase not in ("create_df", "read",
+                                                                              "stream_range") else 0)
+    top = u("prepare", "session", "create_df", "replay_plan", "replay_run", "write", "summary")
+    out["other"] = got["end"] - got["begin"] - _length(top)
     out["exit"] = ended - got["end"]
     return {k: round(v, 3) for k, v in out.items()}
 

@@ -227,6 +227,8 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
       (``jobs.simjoin.replay_stream``, what ``streamspec run`` takes for JSON lines);
     - record ranges whose tasks read their own row groups of a Parquet file cut
       into about five (``jobs.simjoin.replay_scan``, what it takes for Parquet);
+    - record ranges whose tasks parse their own bytes of a JSON lines file
+      (``jobs.simjoin.replay_lines``, what it takes for JSON lines);
     - keyed replay of three streams made from the case as keys: the whole case,
       its second half and every other record (each against the oracle on it).
 
@@ -238,8 +240,8 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
 
     import pandas as pd
 
-    from streamspec.pipeline.io.simjoin import SetStream, plan_scan
-    from streamspec.pipeline.jobs.simjoin import replay_scan, replay_stream
+    from streamspec.pipeline.io.simjoin import SetStream, plan_lines, plan_scan
+    from streamspec.pipeline.jobs.simjoin import replay_lines, replay_scan, replay_stream
 
     params = attrs.evolve(case.params, lateness="error")
     records = [e for e in case.events if isinstance(e, Record)]
@@ -267,6 +269,18 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
                 return Mismatch(f"{partitions} range-scan partitions",
                                 "the columnar path declined or rejected a valid case")
             found = _rows_mismatch(f"{partitions} range-scan partitions", rows(replayed[0]), want)
+            if found is not None:
+                return found
+            path = os.path.join(tmp, "sets.jsonl")
+            with open(path, "w") as f:
+                f.write("".join(_event_json(r) + "\n" for r in records))
+            lines = plan_lines(path, params)
+            replayed = None if lines is None else replay_lines(spark, lines, engine_cls, params,
+                                                               partitions, True)
+            if replayed is None:
+                return Mismatch(f"{partitions} JSON-lines partitions",
+                                "the task-parsed path declined or rejected a valid case")
+            found = _rows_mismatch(f"{partitions} JSON-lines partitions", rows(replayed[0]), want)
             if found is not None:
                 return found
     streams = {"all": records, "tail": records[len(records) // 2:], "odd": records[1::2]}

@@ -25,9 +25,14 @@ The columnar path (issue 11): for an unkeyed Parquet input with lateness
 row group's least and greatest ``ts``, the column types), and each record-range
 task of the job reads its own row groups (``read_groups``, ``group_span``) into
 one ``RecordBatch`` (``table_batch``), which the engine's spec boundary
-validates in the task.  The tasks report rows they cannot take or the spec
-rejects; the job then runs ``read_sets`` for the located error, so bad input
-gets the same message on both paths.
+validates in the task.  An unkeyed JSON lines file with lateness ``error``
+likewise: ``plan_lines`` reads its first line only, ``line_cuts`` cuts it into
+byte ranges at line starts, and each task parses its own range and reads its
+halo back from the range's first byte (``chunk_records``, ``halo_records``),
+line by line exactly as ``read_sets`` does.  The tasks report rows they cannot
+take or the spec rejects; the job then runs ``read_sets`` for the located
+error, so bad input gets the same message on every path (after Spark has
+started when the bad row is not the first).
 """
 from __future__ import annotations
 
@@ -387,3 +392,175 @@ def split_batch(batch, n: int):
     side = (None, None) if batch.side is None else (batch.side[:n], batch.side[n:])
     return (RecordBatch(batch.id[:n], batch.ts[:n], ptr[:n + 1], batch.tok[:cut], side[0]),
             RecordBatch(batch.id[n:], batch.ts[n:], ptr[n:] - cut, batch.tok[cut:], side[1]))
+
+
+# -- the columnar path for JSON lines: byte ranges parsed by the range tasks ------------------
+@attrs.frozen
+class LinesPlan:
+    """A JSON lines input the range tasks parse themselves (``plan_lines``): its size and
+    the Spark type of its ids, fixed by its first record (a stream mixing id kinds is an
+    error the tasks report)."""
+
+    source: str
+    size: int
+    id_type: str
+
+
+HALO_BLOCK = 1 << 22         # bytes read back at a time for a task's halo (doubled as needed)
+
+
+def plan_lines(path: str, params: Params) -> LinesPlan | None:
+    """A ``LinesPlan`` for a local JSON lines file with lateness ``error`` whose first
+    line is a valid record without a key; else None (``read_sets`` then reads it on the
+    driver and names any bad line before Spark starts).  A bad line further on is found
+    by the task that parses it, after Spark has started."""
+    import os
+
+    if params.lateness != "error" or is_parquet(path) or "://" in path or not os.path.isfile(path):
+        return None
+    size = os.path.getsize(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+            while head.count(b"\n") == 0 and len(head) < size:
+                head += f.read(1 << 16)
+        first = json_records(head.split(b"\n")[0] + b"\n" if b"\n" in head else head, path)
+        if first:           # the spec's checks too: a bad first record fails before Spark
+            _Checker(params)._validate([first[0][0]])
+    except (Unfit, ValueError):
+        return None
+    if not first or first[0][1] is not None or isinstance(first[0][0].id, bool):
+        return None
+    return LinesPlan(path, size, "string" if isinstance(first[0][0].id, str) else "long")
+
+
+def mentions_side(path: str) -> bool:
+    """Whether the bytes ``"side"`` occur in the file: when they do not, no record names a
+    side, unless a key is written with escapes (the range tasks see every record's side
+    and report it, so that case is still caught)."""
+    import mmap
+
+    with open(path, "rb") as f:
+        if not f.seek(0, 2):
+            return False
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(b'"side"') >= 0
+
+
+def line_cuts(path: str, size: int, parts: int) -> list[int]:
+    """Byte offsets cutting the file into about ``parts`` chunks, each at the start of a
+    line (just after a newline byte, which no UTF-8 character contains and which ends a
+    line in Python's universal newlines too); first 0, last the size, no empty chunk."""
+    cuts = [0]
+    with open(path, "rb") as f:
+        for p in range(1, parts):
+            at = max(size * p // parts, cuts[-1])
+            f.seek(at)
+            while True:
+                block = f.read(1 << 16)
+                if not block:
+                    at = size
+                    break
+                n = block.find(b"\n")
+                if n >= 0:
+                    at += n + 1
+                    break
+                at += len(block)
+            if cuts[-1] < at < size:
+                cuts.append(at)
+    return cuts + [size]
+
+
+def json_records(data: bytes, where: str) -> list[tuple[Record, object]]:
+    """The ``(Record, key)`` of every non-blank line of ``data`` (whole lines of a JSON lines
+    file), read as ``json_objects`` and ``read_sets`` read them: UTF-8, universal newlines,
+    one JSON object per line, the same fields (``_row_record``).  Anything ``read_sets``
+    would reject raises (``ValueError``: a ``RecordError``, a JSON or UTF-8 error)."""
+    import io
+    import json
+
+    out = []
+    for raw in io.StringIO(data.decode("utf-8"), newline=None):
+        if raw.strip():
+            out.append(_row_record(json.loads(raw), where))
+    return out
+
+
+def chunk_records(plan: LinesPlan, start: int, stop: int) -> list[tuple[Record, object]]:
+    """The records whose lines start in bytes ``[start, stop)`` (cut by ``line_cuts``)."""
+    with open(plan.source, "rb") as f:
+        f.seek(start)
+        return json_records(f.read(stop - start), plan.source)
+
+
+def halo_records(plan: LinesPlan, start: int, w: float) -> list[Record]:
+    """The records before byte ``start`` still valid at the time of the last of them (the
+    halo of ``jobs.simjoin.run_range``: back from that record while ``ts + w`` exceeds its
+    time, which in a stream in order is exactly the records valid then), in file order;
+    at least that last record, so its time is checked against the first one at ``start``.
+    A bad line in the block read raises, as in ``json_records``."""
+    from streamspec.spec.simjoin import _time
+
+    size = HALO_BLOCK
+    while True:
+        lo = max(0, start - size)
+        with open(plan.source, "rb") as f:
+            f.seek(lo)
+            data = f.read(start - lo)
+        if lo > 0:                        # from the first whole line of the block on
+            n = data.find(b"\n")
+            data = data[n + 1:] if n >= 0 else b""
+        records = [r for r, _ in json_records(data, plan.source)]
+        if records:
+            t = _time(records[-1].ts)
+            if t is None:
+                raise Unfit("a bad time in the halo")
+            first = len(records) - 1
+            while first > 0:
+                ts = _time(records[first - 1].ts)
+                if ts is None:
+                    raise Unfit("a bad time in the halo")
+                if not ts + w > t:
+                    break
+                first -= 1
+            if first > 0 or lo == 0:
+                return records[first:]
+        elif lo == 0:
+            return []
+        size *= 2
+
+
+def records_batch(records: list, join: str):
+    """``records`` as one ``RecordBatch`` when every value is of a type the columnar path
+    takes exactly as the spec takes the records one by one: int ids and tokens (not bool,
+    within 64 bits), int or float times within 2**53, sides R/S exactly in the two-stream
+    join and none in the self join; else None (the records then go in as they are, and
+    the spec's per-record checks name what is wrong)."""
+    from streamspec.spec.simjoin import MAX_EXACT, SIDES, RecordBatch
+
+    n = len(records)
+    ids = [r.id for r in records]
+    times = [r.ts for r in records]
+    lists = [r.tokens for r in records]
+    if {type(x) for x in ids} - {int} or {type(t) for t in times} - {int, float} \
+            or {type(t) for t in lists} - {list}:
+        return None
+    flat = [x for toks in lists for x in toks]
+    if {type(x) for x in flat} - {int}:
+        return None
+    sides = [r.side for r in records]
+    if join == "rs" and not all(s in SIDES for s in sides):
+        return None
+    if join != "rs" and any(s is not None for s in sides):
+        return None
+    try:
+        id_col, tok = np.array(ids, np.int64), np.array(flat, np.int64)
+        ts = np.array(times, np.float64 if float in {type(t) for t in times} else np.int64)
+    except OverflowError:              # beyond 64 bits: the spec names the record
+        return None
+    if n and not np.all(np.abs(ts) <= MAX_EXACT):    # NaN, inf or inexact: the spec judges
+        return None
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum([len(t) for t in lists], out=ptr[1:])
+    side = np.array([SIDES[s] for s in sides], np.int8) if join == "rs" else None
+    return RecordBatch(id_col, ts, ptr, tok, side)

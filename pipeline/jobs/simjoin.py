@@ -28,6 +28,12 @@ Replay (exact, equal to the single-process run):
   groups, halo included, straight into a ``RecordBatch`` (``replay_scan``);
   the spec validates each row once, in its task, and an input a task rejects
   is read again by the validating reader for its located error.
+- one unkeyed JSON lines stream with lateness ``error``: ranges of bytes cut
+  at line starts, each parsed by its task, which reads its halo back from its
+  first byte (``replay_lines``); the same checks and fallback.  Without the
+  bytes ``"side"`` in the file the default join is the self join, decided
+  without reading the records (a task that meets a side all the same hands
+  the input to the validating reader).
 
 ``streamspec stream simjoin --source DIR --checkpoint DIR --output DIR --k K
 --window W [--join rs] [--id-type|--token-type|--ts-type ...]``
@@ -175,8 +181,9 @@ def replay_stream(spark, stream, engine_cls, params: Params, partitions: int, id
             .sortWithinPartitions("event", "rank"))
 
 
-# -- the columnar path: record ranges whose tasks read their own row groups ---------------
-CHECKS = "part int, ok boolean, events long, rows long"
+# -- the columnar paths: record ranges whose tasks read their own part of the input --------
+CHECKS = ("part int, ok boolean, events long, rows long, records long, id_kinds string, "
+          "token_kinds string, sides boolean")
 
 
 def record_ranges(n: int, partitions: int) -> list[tuple[int, int]]:
@@ -188,51 +195,140 @@ def record_ranges(n: int, partitions: int) -> list[tuple[int, int]]:
 
 def replay_scan(spark, scan, engine_cls, params: Params, partitions: int):
     """The output rows of a ``ScanPlan`` (``pipeline.io.simjoin.plan_scan``) and their
-    ``(events, rows)`` counts, or None when the tasks found the input bad.
+    ``(events, rows, records)`` counts, or None when the tasks found the input bad.
 
-    One Spark task per record range (``mapInArrow`` over the range numbers)
-    reads its own row groups with pyarrow (``group_span``: the halo's groups
-    come from the footers' time spans), cuts the halo and its range as
-    ``run_range`` does, and feeds the engine one ``RecordBatch`` of each
-    (``table_batch``), so the spec validates every row once, in a task.  Each
-    task writes its outputs and one marker row (``event`` null) with its
-    check: its rows were fit and valid (every pair of consecutive records lies
-    in some task's rows, so every time is checked against the one before), the
-    count of its events, the least and greatest id of its range.  Ids are
-    unique within each task's rows by the spec; across ranges, when two
-    ranges' id spans meet, by one Spark aggregation over the ``id`` column.
-    The rows are kept (``localCheckpoint``) and the checks read before events
-    are renumbered and anything is written.
+    One Spark task per record range reads its own row groups with pyarrow
+    (``group_span``: the halo's groups come from the footers' time spans), cuts
+    the halo and its range as ``run_range`` does, and feeds the engine one
+    ``RecordBatch`` of each (``table_batch``), so the spec validates every row
+    once, in a task (``_replay_tasks`` runs the tasks and reads their checks).
+    Ids are unique within each task's rows by the spec; across ranges, when
+    two ranges' id spans meet, by one Spark aggregation over the ``id`` column.
     """
+    ranges = record_ranges(scan.rows, partitions)
+
+    def task(p: int):
+        return scan_range(scan, engine_cls, params, p, *ranges[p])
+
+    done = _replay_tasks(spark, len(ranges), task, scan.id_type)
+    if done is None:
+        return None
+    kept, checks = done
+    if _spans_meet(checks) and _duplicate_ids(spark, scan):
+        return None
+    return _renumbered(spark, kept, checks, scan.id_type)
+
+
+def replay_lines(spark, lines, engine_cls, params: Params, partitions: int, join_given: bool):
+    """``replay_scan`` for a JSON lines file (``pipeline.io.simjoin.plan_lines``): the tasks
+    parse their own byte ranges (``line_cuts``; a range's records are those whose line
+    starts in it) and read their halo back from their first byte (``halo_records``).
+
+    On top of each task's spec check: every task saw ids of the first record's kind and
+    one kind of tokens (``read_sets`` rejects a stream mixing kinds), no task saw a side
+    in a self join chosen by default (``read_sets`` would have chosen the two-stream
+    join), and no id repeats across ranges (``_duplicate_line_ids``, when the ranges'
+    id spans meet).
+    """
+    from streamspec.pipeline.io.simjoin import line_cuts
+
+    cuts = line_cuts(lines.source, lines.size, partitions)
+
+    def task(p: int):
+        return lines_range(lines, engine_cls, params, p, cuts[p], cuts[p + 1])
+
+    done = _replay_tasks(spark, len(cuts) - 1, task, lines.id_type)
+    if done is None:
+        return None
+    kept, checks = done
+    kinds = set().union(*(c.id_kinds.split(",") for c in checks)) - {""}
+    tokens = set().union(*(c.token_kinds.split(",") for c in checks)) - {""}
+    if kinds - {"str" if lines.id_type == "string" else "int"} or len(tokens) > 1:
+        return None
+    if not join_given and params.join == "self" and any(c.sides for c in checks):
+        return None
+    if _spans_meet(checks) and _duplicate_line_ids(spark, lines, cuts):
+        return None
+    return _renumbered(spark, kept, checks, lines.id_type)
+
+
+def _duplicate_line_ids(spark, lines, cuts) -> bool:
+    """Whether an id occurs twice in a JSON lines file: the tasks parse their byte ranges
+    again for the ids alone, one aggregation finds a repeat (only run when the ranges'
+    id spans meet: ids in order need no second pass)."""
+    import pyarrow as pa
+
+    from streamspec.pipeline.io.simjoin import chunk_records
+
+    kind = pa.string() if lines.id_type == "string" else pa.int64()
+
+    def ids(batches):
+        for batch in batches:
+            for p in batch.column(0).to_pylist():
+                found = [r.id for r, _ in chunk_records(lines, cuts[p], cuts[p + 1])]
+                yield pa.RecordBatch.from_pydict({"id": pa.array(found, kind)})
+
+    parts = len(cuts) - 1
+    numbers = spark.sparkContext.parallelize([(p,) for p in range(parts)], parts)
+    found = spark.createDataFrame(numbers, "part int").mapInArrow(ids, f"id {lines.id_type}")
+    return bool(found.groupBy("id").count().where("count > 1").limit(1).collect())
+
+
+def _replay_tasks(spark, n_tasks: int, task, id_type: str):
+    """Run ``task(p) -> Arrow record batch`` (``_topk_batch``) for ``p`` in ``0..n_tasks-1``,
+    one Spark task each (``mapInArrow`` over the task numbers); keep the rows
+    (``localCheckpoint``) and read the tasks' marker rows (``event`` null): ``(kept,
+    checks)``, or None when a task found its rows unfit or rejected by the spec."""
     from pyspark.sql import functions as F
 
-    id_type = scan.id_type
     schema = output_schema(id_type)
-    ranges = record_ranges(scan.rows, partitions)
-    if not ranges:
-        return spark.createDataFrame([], schema), (0, 0)
-    task = _scan_task(scan, engine_cls, params, ranges)
-    numbers = spark.sparkContext.parallelize([(p,) for p in range(len(ranges))], len(ranges))
+    if n_tasks == 0:
+        return spark.createDataFrame([], f"{schema}, {CHECKS}, id_lo {id_type}, id_hi {id_type}"), []
+
+    def run(batches):
+        for batch in batches:
+            for p in batch.column(0).to_pylist():
+                yield task(p)
+
+    numbers = spark.sparkContext.parallelize([(p,) for p in range(n_tasks)], n_tasks)
     kept = (spark.createDataFrame(numbers, "part int")
-            .mapInArrow(task, f"{schema}, {CHECKS}, id_lo {id_type}, id_hi {id_type}")
+            .mapInArrow(run, f"{schema}, {CHECKS}, id_lo {id_type}, id_hi {id_type}")
             .localCheckpoint(eager=True))
-    checks = sorted(kept.where(F.col("event").isNull())
-                    .select("part", "ok", "events", "rows", "id_lo", "id_hi").collect())
-    if [c.part for c in checks] != list(range(len(ranges))) or not all(c.ok for c in checks):
+    checks = sorted(kept.where(F.col("event").isNull()).drop(*schema_names(schema)).collect())
+    if [c.part for c in checks] != list(range(n_tasks)) or not all(c.ok for c in checks):
         return None
-    spans = sorted((c.id_lo, c.id_hi) for c in checks)
-    if any(b[0] <= a[1] for a, b in zip(spans, spans[1:])) and _duplicate_ids(spark, scan):
-        return None
+    return kept, checks
+
+
+def schema_names(schema: str) -> list[str]:
+    return [c.split()[0] for c in schema.split(", ")]
+
+
+def _spans_meet(checks) -> bool:
+    """Whether two ranges' id spans meet (ids could then repeat across ranges)."""
+    spans = sorted((c.id_lo, c.id_hi) for c in checks if c.records)
+    return any(b[0] <= a[1] for a, b in zip(spans, spans[1:]))
+
+
+def _renumbered(spark, kept, checks, id_type: str):
+    """The tasks' rows with events numbered on across ranges, and ``(events, rows,
+    records)``."""
+    from pyspark.sql import functions as F
+
     offsets, total = [], 0
     for c in checks:
         offsets.append((c.part, total))
         total += c.events
+    counts = (total, sum(c.rows for c in checks), sum(c.records for c in checks))
+    schema = output_schema(id_type)
+    if not checks:
+        return kept.select(*schema_names(schema)), counts
     shift = spark.createDataFrame(offsets, "part int, offset long")
     rows = (kept.where(F.col("event").isNotNull()).join(F.broadcast(shift), "part")
             .withColumn("event", F.col("event") + F.col("offset"))
-            .select(*[c.split()[0] for c in schema.split(", ")])
+            .select(*schema_names(schema))
             .sortWithinPartitions("event", "rank"))
-    return rows, (total, sum(c.rows for c in checks))
+    return rows, counts
 
 
 def _duplicate_ids(spark, scan) -> bool:
@@ -241,19 +337,12 @@ def _duplicate_ids(spark, scan) -> bool:
     return bool(ids.groupBy("id").count().where("count > 1").limit(1).collect())
 
 
-def _scan_task(scan, engine_cls, params: Params, ranges):
-    """The ``mapInArrow`` function over range numbers (``replay_scan``); a plain closure."""
-    def run(batches):
-        for batch in batches:
-            for p in batch.column(0).to_pylist():
-                yield scan_range(scan, engine_cls, params, p, *ranges[p])
-    return run
-
-
 def scan_range(scan, engine_cls, params: Params, part: int, lo: int, hi: int):
     """Records ``lo..hi-1`` of a ``ScanPlan`` replayed after their halo: the outputs and the
-    marker row of ``replay_scan`` as one Arrow record batch (``ok`` false: the rows were
+    marker row of ``_replay_tasks`` as one Arrow record batch (``ok`` false: the rows were
     unfit or the spec rejected one; no outputs then)."""
+    import pyarrow.compute as pc
+
     from streamspec.pipeline.io.simjoin import Unfit, group_span, read_groups, split_batch, table_batch
     from streamspec.spec.errors import RecordError
 
@@ -277,12 +366,54 @@ def scan_range(scan, engine_cls, params: Params, part: int, lo: int, hi: int):
         ok = True
     except (Unfit, RecordError):
         topks, back, ok = [], None, False
-    return _topk_batch(topks, back, part, ok, ids, scan.id_type)
+    span = pc.min_max(ids) if len(ids) else None
+    kind = "str" if scan.str_ids else "int"
+    return _topk_batch(topks, back, part, scan.id_type, ok=ok, records=c - b,
+                       id_lo=span["min"].as_py() if span else None,
+                       id_hi=span["max"].as_py() if span else None,
+                       id_kinds=kind, token_kinds="", sides=scan.sides)
 
 
-def _topk_batch(topks, back, part: int, ok: bool, ids, id_type: str):
+def lines_range(lines, engine_cls, params: Params, part: int, start: int, stop: int):
+    """The records whose lines start in bytes ``[start, stop)`` of a JSON lines file,
+    replayed after their halo (``halo_records``): ``scan_range``'s batch, plus the kinds
+    of ids and tokens the task saw and whether a record named a side.  Integer ids and
+    tokens go in as one ``RecordBatch`` (``records_batch``: the spec checks the columns
+    vectorised), anything else as the records themselves."""
+    from streamspec.pipeline.io.simjoin import (Unfit, chunk_records, halo_records, records_batch,
+                                                split_batch)
+
+    topks, ok, mine, batch = [], False, [], None
+    try:
+        parsed = chunk_records(lines, start, stop)
+        mine = [r for r, _ in parsed]
+        if all(key is None for _, key in parsed):         # a key: the keyed (driver) path
+            halo = halo_records(lines, start, params.wf) if start > 0 else []
+            batch = records_batch(halo + mine, params.join)
+            first, rest = split_batch(batch, len(halo)) if batch is not None else (halo, mine)
+            engine = engine_cls(params)
+            list(engine.process(first))                   # the halo: state only
+            topks = list(engine.process(rest))
+            ok = True
+    except (Unfit, ValueError):       # RecordError, JSON and UTF-8 errors are ValueErrors
+        pass
+    kind = {int: "int", str: "str"}
+    ids = [r.id for r in mine]
+    id_kinds = {kind.get(type(i), "other") for i in ids}
+    token_kinds = ({"int"} if batch.tok.size else set()) if batch is not None else \
+        {kind.get(type(x), "other") for r in mine for x in r.tokens}
+    uniform = id_kinds <= {"str" if lines.id_type == "string" else "int"}
+    ok = ok and uniform
+    return _topk_batch(topks if ok else [], None, part, lines.id_type, ok=ok, records=len(mine),
+                       id_lo=min(ids) if ok and ids else None, id_hi=max(ids) if ok and ids else None,
+                       id_kinds=",".join(sorted(id_kinds)), token_kinds=",".join(sorted(token_kinds)),
+                       sides=any(r.side is not None for r in mine))
+
+
+def _topk_batch(topks, back, part: int, id_type: str, **check):
     """``TopK`` outputs as an Arrow record batch of the output schema, then the marker row
-    (``event`` null) with the range's check; ``back`` maps the engine's ids to the input's."""
+    (``event`` null) with the task's ``check`` (the ``CHECKS`` columns and the span of
+    its ids); ``back`` maps the engine's ids to the input's (None: they are the ids)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -294,15 +425,19 @@ def _topk_batch(topks, back, part: int, ok: bool, ids, id_type: str):
                 cols[c].append(v)
     rows = len(cols["event"])
     id_arrow = pa.string() if id_type == "string" else pa.int64()
-    span = pc.min_max(ids) if len(ids) else None
 
     def ids_of(values):
-        engine_ids = pa.array(values + [None], pa.int64())
-        return engine_ids.cast(id_arrow) if back is None else pc.take(back, engine_ids)
+        if back is None:
+            return pa.array(values + [None], id_arrow)
+        return pc.take(back, pa.array(values + [None], pa.int64()))
 
-    def check(value, kind):
+    def marker(value, kind):
         return pa.array([None] * rows + [value], kind)
 
+    kinds = {"ok": pa.bool_(), "events": pa.int64(), "rows": pa.int64(), "records": pa.int64(),
+             "id_kinds": pa.string(), "token_kinds": pa.string(), "sides": pa.bool_(),
+             "id_lo": id_arrow, "id_hi": id_arrow}
+    check.update(events=len(topks), rows=rows)
     return pa.RecordBatch.from_pydict({
         "event": pa.array(cols["event"] + [None], pa.int64()),
         "ts": pa.array(cols["ts"] + [None], pa.float64()),
@@ -311,10 +446,7 @@ def _topk_batch(topks, back, part: int, ok: bool, ids, id_type: str):
         "score": pa.array(cols["score"] + [None], pa.float64()),
         "end_time": pa.array(cols["end_time"] + [None], pa.float64()),
         "part": pa.array([part] * (rows + 1), pa.int32()),
-        "ok": check(ok, pa.bool_()), "events": check(len(topks), pa.int64()),
-        "rows": check(rows, pa.int64()),
-        "id_lo": check(span["min"].as_py() if span else None, id_arrow),
-        "id_hi": check(span["max"].as_py() if span else None, id_arrow),
+        **{name: marker(check[name], kind) for name, kind in kinds.items()},
     })
 
 
@@ -353,16 +485,19 @@ def demo_argv(output_dir: str) -> list[str]:
 
 @attrs.define
 class Plan:
-    """The sets read and checked on the driver (``stream``), or, for a Parquet input the
-    range tasks read themselves, what its footers tell (``scan``); ``stream`` is then
-    filled in only if the tasks find the input bad (``replay``)."""
+    """The sets read and checked on the driver (``stream``), or an input the range tasks
+    read themselves: a Parquet file planned from its footers (``scan``) or a JSON lines
+    file (``lines``); ``stream`` is then filled in only if the tasks find the input bad
+    (``replay``)."""
 
     params: Params
     source: str
     id_type: str            # Spark type of the ids
+    join_given: bool        # --join given (else it was derived from the input)
     stream: object = None   # a SetStream
     scan: object = None     # a ScanPlan
-    totals: tuple | None = None     # (events, rows) written, when the replay counted them
+    lines: object = None    # a LinesPlan
+    totals: tuple | None = None     # (events, rows, records), when the tasks counted them
 
     @property
     def keyed(self) -> bool:
@@ -370,7 +505,7 @@ class Plan:
 
     @property
     def records(self) -> int:
-        return self.stream.records if self.stream is not None else self.scan.rows
+        return self.stream.records if self.stream is not None else self.totals[2]
 
     @property
     def dropped(self) -> int:
@@ -381,38 +516,66 @@ def prepare(args) -> Plan:
     import os
 
     from streamspec.pipeline.io import InputError, is_parquet
-    from streamspec.pipeline.io.simjoin import plan_scan, sides_present
+    from streamspec.pipeline.io.simjoin import mentions_side, plan_lines, plan_scan
 
     if not is_parquet(args.input) and not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
-    join = args.join or ("rs" if sides_present(args.input) else "self")
-    params = Params(k=args.k, w=args.window, similarity=args.similarity, join=join,
-                    lateness=args.lateness)
-    scan = plan_scan(args.input, params)
-    if scan is not None:
-        return Plan(params, args.input, scan.id_type, scan=scan)
-    return _read(args.input, params)
+    given = args.join is not None
+    parquet = is_parquet(args.input)
+    # without the bytes "side" no record names a side and the default join is the self
+    # join, without reading the file; a side written with escapes is seen by the tasks
+    # (replay_lines) or, on the driver's path, by sides_present below
+    guess = not given and not parquet and os.path.isfile(args.input) \
+        and not mentions_side(args.input)
+    params = _params(args, args.join or ("self" if guess else _default_join(args.input)))
+    if parquet:
+        scan = plan_scan(args.input, params)
+        if scan is not None:
+            return Plan(params, args.input, scan.id_type, given, scan=scan)
+    else:
+        lines = plan_lines(args.input, params)
+        if lines is not None:
+            return Plan(params, args.input, lines.id_type, given, lines=lines)
+        if guess:
+            params = _params(args, _default_join(args.input))
+    return _read(args.input, params, given)
 
 
-def _read(source: str, params: Params) -> Plan:
+def _params(args, join: str) -> Params:
+    return Params(k=args.k, w=args.window, similarity=args.similarity, join=join,
+                  lateness=args.lateness)
+
+
+def _default_join(source: str) -> str:
+    from streamspec.pipeline.io.simjoin import sides_present
+    return "rs" if sides_present(source) else "self"
+
+
+def _read(source: str, params: Params, join_given: bool) -> Plan:
     from streamspec.pipeline.io.simjoin import read_sets
 
     stream = read_sets(source, params)
     ids = stream.frame["id"]
     return Plan(params, source, "string" if ids.map(lambda v: isinstance(v, str)).any() else "long",
-                stream=stream)
+                join_given, stream=stream)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
-    if plan.scan is not None:
-        replayed = replay_scan(spark, plan.scan, engine_cls, plan.params, partitions)
+    if plan.scan is not None or plan.lines is not None:
+        replayed = (replay_scan(spark, plan.scan, engine_cls, plan.params, partitions)
+                    if plan.scan is not None else
+                    replay_lines(spark, plan.lines, engine_cls, plan.params, partitions,
+                                 plan.join_given))
         if replayed is not None:
             rows, plan.totals = replayed
             return rows
         # the tasks found the input bad: the validating reader names the record (should it
         # find nothing wrong, the input is replayed from the driver like any other)
-        checked = _read(plan.source, plan.params)
-        plan.stream, plan.scan, plan.id_type = checked.stream, None, checked.id_type
+        params = plan.params if plan.join_given or plan.lines is None else \
+            attrs.evolve(plan.params, join=_default_join(plan.source))     # a guessed join
+        checked = _read(plan.source, params, plan.join_given)
+        plan.params, plan.stream, plan.scan, plan.lines, plan.id_type = (
+            checked.params, checked.stream, None, None, checked.id_type)
     return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions, plan.id_type)
 
 
@@ -423,7 +586,7 @@ def summarize(plan: Plan, rows) -> Summary:
     params = plan.params
     keys = ["key"] if plan.keyed else []
     if plan.totals is not None:         # one stream, counted by the replay: one filter job
-        n_events, n_rows = plan.totals
+        n_events, n_rows, _ = plan.totals
         n_lists = 1 if n_events else 0
         firsts = rows.where((F.col("event") == n_events - 1) & (F.col("rank") <= 1))
     else:

@@ -38,8 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from streamspec.bench.pipeline_util import (RESULTS, append_rows, commit, load, machine,
-                                            phased_cli, run_cli)
+from streamspec.bench.pipeline_util import (add_run_arguments, append_rows, commit, load,
+                                            machine, parse_run_arguments, phased_cli,
+                                            run_cli)
 
 
 def arguments(argv=None):
@@ -54,22 +55,8 @@ def arguments(argv=None):
     p.add_argument("--seed", type=int, default=1, help="generator seed (default: 1)")
     p.add_argument("--batch", type=int, default=10_000,
                    help="sets per process() call of the engine run (default: 10000)")
-    p.add_argument("--partitions", default="1,2", help="partition counts to run (default: 1,2)")
-    p.add_argument("--master", default=None, help="Spark master (default: local[*])")
-    p.add_argument("--timeout", type=float, default=1800,
-                   help="seconds after which a CLI run is killed (default: 1800)")
-    p.add_argument("--work", default=None, help="where the Parquet stream is kept (default: temp)")
-    p.add_argument("--out", default=None,
-                   help="CSV of the rows (default: bench/results/pipeline/simjoin.csv, "
-                        "or simjoin-phases.csv with --phases)")
-    p.add_argument("--phases", action="store_true",
-                   help="time the CLI's phases instead (default: off)")
-    p.add_argument("--profile", action="store_true",
-                   help="with --phases: run the CLI under py-spy, raw stacks kept in --work "
-                        "(default: off)")
-    args = p.parse_args(argv)
-    args.out = args.out or str(RESULTS / ("simjoin-phases.csv" if args.phases else "simjoin.csv"))
-    return args
+    add_run_arguments(p, "simjoin", "the Parquet stream is")
+    return parse_run_arguments(p, argv, "simjoin")
 
 
 def make_inputs(args, work: Path):

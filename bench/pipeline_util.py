@@ -236,3 +236,29 @@ def append_rows(path: str | Path, fields: list[str], rows: list[dict]) -> None:
 
 if __name__ == "__main__":
     sys.exit(_wrapped_main(sys.argv[1:]))
+
+
+def add_run_arguments(p, problem: str, kept: str) -> None:
+    """The options both CLI-against-engine benchmarks share: partition counts, master,
+    timeout, where ``kept`` (the generated inputs) lives, the CSV, ``--phases``, ``--profile``."""
+    p.add_argument("--partitions", default="1,2", help="partition counts to run (default: 1,2)")
+    p.add_argument("--master", default=None, help="Spark master (default: local[*])")
+    p.add_argument("--timeout", type=float, default=1800,
+                   help="seconds after which a CLI run is killed (default: 1800)")
+    p.add_argument("--work", default=None, help=f"where {kept} kept (default: temp)")
+    p.add_argument("--out", default=None,
+                   help=f"CSV of the rows (default: bench/results/pipeline/{problem}.csv, "
+                        f"or {problem}-phases.csv with --phases)")
+    p.add_argument("--phases", action="store_true",
+                   help="time the CLI's phases instead (default: off)")
+    p.add_argument("--profile", action="store_true",
+                   help="with --phases: run the CLI under py-spy, raw stacks kept in --work "
+                        "(default: off)")
+
+
+def parse_run_arguments(p, argv, problem: str):
+    """Parse; ``--out`` defaults to the problem's CSV (its phases CSV with ``--phases``)."""
+    args = p.parse_args(argv)
+    args.out = args.out or str(RESULTS / (f"{problem}-phases.csv" if args.phases
+                                          else f"{problem}.csv"))
+    return args

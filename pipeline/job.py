@@ -31,7 +31,8 @@ An adapter module defines, for the batch job:
 - ``prepare(args) -> plan``: everything checkable before Spark (parameters,
   inputs read or planned from metadata), any object the adapter's other
   functions understand;
-- ``replay(spark, plan, engine_cls, partitions) -> DataFrame``: the output rows;
+- ``replay(spark, plan, engine_cls, partitions) -> DataFrame``: the output rows
+  (``materialised(rows)`` when they already sit over the adapter's own checkpoint);
 - ``summarize(plan, rows) -> Summary``: from the materialised rows;
 - ``demo_argv(output_dir)``: ``streamspec demo``'s arguments (optional);
 
@@ -69,6 +70,17 @@ class Summary:
     details: tuple[str, ...] = ()
 
 
+MATERIALISED = "_streamspec_materialised"
+
+
+def materialised(rows):
+    """Mark ``rows`` as already computed once (a projection or filter over the adapter's own
+    ``localCheckpoint``, which it needs to check the tasks' reports before the write), so
+    the skeleton does not copy them into a second checkpoint."""
+    setattr(rows, MATERIALISED, True)
+    return rows
+
+
 def engine_of(adapter, args):
     from streamspec.spec.registry import Registry
     return Registry.get(adapter.PROBLEM,
@@ -93,7 +105,9 @@ def run(adapter, args, out=None) -> int:
     try:
         with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
             # computed once: the write and the summary both read these rows
-            rows = adapter.replay(spark, plan, engine_cls, partitions).localCheckpoint()
+            rows = adapter.replay(spark, plan, engine_cls, partitions)
+            if not getattr(rows, MATERIALISED, False):
+                rows = rows.localCheckpoint()
             write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
             summary = adapter.summarize(plan, rows)
     except StreamspecError:

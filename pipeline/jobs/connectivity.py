@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags, range_scan
-from streamspec.pipeline.job import Summary
+from streamspec.pipeline.job import Summary, materialised
 from streamspec.pipeline.summary import counted
 from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
 from streamspec.spec.windows import SlidingWindows
@@ -176,7 +176,7 @@ def replay(spark, plan: Plan, engine_cls, partitions: int):
         if kept is not None:    # in order: the ranges computed every window
             plan.stream = edge_io.EdgeStream(None, args.input, False, fast.vertex_type, fast.rows,
                                              0, fast.first_t, fast.last_t)
-            return kept.select("window", "start", "end", "answers")
+            return materialised(kept.select("window", "start", "end", "answers"))
         # out of order somewhere: the validating reader below names the first late row
     stream = (edge_io.read_parquet_edges(spark, args.input, args.lateness, args.origin)
               if plan.parquet else edge_io.frame_stream(spark, args.input, *plan.text))

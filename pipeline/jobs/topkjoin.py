@@ -82,7 +82,7 @@ import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags
-from streamspec.pipeline.job import Summary
+from streamspec.pipeline.job import Summary, materialised
 from streamspec.pipeline.summary import counted
 from streamspec.spec.topkjoin import PROBLEM, ItemBatch, Params
 
@@ -481,7 +481,8 @@ def columnar_replay(spark, plan: Plan, engine_cls, partitions: int):
                                  _first_error(rows)).first()
         _raise(error, items)
         plan.params = attrs.evolve(template, stream_range=(lo, hi) if lo is not None else (0.0, 1.0))
-        return rows.where(F.col("error_type").isNull()).drop("lo", "hi", *ERROR_COLUMNS)
+        return materialised(rows.where(F.col("error_type").isNull())
+                            .drop("lo", "hi", *ERROR_COLUMNS))
     if plan.params is None:
         srange = parquet_stream_range(spark, items, columnar, query_kw(plan.args))
         plan.params = build_params(plan.args, None, plan.remote, srange)

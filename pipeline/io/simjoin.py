@@ -26,7 +26,7 @@ row group's least and greatest ``ts``, the column types), and each record-range
 task of the job reads its own row groups (``read_groups``, ``group_span``) into
 one ``RecordBatch`` (``table_batch``), which the engine's spec boundary
 validates in the task.  An unkeyed JSON lines file with lateness ``error``
-likewise: ``plan_lines`` reads its first line only, ``line_cuts`` cuts it into
+likewise: ``plan_lines`` reads its first line only, ``pipeline.io.lines.line_cuts`` cuts it into
 byte ranges at line starts, and each task parses its own range and reads its
 halo back from the range's first byte (``chunk_records``, ``halo_records``),
 line by line exactly as ``read_sets`` does.  The tasks report rows they cannot
@@ -445,30 +445,6 @@ def mentions_side(path: str) -> bool:
             return False
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             return m.find(b'"side"') >= 0
-
-
-def line_cuts(path: str, size: int, parts: int) -> list[int]:
-    """Byte offsets cutting the file into about ``parts`` chunks, each at the start of a
-    line (just after a newline byte, which no UTF-8 character contains and which ends a
-    line in Python's universal newlines too); first 0, last the size, no empty chunk."""
-    cuts = [0]
-    with open(path, "rb") as f:
-        for p in range(1, parts):
-            at = max(size * p // parts, cuts[-1])
-            f.seek(at)
-            while True:
-                block = f.read(1 << 16)
-                if not block:
-                    at = size
-                    break
-                n = block.find(b"\n")
-                if n >= 0:
-                    at += n + 1
-                    break
-                at += len(block)
-            if cuts[-1] < at < size:
-                cuts.append(at)
-    return cuts + [size]
 
 
 def json_records(data: bytes, where: str) -> list[tuple[Record, object]]:

@@ -230,7 +230,7 @@ def replay_lines(spark, lines, engine_cls, params: Params, partitions: int, join
     join), and no id repeats across ranges (``_duplicate_line_ids``, when the ranges'
     id spans meet).
     """
-    from streamspec.pipeline.io.simjoin import line_cuts
+    from streamspec.pipeline.io.lines import line_cuts
 
     cuts = line_cuts(lines.source, lines.size, partitions)
 

@@ -13,7 +13,8 @@ import pytest
 
 from streamspec.engines.simjoin.swoop import SwoopEngine
 from streamspec.pipeline.io import simjoin as sets_io
-from streamspec.pipeline.io.simjoin import (line_cuts, mentions_side, plan_lines, plan_scan,
+from streamspec.pipeline.io.lines import line_cuts
+from streamspec.pipeline.io.simjoin import (mentions_side, plan_lines, plan_scan,
                                             read_sets, records_batch)
 from streamspec.pipeline.jobs.simjoin import lines_range, record_ranges, run_stream, scan_range
 from streamspec.reference.simjoin import OracleEngine

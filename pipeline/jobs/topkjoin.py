@@ -195,7 +195,9 @@ NULLS = (("key", "key must be an integer or a string"), ("id", "id must be an in
          ("t", "ts must be a 64-bit integer"))
 
 
-def item_count(stream) -> int:
+def item_count(stream, columnar=None) -> int:
+    if isinstance(columnar, TextSource):
+        return columnar.count
     return stream.count if hasattr(stream, "count") else len(stream.frame)
 
 
@@ -489,6 +491,163 @@ def columnar_replay(spark, plan: Plan, engine_cls, partitions: int):
     return replay_parquet(spark, items, columnar, engine_cls, plan.params)
 
 
+# -- the text path: CSV and JSON lines items parsed by the Spark tasks (issue 11) -------------
+TEXT_SCHEMA = "seq long, key_l long, key_s string, id_l long, id_s string, x double, t long"
+
+
+@attrs.define
+class TextSource:
+    """What the Spark passes over ``TextItems`` share: the parsed items (kept), the kinds of
+    ``id``/``key`` over the whole input and the item count; ``source`` is None when the
+    tasks found the input unfit (the driver's reader takes it)."""
+
+    id_kind: str = "long"
+    key_kind: str = "long"
+    count: int = 0
+    source: object = None       # DataFrame key, seq, id, x, t (hash-partitioned by key)
+
+
+def text_chunk(items, part: int, start: int, stop: int):
+    """One range's records as an Arrow batch of ``TEXT_SCHEMA`` (the ints of a range whose
+    verdict is ``int`` in ``*_l``, the tokens of a ``string`` one in ``*_s``), plus the
+    range's report: a row with ``seq = -1 - part`` and the JSON report in ``id_s``."""
+    import json
+
+    import pyarrow as pa
+
+    from streamspec.pipeline.io.topkjoin_text import ROW_SHIFT, Unfit, read_chunk
+
+    try:
+        cols = read_chunk(items, start, stop)
+        n = len(cols["x"])
+        if n >> ROW_SHIFT:
+            raise Unfit
+        report = {"ok": True, "rows": n, "id": cols["id_kind"],
+                  "key": cols.get("key_kind", "none")}
+    except (Unfit, ValueError):          # JSON and UTF-8 errors are ValueErrors
+        cols, n, report = None, 0, {"ok": False, "rows": 0, "id": "none", "key": "none"}
+    empty_l, empty_s = pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())
+
+    def pair(name):
+        if cols is None or name not in cols:
+            return empty_l, empty_s
+        kind = cols[f"{name}_kind"]
+        values = cols[name]
+        return (pa.array(values, pa.int64()), empty_s) if kind == "int" else \
+            (empty_l, pa.array(values, pa.string()))
+    key_l, key_s = pair("key")
+    id_l, id_s = pair("id")
+    seq = np.arange(n, dtype=np.int64) | np.int64(part << ROW_SHIFT)
+    data = pa.record_batch([pa.array(seq), key_l, key_s, id_l, id_s,
+                            pa.array(cols["x"] if cols else [], pa.float64()),
+                            pa.array(cols["t"] if cols else [], pa.int64())],
+                           names=["seq", "key_l", "key_s", "id_l", "id_s", "x", "t"])
+    mark = pa.record_batch([pa.array([-1 - part], pa.int64()), pa.nulls(1, pa.int64()),
+                            pa.nulls(1, pa.string()), pa.nulls(1, pa.int64()),
+                            pa.array([json.dumps(report)], pa.string()),
+                            pa.nulls(1, pa.float64()), pa.nulls(1, pa.int64())],
+                           names=data.schema.names)
+    return data, mark
+
+
+def text_source(spark, items, partitions: int) -> TextSource:
+    """Parse ``TextItems`` in Spark tasks (one per byte range, ``mapInArrow``), keep the rows
+    (``localCheckpoint``), read the ranges' reports and decide the kinds of ``id``/``key``
+    (``combined_kind``): a ``TextSource`` over the rows hash-partitioned by key (an input
+    without ``key`` is the one key 0), or one without ``source`` when a range was unfit or
+    the ranges' kinds differ."""
+    import json
+
+    from pyspark.sql import functions as F
+
+    from streamspec.pipeline.io.topkjoin_text import combined_kind
+
+    cuts = items.cuts(partitions)
+    parts = len(cuts) - 1
+
+    def parse(batches):
+        for b in batches:
+            for p in b.column(0).to_pylist():
+                yield from text_chunk(items, p, cuts[p], cuts[p + 1])
+
+    numbers = spark.sparkContext.parallelize([(p,) for p in range(parts)], max(1, parts))
+    parsed = (spark.createDataFrame(numbers, "part int").mapInArrow(parse, TEXT_SCHEMA)
+              .localCheckpoint(eager=True))
+    reports = [json.loads(r[0]) for r in parsed.where(F.col("seq") < 0).select("id_s").collect()]
+    if len(reports) != parts or not all(r["ok"] for r in reports):
+        return TextSource()
+    id_kind = combined_kind(r["id"] for r in reports)
+    key_kind = combined_kind(r["key"] for r in reports) if items.keyed else "long"
+    count = sum(r["rows"] for r in reports)
+    if id_kind is None or key_kind is None or not count:
+        return TextSource()
+    key = (F.col("key_l" if key_kind == "long" else "key_s") if items.keyed
+           else F.lit(0).cast("long")).alias("key")
+    ident = F.col("id_l" if id_kind == "long" else "id_s").alias("id")
+    rows = parsed.where(F.col("seq") >= 0).select(key, "seq", ident, "x", "t")
+    return TextSource(id_kind, key_kind, count,
+                      rows.repartition(partitions if items.keyed else 1, "key"))
+
+
+def _text_rejected(spark, plan: Plan, engine_cls, partitions: int):
+    """A range the tasks could not take, or an item the spec rejected in a task: the
+    driver's reader reads the input, which raises its exact ``file:line`` error; should it
+    find nothing wrong, the input is replayed from the driver like any other."""
+    from streamspec.pipeline.io.topkjoin import read_items
+
+    stream = read_items(plan.stream.source, plan.args.origin)
+    plan.stream, plan.columnar = stream, None
+    plan.params = build_params(plan.args, stream, plan.remote)
+    return replay_stream(spark, stream, engine_cls, plan.params, partitions)
+
+
+def text_replay(spark, plan: Plan, engine_cls, partitions: int):
+    """``replay`` of ``TextItems`` (``pipeline.io.topkjoin_text``): the tasks parse the
+    file (``text_source``), then each key's items go through the same per-key steps as
+    the Parquet path (``range_key``, ``run_key``; ``ranged_run_key`` for an input without
+    ``key``: range and replay in one task).  Any rejection reruns ``read_items`` for the
+    driver's own located error (``_text_rejected``)."""
+    from pyspark.sql import functions as F
+
+    from streamspec.pipeline.replay import keyed
+
+    if plan.columnar is None:
+        plan.columnar = text_source(spark, plan.stream, partitions)
+    text = plan.columnar
+    if text.source is None:
+        return _text_rejected(spark, plan, engine_cls, partitions)
+    out = output_schema(text.id_kind)
+    if plan.params is None and not plan.stream.keyed:
+        kw = query_kw(plan.args)
+        template = build_params(plan.args, None, plan.remote, (0.0, 1.0))
+        rows = keyed(text.source, lambda pdf: ranged_run_key(engine_cls, template, kw, pdf),
+                     f"{out}, lo double, hi double, {ERRORS}").drop("key").localCheckpoint()
+        lo, hi, error = rows.agg(F.first("lo", ignorenulls=True), F.first("hi", ignorenulls=True),
+                                 _first_error(rows)).first()
+        if error is not None:
+            return _text_rejected(spark, plan, engine_cls, partitions)
+        plan.params = attrs.evolve(template, stream_range=(lo, hi) if lo is not None else (0.0, 1.0))
+        return materialised(rows.where(F.col("error_type").isNull())
+                            .drop("lo", "hi", *ERROR_COLUMNS))
+    if plan.params is None:
+        kw = query_kw(plan.args)
+        bounds = text.source.groupBy("key").applyInPandas(
+            lambda pdf: _with_key(range_key(kw, pdf), pdf),
+            f"key {text.key_kind}, lo double, hi double, {ERRORS}")
+        lo, hi, error = bounds.agg(F.min("lo"), F.max("hi"), _first_error(bounds)).first()
+        if error is not None:
+            return _text_rejected(spark, plan, engine_cls, partitions)
+        plan.params = build_params(plan.args, None, plan.remote,
+                                   range_of([(lo, hi)] if lo is not None else []))
+    params = plan.params
+    rows = keyed(text.source, lambda pdf: run_key(engine_cls, params, pdf),
+                 f"{out}, {ERRORS}").localCheckpoint()
+    if rows.agg(_first_error(rows)).first()[0] is not None:
+        return _text_rejected(spark, plan, engine_cls, partitions)
+    rows = rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS)
+    return materialised(rows if plan.stream.keyed else rows.drop("key"))
+
+
 def _pair(text: str) -> tuple[float, float]:
     try:
         a, b = (float(v) for v in text.split(","))
@@ -576,12 +735,15 @@ def prepare(args) -> Plan:
     local Parquet input is planned from its footers (``plan_parquet_items``), any other is
     read and validated here (``read_items``)."""
     from streamspec.pipeline.io.topkjoin import plan_parquet_items, read_items, read_remote
+    from streamspec.pipeline.io.topkjoin_text import plan_text_items
 
     Params(omega=args.window, beta=args.slide, k=args.k, n=args.n, budget=args.budget,
            aggregate=args.aggregate, weights=args.weights, t0=args.origin)
     if args.stream_range is not None:
         Params(omega=args.window, beta=args.slide, k=args.k, stream_range=args.stream_range)
     items = plan_parquet_items(args.input)
+    if items is None:
+        items = plan_text_items(args.input, args.origin)
     remote = read_remote(args.remote)
     if items is None:
         stream = read_items(args.input, args.origin)
@@ -592,9 +754,12 @@ def prepare(args) -> Plan:
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
     from streamspec.pipeline.io.topkjoin import ItemStream
+    from streamspec.pipeline.io.topkjoin_text import TextItems
 
     if isinstance(plan.stream, ItemStream):
         return replay_stream(spark, plan.stream, engine_cls, plan.params, partitions)
+    if isinstance(plan.stream, TextItems):
+        return text_replay(spark, plan, engine_cls, partitions)
     return columnar_replay(spark, plan, engine_cls, partitions)
 
 
@@ -614,7 +779,7 @@ def summarize(plan: Plan, rows) -> Summary:
         details.append(f"topkjoin quality of {plan.args.engine} against the oracle: "
                        f"{quality_of_rows(result, oracle, params.k)}")
     return Summary(f"{counted(n_eval, 'evaluation')} ({counted(len(result), 'row')}){keys}",
-                   counted(item_count(plan.stream), "item"),
+                   counted(item_count(plan.stream, plan.columnar), "item"),
                    f"omega={params.omega}, beta={params.beta}, K={params.k}, N={params.n}, "
                    f"budget={params.budget}, {params.aggregate}, stream range "
                    f"{params.stream_range}, remote range {params.remote_range}",

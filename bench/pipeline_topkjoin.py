@@ -27,6 +27,14 @@ Measured, all as wall-clock seconds in this one process run:
   path dependent, so it is replayed per key only, DESIGN.md), and ``cli-p2``
   shows what a second partition costs or saves, not a parallel speedup.
 
+``--format csv`` writes the stream as CSV (header ``id,x,ts``) instead and
+runs the CLI on that file: its Spark tasks parse the text
+(``streamspec.pipeline.io.topkjoin_text``); with ``--driver`` too, the CLI runs
+with that path turned off (``plan_text_items`` patched to decline every file,
+in the CLI's process only), so the file is read and validated on the driver by
+``read_items`` as before the text path: the "before" of the same input.  The
+modes are then named ``cli-pP-csv`` and ``cli-pP-csv-driver``.
+
 Rows go to ``bench/results/pipeline/topkjoin.csv`` (relative to the working
 directory) with the commit, the machine, the 1-minute load average when the
 row was measured, the ratios ``cli-p1 / engine`` and ``cli-p1 / cli-p2``.
@@ -66,7 +74,12 @@ def arguments(argv=None):
     p.add_argument("--seed", type=int, default=1, help="mention stream and DS-CH seed (default: 1)")
     p.add_argument("--batch", type=int, default=100_000,
                    help="items per process() call of the engine run (default: 100000)")
-    add_run_arguments(p, "topkjoin", "the Parquet inputs are")
+    p.add_argument("--format", choices=("parquet", "csv"), default="parquet",
+                   help="file format of the stream (default: parquet)")
+    p.add_argument("--driver", action="store_true",
+                   help="with --format csv: the CLI reads the CSV on the driver (the path "
+                        "before the text tasks; default: off)")
+    add_run_arguments(p, "topkjoin", "the inputs are")
     return parse_run_arguments(p, argv, "topkjoin")
 
 
@@ -96,6 +109,15 @@ def make_inputs(args, work: Path):
             tmp = path.with_suffix(".tmp")
             pq.write_table(table(), tmp, row_group_size=1 << 17)
             tmp.rename(path)
+    if args.format == "csv":
+        text = items.with_suffix(".csv")
+        if not text.exists():
+            import pandas as pd
+            tmp = text.with_suffix(".tmp")
+            pd.DataFrame({"id": ids, "x": np.ones(ids.size, np.int64), "ts": ts}).to_csv(
+                tmp, index=False)
+            tmp.rename(text)
+        items = text
     return ids, ts, remote, items, timeline
 
 
@@ -177,6 +199,33 @@ def output_rows(path: Path) -> list[tuple]:
     return list(zip(*(table.column(c).to_pylist() for c in cols)))
 
 
+def suffix(args) -> str:
+    """The mode's suffix naming the input's format and reader (module docstring)."""
+    return "" if args.format == "parquet" else "-csv-driver" if args.driver else "-csv"
+
+
+DRIVER_CLI = ("import sys\n"
+              "import streamspec.pipeline.io.topkjoin_text as text\n"
+              "text.plan_text_items = lambda *a, **k: None   # the driver's reader takes it\n"
+              "from streamspec.pipeline import cli\n"
+              "sys.exit(cli.main(sys.argv[1:]))\n")
+
+
+def driver_cli(argv: list[str], timeout: float | None) -> tuple[float, str]:
+    """``run_cli`` with the text path turned off (``--driver``): wall seconds and stdout."""
+    import subprocess
+    full = [sys.executable, "-c", DRIVER_CLI, *argv]
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(full, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise SystemExit(f"the driver-path CLI did not finish in {timeout:.0f} s (killed)") from None
+    elapsed = time.perf_counter() - started
+    if done.returncode:
+        raise SystemExit(f"the driver-path CLI exited {done.returncode}:\n{done.stderr[-3000:]}")
+    return elapsed, done.stdout
+
+
 def main(argv=None) -> int:
     args = arguments(argv)
     counts = [int(x) for x in args.partitions.split(",")]
@@ -194,7 +243,8 @@ def main(argv=None) -> int:
                      load=load())]
         for p in counts:
             out = Path(tmp) / f"out-p{p}"
-            wall, stdout = run_cli(cli_argv(args, items, timeline, p, out), args.timeout)
+            wall, stdout = (driver_cli if args.driver else run_cli)(
+                cli_argv(args, items, timeline, p, out), args.timeout)
             got = output_rows(out)
             print(f"cli --partitions {p}: {wall:.1f} s, {len(got)} rows | "
                   f"{stdout.strip().splitlines()[0] if stdout.strip() else ''}", flush=True)
@@ -204,9 +254,9 @@ def main(argv=None) -> int:
                 raise SystemExit(f"--partitions {p} wrote other rows than the engine's: first "
                                  f"difference at row {bad}: cli {got[bad:bad + 1]} engine "
                                  f"{want[bad:bad + 1]} ({len(got)} vs {len(want)} rows)")
-            rows.append(dict(mode=f"cli-p{p}", partitions=p, wall_s=round(wall, 3), rows=len(got),
+            rows.append(dict(mode=f"cli-p{p}{suffix(args)}", partitions=p, wall_s=round(wall, 3), rows=len(got),
                              load=load()))
-    by = {r["mode"]: r["wall_s"] for r in rows}
+    by = {r["mode"].removesuffix(suffix(args)): r["wall_s"] for r in rows}
     ratios = {}
     if "cli-p1" in by:
         ratios["cli_p1_over_engine"] = round(by["cli-p1"] / by["engine"], 2)

@@ -257,7 +257,7 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from streamspec.pipeline import range_scan
+    from streamspec.pipeline import range_scan, text_scan
     from streamspec.pipeline.io.edges import edges_frame, frame_stream
     from streamspec.pipeline.jobs.connectivity import replay_stream
 
@@ -282,4 +282,20 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
         kept = range_scan.replay(spark, scan, engine_cls, case.params, partitions)
         if kept is None:
             return None         # a late edge inside a row group: the reader's path above
-        return _windows_mismatch(f"{partitions} range-scan partitions", rows(kept), want)
+        found = _windows_mismatch(f"{partitions} range-scan partitions", rows(kept), want)
+        if found is not None or {type(x) for e in case.edges for x in (e.u, e.v)} != {int}:
+            return found
+        # the same stream as a text file parsed by the Spark tasks (pipeline.text_scan)
+        text = f"{tmp}/edges.txt"
+        with open(text, "w") as f:
+            f.write("# a conformance case\n")
+            f.writelines(f"{e.u} {e.v} {e.t}\n" for e in case.edges)
+        source = text_scan.plan(text, "error", case.params.r, case.params.s, min_bytes=0)
+        scan = text_scan.staged_plan(spark, source, f"{tmp}/staged", partitions,
+                                     case.params.t0, case.params.r, case.params.s) \
+            if source is not None else None
+        if scan is None:
+            return Mismatch(f"{partitions} text partitions", "the staged text path refused "
+                             "a stream the range scan took")
+        kept = range_scan.replay(spark, scan, engine_cls, case.params, partitions)
+        return _windows_mismatch(f"{partitions} text-scan partitions", rows(kept), want)

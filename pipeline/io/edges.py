@@ -9,8 +9,10 @@ Edge inputs, by file name:
 - anything else: text, one edge per line, fields separated by whitespace
   and/or commas: SNAP style ``u v t`` with ``#`` comments and blank lines, or
   CSV whose first data line is a header naming ``u, v, t`` and optionally
-  ``key`` (any order).  Parsed on the driver so every error names its exact
-  ``file:line``.
+  ``key`` (any order).  Parsed on the driver (``load_text_edges``) so every
+  error names its exact ``file:line``; a large unkeyed file is first parsed by
+  Spark tasks (``streamspec.pipeline.text_scan``), and this reader only runs
+  when they refuse a line, to name it.
 
 Vertex ids (and keys) are ints when every id of the input parses as an int,
 else strings (``streamspec.pipeline.io.id_column``); an integer id beyond 64

@@ -14,9 +14,11 @@ input one engine per key (``streamspec.pipeline.replay``); both equal the
 single-process run.  An unkeyed Parquet file or directory with lateness
 ``error`` takes the columnar, shuffle-free path of ``streamspec.pipeline.range_scan``
 (footer statistics; each range task reads its row groups with pyarrow straight
-into the engine); any
-other input, and any input that path finds out of order, goes through the
-validating reader.  Bad input is reported as ``file:line: message`` (or
+into the engine).  An unkeyed local text input of at least 16 MB with lateness
+``error`` is parsed by Spark tasks into staged Parquet files beside the output,
+which the range scan then replays (``streamspec.pipeline.text_scan``).  Any
+other input, and any input those paths refuse or find out of order, goes
+through the validating reader on the driver.  Bad input is reported as ``file:line: message`` (or
 ``file:row N``) with exit code 2 before anything is written.
 """
 from __future__ import annotations
@@ -29,7 +31,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline import flags, range_scan
+from streamspec.pipeline import flags, range_scan, text_scan
 from streamspec.pipeline.job import Summary, materialised
 from streamspec.pipeline.summary import counted
 from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
@@ -132,6 +134,7 @@ class Plan:
     query_lines: list
     parquet: bool
     text: tuple | None = None           # (frame, dropped) of a text input, read on the driver
+    staged: text_scan.TextPlan | None = None    # a text input the Spark tasks parse
     fast: range_scan.Plan | None = None
     id_kind: type = int                 # the query ids' type (the footers' or str)
     params: Params | None = None        # with the typed workload, once known
@@ -157,11 +160,47 @@ def prepare(args) -> Plan:
     elif not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     else:
-        plan.text = edge_io.load_text_edges(args.input, args.lateness, args.origin)
-        # query ids typed against the edges', before Spark
-        edge_io.typed_workload(pairs, int if plan.text[0]["u"].dtype.kind in "iu" else str,
-                               query_lines)
+        plan.staged = text_scan.plan(args.input, args.lateness, base.r, base.s) \
+            if text_scan.staging_dir(args.output) else None
+        if plan.staged is None:
+            read_text(plan)
     return plan
+
+
+def read_text(plan: Plan) -> None:
+    """The validating reader over a text input, on the driver (the located errors)."""
+    from streamspec.pipeline.io import edges as edge_io
+
+    args = plan.args
+    plan.text = edge_io.load_text_edges(args.input, args.lateness, args.origin)
+    # query ids typed against the edges', before Spark
+    edge_io.typed_workload(plan.pairs, int if plan.text[0]["u"].dtype.kind in "iu" else str,
+                           plan.query_lines)
+
+
+def replay_staged(spark, plan: Plan, engine_cls, partitions: int):
+    """A text input parsed by the Spark tasks (``pipeline.text_scan``) and replayed by the
+    range scan; None when the tasks or the scan refused it (the validating reader judges)."""
+    from streamspec.pipeline.io import edges as edge_io
+
+    args = plan.args
+    staging = text_scan.staging_dir(args.output)
+    try:
+        fast = text_scan.staged_plan(spark, plan.staged, staging, partitions, args.origin,
+                                     plan.base.r, plan.base.s)
+        if fast is None:
+            return None
+        workload, plan.id_kind = edge_io.typed_workload(plan.pairs, int, plan.query_lines)
+        plan.params = attrs.evolve(plan.base, workload=workload)
+        kept = range_scan.replay(spark, fast, engine_cls, plan.params, partitions,
+                                 as_text=plan.id_kind is str)
+        if kept is None:
+            return None
+        plan.stream = edge_io.EdgeStream(None, args.input, False, int, fast.rows, 0,
+                                         fast.first_t, fast.last_t)
+        return materialised(kept.select("window", "start", "end", "answers"))
+    finally:    # the windows are checkpointed: the staged edges are no longer needed
+        text_scan.remove(staging)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
@@ -170,6 +209,11 @@ def replay(spark, plan: Plan, engine_cls, partitions: int):
 
     args, fast = plan.args, plan.fast
     plan.partitions = partitions
+    if plan.staged is not None:
+        rows = replay_staged(spark, plan, engine_cls, partitions)
+        if rows is not None:
+            return rows
+        read_text(plan)         # refused: the driver's reader names the bad line or takes it
     if fast is not None and fast.rows:
         kept = range_scan.replay(spark, fast, engine_cls, plan.params, partitions,
                                  as_text=plan.id_kind is str and fast.vertex_type is int)

@@ -1,0 +1,191 @@
+"""A large text edge list parsed by Spark tasks, not the driver (issue 11).
+
+The connectivity job's path for an unkeyed local text input of at least
+``MIN_BYTES`` (16 MB, about 800k edges; a smaller file costs less on the
+driver than a Spark job, and its errors then come before Spark starts): SNAP
+``u v t`` or CSV with a ``u, v, t`` header in any order, lateness ``error``,
+``s <= r``.  It ends in the columnar range scan (``pipeline.range_scan``):
+
+- ``plan`` (driver, before Spark): reads the file's head only, skipping the
+  leading blank and ``#`` comment lines and a header line exactly as the
+  validating reader (``pipeline.io.edges.parse_edge_text``) does, and takes
+  the single separator (space, tab or comma) of the first data line.  A keyed
+  header, a first data line that is not three integers with one separator, a
+  remote path: no plan, and the validating reader reads the file.
+- ``stage`` (one Spark job): ``pipeline.io.lines.line_cuts`` cuts the data into
+  byte ranges at line starts; each task parses its range with pyarrow's CSV
+  reader (that one separator, no quoting, blank lines skipped, every field a
+  64-bit integer, no empty field) and writes it as one Parquet file with row
+  groups of ``GROUP_ROWS`` edges (footer statistics on) in a staging
+  directory beside the output, named in file order.  The range scan then plans
+  those files from their footers and replays them.
+- Anything the tasks' parser refuses (a comment or blank-with-spaces line
+  after the head, a second kind of separator, a non-integer or 64-bit-overflowing
+  id or time, an empty field, a wrong field count) is the validating reader's
+  to judge: the job reads the file again on the driver, which either names
+  the bad line (``file:line``, exit 2) or takes it (e.g. string ids: then the
+  whole file is text, as the ``id_column`` rule says).  So the staged path only
+  ever accepts a file whose every data line is ``int SEP int SEP int`` with the
+  head's separator, and then its edges are the validating reader's edges in the
+  same order; an edge out of time order or before ``--origin`` is found by the
+  range scan and also sent to the validating reader for its located error.
+
+The tasks read the input and write the staging files themselves: on a cluster
+both must be on a file system every executor sees (as for the range scan).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import uuid
+
+import attrs
+
+from streamspec.pipeline.io import is_parquet
+from streamspec.pipeline.io.lines import line_cuts, read_span
+
+COLUMNS = ("u", "v", "t")
+GROUP_ROWS = 1 << 16       # edges per staged row group: what a range task over-reads at most
+CHUNK_BYTES = 1 << 27      # at most ~128 MB of text per parsing task
+HEAD_BYTES = 1 << 16
+MIN_BYTES = 1 << 24        # smaller text inputs are read on the driver (``plan``)
+_SEPARATORS = {b" ": " ", b"\t": "\t", b",": ","}
+_FIRST = re.compile(rb"-?[0-9]+([ \t,])-?[0-9]+\1-?[0-9]+\r?")
+
+
+@attrs.frozen
+class TextPlan:
+    """Where the data lines start, their separator and the column order of a text input."""
+
+    source: str
+    size: int
+    data_start: int            # the byte offset of the first data line
+    separator: str
+    columns: tuple             # u, v, t in the file's order
+
+
+def plan(path: str, lateness: str, r: int, s: int, min_bytes: int | None = None
+         ) -> TextPlan | None:
+    """A ``TextPlan`` when the staged path applies (module docstring), else None.
+
+    A file under ``min_bytes`` (default ``MIN_BYTES``) is left to the driver's reader:
+    reading it there costs less than a Spark job, and its errors come before Spark starts.
+    """
+    from streamspec.pipeline.io import _FIELD_SEPARATOR
+
+    if lateness != "error" or s > r or is_parquet(path) or "://" in path \
+            or not os.path.isfile(path):
+        return None
+    size = os.path.getsize(path)
+    if size < (MIN_BYTES if min_bytes is None else min_bytes):
+        return None
+    columns, offset = None, 0
+    with open(path, "rb") as f:
+        while True:
+            raw = f.readline(HEAD_BYTES)
+            if not raw or (not raw.endswith(b"\n") and len(raw) == HEAD_BYTES):
+                return None                     # empty, or a head line too long to judge
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            body = line[:-1] if line.endswith("\n") else line
+            if "\r" in (body[:-1] if body.endswith("\r") else body):
+                return None                     # a lone \r: universal newlines cut there
+            text = line.strip()
+            if not text or text.startswith("#"):
+                offset += len(raw)
+                continue
+            if columns is None:
+                names = [x.lower() for x in _FIELD_SEPARATOR.split(text)]
+                if set(COLUMNS) <= set(names) and len(set(names)) == len(names) \
+                        and set(names) <= set(COLUMNS) | {"key"}:
+                    if "key" in names:
+                        return None             # keyed: one engine per key, read on the driver
+                    columns = tuple(names)
+                    offset += len(raw)
+                    continue
+                columns = COLUMNS
+            found = _FIRST.fullmatch(raw.rstrip(b"\n"))
+            if found is None:
+                return None
+            return TextPlan(path, size, offset, _SEPARATORS[found.group(1)], columns)
+
+
+def stage(spark, source: TextPlan, staging: str, partitions: int) -> bool:
+    """Parse the data lines into Parquet files in ``staging`` (module docstring); False
+    when some task's parser refused its range (the validating reader then judges)."""
+    cuts = line_cuts(source.source, source.size, max(partitions, -(-source.size // CHUNK_BYTES)))
+    cuts = [source.data_start] + [c for c in cuts if c > source.data_start]
+    spans = list(zip(cuts, cuts[1:]))
+    if not spans:
+        return False
+    os.makedirs(staging)
+    task = _stage_task(source, spans, staging)
+    reports = (spark.sparkContext.parallelize(range(len(spans)), len(spans))
+               .mapPartitions(task).collect())
+    return sorted(n for n, ok in reports) == list(range(len(spans))) and all(ok for _, ok in reports)
+
+
+def staged_plan(spark, source: TextPlan, staging: str, partitions: int, origin: int | None,
+                r: int, s: int):
+    """``stage`` the input, then the range scan's ``Plan`` of the staged files; None when
+    the tasks refused it or the footers show it out of time order or before ``origin``."""
+    from streamspec.pipeline import range_scan
+
+    if not stage(spark, source, staging, partitions):
+        return None
+    scan = range_scan.plan(staging, "error", origin, r, s)
+    return scan if scan is not None and scan.rows else None
+
+
+def _stage_task(source: TextPlan, spans, staging: str):
+    def run(numbers):
+        for n in numbers:
+            yield n, stage_span(source, *spans[n], os.path.join(staging, f"part-{n:06d}.parquet"))
+    return run
+
+
+def stage_span(source: TextPlan, start: int, stop: int, out: str) -> bool:
+    """Bytes ``[start, stop)`` (whole data lines) as a Parquet file of ``u, v, t``; False
+    when pyarrow's strict parse refuses them (nothing is written then)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.csv as pc
+    import pyarrow.parquet as pq
+
+    data = read_span(source.source, start, stop)
+    types = {c: pa.int64() for c in source.columns}
+    try:
+        table = pc.read_csv(
+            io.BytesIO(data),
+            read_options=pc.ReadOptions(column_names=list(source.columns), use_threads=False,
+                                        block_size=max(1 << 20, len(data) + 1)),
+            parse_options=pc.ParseOptions(delimiter=source.separator, quote_char=False,
+                                          double_quote=False, escape_char=False,
+                                          newlines_in_values=False, ignore_empty_lines=True),
+            convert_options=pc.ConvertOptions(column_types=types, null_values=[],
+                                              strings_can_be_null=False,
+                                              quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
+        return False
+    if table.num_columns != 3 or any(table.column(c).null_count for c in COLUMNS):
+        return False
+    pq.write_table(table.select(list(COLUMNS)), out, row_group_size=GROUP_ROWS)
+    return True
+
+
+def staging_dir(output: str) -> str | None:
+    """A fresh directory path beside the output (the executors write there), or None for
+    an output on a remote file system."""
+    if "://" in output:
+        return None
+    parent = os.path.dirname(os.path.abspath(output))
+    return os.path.join(parent, f".{os.path.basename(os.path.abspath(output))}.staging-{uuid.uuid4().hex[:12]}")
+
+
+def remove(staging: str | None) -> None:
+    if staging:
+        shutil.rmtree(staging, ignore_errors=True)

@@ -182,9 +182,13 @@ def _rows(path: str, declared=()) -> tuple[list[dict], list[str]]:
         wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
         return rows, wheres
     frame, wheres = csv_table(path)
-    rows = [{k: (v or None) if k in declared else csv_value(v) for k, v in r.items()}
-            for r in frame.to_dict("records")]
-    return rows, wheres
+    return [csv_row(r, declared) for r in frame.to_dict("records")], wheres
+
+
+def csv_row(fields: dict, declared=()) -> dict:
+    """A CSV row's fields (header -> text) typed: ``csv_value``, but the fields of
+    ``declared`` attributes stay text (empty is null) for their declared type."""
+    return {k: (v or None) if k in declared else csv_value(v) for k, v in fields.items()}
 
 
 def _time(row: dict, where: str):
@@ -232,6 +236,28 @@ def _key(row: dict, where: str):
     return str(key)
 
 
+def insert_of(rel: str, row: dict, where: str, declared: dict) -> tuple[int, str | None, dict]:
+    """The time, the tid (None: the default ``REL:LINE``) and the values of a relation
+    file's row, declared attributes converted; ``MalformedRecord`` at ``where``.  The
+    driver's reader and the Spark tasks' (``pipeline.io.kws_text``) both read rows here."""
+    t = _time(row, where)
+    tid = row.get("tid")
+    values = {k: v for k, v in row.items() if k not in ("t", "tid", "key")}
+    for attr, kind in declared.items():
+        try:
+            values[attr] = typed_value(values.get(attr), kind)
+        except ValueError as err:
+            raise MalformedRecord(f"attribute {attr!r}: {err}").at(where) from None
+    return t, None if tid is None else str(tid), values
+
+
+def delete_of(row: dict, where: str) -> tuple[int, str]:
+    """The time and tid of a deletion row; ``MalformedRecord`` at ``where``."""
+    if row.get("tid") is None:
+        raise MalformedRecord("a deletion needs a tid").at(where)
+    return _time(row, where), str(row["tid"])
+
+
 def read_events(inputs: list[tuple[str, str]], deletions: str | None,
                 types: dict | None = None) -> Tuples:
     """Insert and Delete events in stream order, with their ``file:line`` and keys.
@@ -244,23 +270,15 @@ def read_events(inputs: list[tuple[str, str]], deletions: str | None,
         declared = (types or {}).get(rel, {})
         rows, wheres = _rows(path, declared)
         for n, (row, where) in enumerate(zip(rows, wheres)):
-            t = _time(row, where)
-            tid = row.get("tid")
-            tid = f"{rel}:{where.rsplit(':', 1)[-1].split()[-1]}" if tid is None else str(tid)
-            values = {k: v for k, v in row.items() if k not in ("t", "tid", "key")}
-            for attr, kind in declared.items():
-                try:
-                    values[attr] = typed_value(values.get(attr), kind)
-                except ValueError as err:
-                    raise MalformedRecord(f"attribute {attr!r}: {err}").at(where) from None
+            t, tid, values = insert_of(rel, row, where, declared)
+            if tid is None:
+                tid = f"{rel}:{where.rsplit(':', 1)[-1].split()[-1]}"
             tagged.append((t, order, n, Insert(rel, tid, values, t), where, row))
     if deletions:
         rows, wheres = _rows(deletions)
         for n, (row, where) in enumerate(zip(rows, wheres)):
-            if row.get("tid") is None:
-                raise MalformedRecord("a deletion needs a tid").at(where)
-            t = _time(row, where)
-            tagged.append((t, len(inputs), n, Delete(str(row["tid"]), t), where, row))
+            t, tid = delete_of(row, where)
+            tagged.append((t, len(inputs), n, Delete(tid, t), where, row))
     tagged.sort(key=lambda x: x[:3])
     keys = None
     if any(x[5].get("key") is not None for x in tagged):

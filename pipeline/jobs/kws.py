@@ -119,7 +119,11 @@ def range_events(events: list, lo: int, hi: int | None, w: int) -> list:
 def time_ranges(events: list, partitions: int) -> list[tuple[int, int | None]]:
     if not events:
         return [(None, None)]
-    t0, t1 = events[0].t, events[-1].t
+    return time_bounds(events[0].t, events[-1].t, partitions)
+
+
+def time_bounds(t0: int, t1: int, partitions: int) -> list[tuple[int, int | None]]:
+    """``partitions`` time ranges (at most one per instant) from ``t0`` to ``t1`` on."""
     parts = max(1, min(partitions, t1 - t0 + 1))
     bounds = [t0 + (t1 + 1 - t0) * p // parts for p in range(parts)]
     return [(lo, hi) for lo, hi in zip(bounds, bounds[1:] + [None])]
@@ -449,16 +453,29 @@ def demo_argv(output_dir: str) -> list[str]:
             "--overwrite"]
 
 
-@attrs.frozen
+@attrs.define
 class Plan:
+    """The job's parameters and inputs: the events read on the driver (``events``, and
+    ``keys`` for a keyed input), or the tuple files the Spark tasks read (``files``,
+    ``pipeline.io.kws_text.plan_files``; ``events`` None, the counts filled by the replay)."""
+
     params: Params
-    events: list
+    events: list | None
     keys: list | None = None      # the key of each event (keyed input), else None
+    files: tuple | None = None    # the files of the Spark-read path
+    inputs: tuple = ()            # (relation, path) of each --input
+    deletions: str | None = None
+    types: dict | None = None
+    n_events: int = 0             # Spark-read path: events and keys (0: not keyed)
+    n_keys: int = 0
 
 
 def prepare(args) -> Plan:
-    """The schema, the tuples and the spec's checks, on the driver before Spark."""
-    from streamspec.pipeline.io.kws import read_events, read_schema, read_types
+    """The schema and, on the driver before Spark, either the tuple files' heads (local
+    CSV, JSON lines and single Parquet files: the Spark tasks read the rest,
+    ``replay_files``) or every tuple and the spec's checks (``read_tuples``)."""
+    from streamspec.pipeline.io.kws import read_schema, read_types
+    from streamspec.pipeline.io.kws_text import plan_files
     from streamspec.spec.errors import InvalidParameter
 
     schema = read_schema(args.schema)
@@ -470,19 +487,251 @@ def prepare(args) -> Plan:
             raise InvalidParameter(f"--input expects REL=FILE, got {item!r}")
         inputs.append((rel, path))
     params = Params(schema, args.keywords, args.tmax, args.window)
-    tuples = read_events(inputs, args.deletions, types)
+    files = plan_files(inputs, args.deletions, types, schema)
+    if files is not None:
+        return Plan(params, None, files=files, inputs=tuple(inputs), deletions=args.deletions,
+                    types=types)
+    return read_tuples(params, inputs, args.deletions, types)
+
+
+def read_tuples(params: Params, inputs, deletions, types) -> Plan:
+    """Every tuple read and validated on the driver: errors name ``file:line``."""
+    from streamspec.pipeline.io.kws import read_events
+
+    tuples = read_events(list(inputs), deletions, types)
     if tuples.keys is None:
         validate(params, tuples.events, tuples.wheres)
     else:
         for events, wheres in tuples.by_key().values():
             validate(params, events, wheres)
-    return Plan(params, tuples.events, tuples.keys)
+    return Plan(params, tuples.events, tuples.keys, inputs=tuple(inputs), deletions=deletions,
+                types=types)
 
 
-def replay(spark, plan: Plan, engine_cls, partitions: int):
+def replay(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: int | None = None):
+    """The output rows: from the files the tasks read (``replay_files``) when the plan has
+    them and the tasks found them good; else (the driver's reader raises the located
+    error of a bad input) from the events read on the driver."""
+    if plan.files is not None:
+        rows = replay_files(spark, plan, engine_cls, partitions, chunk_bytes)
+        if rows is not None:
+            return rows
+        checked = read_tuples(plan.params, plan.inputs, plan.deletions, plan.types)
+        plan.events, plan.keys, plan.files = checked.events, checked.keys, None
     if plan.keys is not None:
         return replay_keyed(spark, engine_cls, plan.params, plan.events, plan.keys, partitions)
     return replay_events(spark, engine_cls, plan.params, plan.events, partitions)
+
+
+# -- the Spark-read path: tasks parse the tuple files (pipeline.io.kws_text) --------------
+REJECTED = "rejected"       # the kind of the marker row of a task whose rows the spec rejected
+CHUNK_STATS = ("chunk int, ok boolean, rows long, lines long, keyed long, unkeyed long, "
+               "t_min long, t_max long, explicit boolean, keys string, key_kinds string, "
+               "data binary")
+
+
+def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: int | None = None):
+    """The output rows of ``plan.files``, read by Spark tasks; None when a task found a
+    chunk it cannot read as the driver would, or a record bad (the caller then runs the
+    driver's validating reader, which names it).
+
+    1. one task per chunk (``kws_text.chunks``: byte ranges at line starts, Parquet row
+       groups) parses it into typed columns with each row's merge order
+       (``kws_text.chunk_table``), kept once (``localCheckpoint``); the driver reads
+       only the chunks' checks: every chunk fit, keyed rows everywhere or nowhere, one
+       kind of keys (ints when every key is an integer), the time span, line counts;
+    2. each chunk is split by time range (one stream: the ranges and halos of
+       ``replay_events``) or by key (``replay_keyed``); the task of a range or key
+       puts its pieces in merge order (``kws_text.assemble``: time, input position,
+       chunk, row; default tids ``REL:LINE``) and replays them through the engine's
+       columnar batches (``inputs_of``), the spec validating them; a rejection is a
+       marker row, and with several ranges a repeated tid (which no one range may
+       see) is looked for by one aggregation over the tids.
+    """
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    from streamspec.pipeline.io.kws_text import chunk_table, chunks
+    from streamspec.pipeline.job import materialised
+
+    files = plan.files
+    cs = chunks(files, partitions, chunk_bytes)
+    if not cs:
+        plan.n_events = 0
+        return spark.createDataFrame([], OUTPUT_SCHEMA)
+
+    def parse(batches):
+        for batch in batches:
+            for c in batch.column(0).to_pylist():
+                chunk = cs[c]
+                try:
+                    table, st = chunk_table(files[chunk.file], chunk)
+                    cells = {**st, "ok": True, "data": _ipc(table)}
+                except Exception:       # unfit or bad: the driver's reader judges it
+                    cells = {"ok": False}
+                yield pa.RecordBatch.from_pylist([{"chunk": c, **cells}],
+                                                 _arrow_schema(CHUNK_STATS))
+
+    numbers = spark.sparkContext.parallelize([(c,) for c in range(len(cs))], len(cs))
+    parsed = (spark.createDataFrame(numbers, "chunk int").mapInArrow(parse, CHUNK_STATS)
+              .localCheckpoint(eager=True))
+    stats = sorted(parsed.drop("data").collect())
+    if [s.chunk for s in stats] != list(range(len(cs))) or not all(s.ok for s in stats):
+        return None
+    keyed, unkeyed = sum(s.keyed for s in stats), sum(s.unkeyed for s in stats)
+    if keyed and unkeyed:
+        return None
+    bases, seen = {}, {}
+    for s, chunk in zip(stats, cs):
+        f = files[chunk.file]
+        if f.fmt != "parquet":
+            bases[s.chunk] = seen.get(chunk.file, f.head_lines)
+            seen[chunk.file] = bases[s.chunk] + s.lines
+    plan.n_events = sum(s.rows for s in stats)
+    data = parsed.select("chunk", "data")
+    if keyed:
+        kinds = set().union(*(s.key_kinds.split(",") for s in stats)) - {""}
+        if "unfit" in kinds:
+            return None
+        ktype = "long" if kinds <= {"int"} else "string"
+        keys = {int(k) if ktype == "long" else k for s in stats for k in json.loads(s.keys)}
+        plan.n_keys = len(keys)
+        rows = _replay_chunks_keyed(data, plan.params, engine_cls, bases, ktype,
+                                    max(1, min(partitions, len(keys))))
+    else:
+        if not plan.n_events:
+            return spark.createDataFrame([], OUTPUT_SCHEMA)
+        w = plan.params.window
+        t0 = min(s.t_min for s in stats if s.rows)
+        t1 = max(s.t_max for s in stats if s.rows)
+        tasks = [(None, None)] if w is None or partitions <= 1 else time_bounds(t0, t1, partitions)
+        rels = [f.rel for f in files if f.rel is not None]
+        if len(tasks) > 1 and (any(s.explicit for s in stats) or len(set(rels)) < len(rels)) \
+                and _repeated_tid(data, bases):
+            return None
+        rows = _replay_chunks(data, plan.params, engine_cls, bases, tasks)
+    rows = rows.localCheckpoint(eager=True)
+    if rows.where(F.col("kind") == REJECTED).limit(1).count():
+        return None
+    return materialised(rows.where(F.col("kind") != REJECTED))
+
+
+def _arrow_schema(ddl: str):
+    import pyarrow as pa
+
+    kinds = {"int": pa.int32(), "long": pa.int64(), "boolean": pa.bool_(), "string": pa.string(),
+             "binary": pa.binary()}
+    return pa.schema([(name, kinds[kind]) for name, kind in
+                      (c.split() for c in ddl.split(", "))])
+
+
+def _rejected(key=None, key_arrow=None):
+    """The marker row of a task whose rows the spec rejected."""
+    import pyarrow as pa
+
+    arrays = {"kind": pa.array([REJECTED]), "time": pa.array([0], pa.int64()),
+              "end": pa.nulls(1, pa.int64()), "tids": pa.array([[]], pa.list_(pa.string())),
+              "edges": pa.array([[]], pa.list_(pa.string()))}
+    if key_arrow is not None:
+        arrays = {"key": pa.array([key], key_arrow), **arrays}
+    return pa.table(arrays)
+
+
+def _replay_stream(engine_cls, params: Params, blobs, bases, lo, hi, key=None, key_arrow=None):
+    """A range's or key's pieces of chunks in merge order through the engine (``lo``: the
+    range's start, its halo from ``lo - w``); the output rows or the marker row."""
+    from streamspec.pipeline.io.kws_text import assemble
+    from streamspec.spec.errors import RecordError
+
+    stream, attributes = assemble([_from_ipc([b]) for b in blobs], bases)
+    try:
+        if stream is None:
+            outputs = run_inputs(engine_cls, params, [], lo, hi)
+        else:
+            halo = None if lo is None else lo - params.window
+            outputs = run_inputs(engine_cls, params, inputs_of(stream, attributes, halo), lo, hi)
+    except RecordError:
+        return _rejected(key, key_arrow)
+    return arrow_rows(outputs, key, key_arrow)
+
+
+def _replay_chunks(data, params: Params, engine_cls, bases: dict, tasks: list):
+    """One stream: each chunk's rows split by time range (a range's halo included), one
+    task per range."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    w = params.window
+    schema = _arrow_schema("part int, data binary")
+
+    def split(batches):
+        for batch in batches:
+            for blob in batch.column("data").to_pylist():
+                if len(tasks) == 1:
+                    yield pa.RecordBatch.from_pydict({"part": [0], "data": [blob]}, schema)
+                    continue
+                table = _from_ipc([blob])
+                t = table["t"]
+                for p, (lo, hi) in enumerate(tasks):
+                    keep = pc.and_(pc.less(t, hi) if hi is not None else pc.is_valid(t),
+                                   pc.greater_equal(t, max(lo - w, INT64_MIN)))
+                    part = table.filter(keep)
+                    if part.num_rows:
+                        yield pa.RecordBatch.from_pydict({"part": [p], "data": [_ipc(part)]},
+                                                         schema)
+
+    def per_range(part):
+        lo, hi = tasks[part["part"][0].as_py()]
+        return _replay_stream(engine_cls, params, part["data"].to_pylist(), bases, lo, hi)
+
+    pieces = data.mapInArrow(split, "part int, data binary")
+    return (pieces.repartition(len(tasks), "part").groupBy("part")
+            .applyInArrow(per_range, OUTPUT_SCHEMA))
+
+
+def _replay_chunks_keyed(data, params: Params, engine_cls, bases: dict, ktype: str, parts: int):
+    """Keyed: each chunk's rows split by key, one engine per key (``replay_keyed``)."""
+    import pyarrow as pa
+
+    key_arrow = pa.int64() if ktype == "long" else pa.string()
+    schema = pa.schema([("key", key_arrow), ("data", pa.binary())])
+
+    def split(batches):
+        for batch in batches:
+            for blob in batch.column("data").to_pylist():
+                table = _from_ipc([blob])
+                groups: dict = {}
+                for i, k in enumerate(table["key"].to_pylist()):
+                    groups.setdefault(int(k) if ktype == "long" else k, []).append(i)
+                for k, rows in groups.items():
+                    part = table.take(pa.array(rows, pa.int64()))
+                    yield pa.RecordBatch.from_pydict({"key": [k], "data": [_ipc(part)]}, schema)
+
+    def per_key(part):
+        key = part["key"][0].as_py()
+        return _replay_stream(engine_cls, params, part["data"].to_pylist(), bases, None, None,
+                              key, key_arrow)
+
+    pieces = data.mapInArrow(split, f"key {ktype}, data binary")
+    return (pieces.repartition(parts, "key").groupBy("key")
+            .applyInArrow(per_key, f"key {ktype}, {OUTPUT_SCHEMA}"))
+
+
+def _repeated_tid(data, bases: dict) -> bool:
+    """Whether an insert's tid repeats across the chunks (one aggregation over the tids)."""
+    import pyarrow as pa
+
+    def tids(batches):
+        for batch in batches:
+            for c, blob in zip(batch.column("chunk").to_pylist(), batch.column("data").to_pylist()):
+                table = _from_ipc([blob])
+                tid, rel, line = (table[x].to_pylist() for x in ("tid", "rel", "line"))
+                found = [x if x is not None else f"{r}:{bases.get(c, 0) + n}"
+                         for x, r, n in zip(tid, rel, line) if r is not None]
+                yield pa.RecordBatch.from_pydict({"tid": pa.array(found, pa.string())})
+
+    found = data.mapInArrow(tids, "tid string")
+    return bool(found.groupBy("tid").count().where("count > 1").limit(1).collect())
 
 
 def summarize(plan: Plan, rows) -> Summary:
@@ -490,9 +739,11 @@ def summarize(plan: Plan, rows) -> Summary:
     params = plan.params
     counts = dict(rows.groupBy("kind").count().collect())
     appear, ended = counts.get("appear", 0), counts.get("end", 0)
-    keys = f" over {counted(len(set(plan.keys)), 'key')}" if plan.keys is not None else ""
+    n_keys = len(set(plan.keys)) if plan.keys is not None else plan.n_keys
+    n_events = len(plan.events) if plan.events is not None else plan.n_events
+    keys = f" over {counted(n_keys, 'key')}" if n_keys else ""
     return Summary(f"{counted(appear, 'result')} that appeared and {ended} that ended early{keys}",
-                   counted(len(plan.events), "event"),
+                   counted(n_events, "event"),
                    f"keywords {','.join(params.keywords)}, t_max={params.t_max}, "
                    + (f"w={params.window}" if params.window else "negative tuples"))
 

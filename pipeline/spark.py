@@ -32,13 +32,17 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
-# the shell's logger at the root's level: no "Setting default log level" banner
+# the logger of the class that starts logging, at the root's level: Spark prints its
+# "Setting default log level" banner when that logger's level differs from the root's
+# (org.apache.spark.internal.Logging); PySpark's JVM starts in PythonGatewayServer
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
 logger.repl.name = org.apache.spark.repl.Main
 logger.repl.level = error
 """
 
 
-_LOG4J2_VERSION = 2
+_LOG4J2_VERSION = 3
 
 
 class SparkUnavailable(StreamspecError, RuntimeError):

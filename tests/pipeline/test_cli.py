@@ -33,6 +33,8 @@ def test_sample_run_matches_the_oracle_and_refuses_to_overwrite(tmp_path):
     out = str(tmp_path / "connectivity")
     done = streamspec(*run_args(EDGES, out, "--engine", "rwc", "--partitions", "3"))
     assert done.returncode == 0, done.stderr
+    # Spark's own start-up banners stay out of the user's terminal (pipeline.spark's log4j2)
+    assert "Setting default log level" not in done.stderr and "INFO" not in done.stderr
     assert "connectivity: wrote 85 windows from 3000 edges (r=500, s=100, 9 queries, engine rwc) " \
         f"to {out} in " in done.stdout
     assert "Q6 (7, 7)" in done.stdout

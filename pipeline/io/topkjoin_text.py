@@ -44,6 +44,7 @@ import attrs
 import numpy as np
 
 from streamspec.pipeline.io import id_column, is_parquet
+from streamspec.pipeline.io.lines import lone_cr
 from streamspec.spec.errors import MalformedRecord, RecordError
 
 NEEDED = ("id", "x", "ts")
@@ -118,11 +119,7 @@ def plan_text_items(path: str, origin: int | None = None) -> TextItems | None:
     size = os.path.getsize(path)
     try:
         head = _head(path, size, 64)
-        if b"\r" in head.replace(b"\r\n", b""):     # a lone CR: lines as the reader counts them
-            return None
         if fmt == "csv":
-            if b'"' in head:
-                return None
             end = _first_line_end(head, True)
             if end is None:
                 return None
@@ -140,6 +137,9 @@ def plan_text_items(path: str, origin: int | None = None) -> TextItems | None:
         if first_end is None:
             return None
         first = head[end:end + first_end]
+        # lines there are not what ``\n`` cuts: a lone CR, a quote (maybe around a newline)
+        if lone_cr(head[:end + first_end]) or (fmt == "csv" and b'"' in head[:end + first_end]):
+            return None
         if fmt == "json":
             row = json.loads(first.decode("utf-8"))
             if not isinstance(row, dict):

@@ -15,7 +15,7 @@ from numba import config
 
 from streamspec.spec._numba import njit
 
-from streamspec.spec.vertices import grown_direct     # the direct table's growth policy, as for vertex ids
+from streamspec.spec.vertices import grown_direct, packed_direct, unpacked_direct  # as for vertex ids
 
 MIN_HASH = 1 << 10
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the top bits of tok * 2^64/phi
@@ -101,29 +101,11 @@ class TokenNumbering:
         self._strs: dict[str, int] = {}
 
     def __getstate__(self) -> dict:
-        """The direct table without its unused capacity: Spark keeps engines pickled in
-        group state (``streamspec stream``), and the table grows in large steps
-        (``grown_direct``: 64K entries, 512 KB, for a few small tokens).  It is
-        stored as its used prefix, or as (token, id) pairs when those are fewer
-        bytes, plus its capacity; ``__setstate__`` rebuilds it entry for entry."""
-        state = self.__dict__.copy()
-        direct = self._direct
-        used = np.flatnonzero(direct >= 0)
-        prefix = int(used[-1]) + 1 if used.size else 0
-        if 2 * used.size < prefix:
-            state["_direct"] = ("pairs", direct.size, used, direct[used])
-        else:
-            state["_direct"] = ("prefix", direct.size, direct[:prefix].copy())
-        return state
+        """The direct table without its unused capacity (``packed_direct``)."""
+        return {**self.__dict__, "_direct": packed_direct(self._direct)}
 
     def __setstate__(self, state: dict) -> None:
-        form, cap, *parts = state["_direct"]
-        direct = np.full(cap, -1, np.int64)
-        if form == "pairs":
-            direct[parts[0]] = parts[1]
-        else:
-            direct[:parts[0].size] = parts[0]
-        self.__dict__.update(state, _direct=direct)
+        self.__dict__.update(state, _direct=unpacked_direct(state["_direct"]))
 
     def add_ints(self, tok: np.ndarray) -> np.ndarray:
         tok = np.ascontiguousarray(tok, dtype=np.int64)

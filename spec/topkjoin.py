@@ -350,34 +350,6 @@ class TopkJoinEngine:
             self.next_window += 1
         return out
 
-    # -- pickling (Spark keeps engines in group state between micro-batches) -----------------
-    def __getstate__(self):
-        """The engine's state, with the id index's direct-address table stored sparsely.
-
-        ``IdIndex`` (``streamspec.spec.vertices``) maps small int ids through a table of at
-        least 65536 slots (512 KB), mostly -1: pickled as is it was most of an engine's
-        state in Spark's group state, rewritten at every micro-batch.  Only its filled
-        slots are kept here and the table is rebuilt on unpickling; any other layout of
-        the index is pickled untouched."""
-        state = dict(self.__dict__)
-        keys = state.get("keys")
-        table = getattr(keys, "_direct", None)
-        if isinstance(table, np.ndarray) and table.size:
-            index = dict(keys.__dict__)
-            filled = np.flatnonzero(table >= 0)
-            index["_direct"] = _SparseTable(table.size, table.dtype, filled, table[filled])
-            state["keys"] = _IndexState(type(keys), index)
-        return state
-
-    def __setstate__(self, state):
-        keys = state.get("keys")
-        if isinstance(keys, _IndexState):
-            index = keys.cls.__new__(keys.cls)
-            index.__dict__.update(keys.state)
-            index._direct = keys.state["_direct"].dense()
-            state = {**state, "keys": index}
-        self.__dict__.update(state)
-
     # -- engine hooks ------------------------------------------------------------
     def _start(self) -> None:
         pass
@@ -387,25 +359,3 @@ class TopkJoinEngine:
 
     def _evaluate(self, window: int, start: int, tau: int) -> list[tuple[int, float]]:
         raise NotImplementedError
-
-
-
-@attrs.frozen(eq=False)
-class _SparseTable:
-    """A direct-address table (``-1`` = absent) as its filled slots (``__getstate__``)."""
-
-    size: int
-    dtype: object
-    slots: np.ndarray
-    values: np.ndarray
-
-    def dense(self) -> np.ndarray:
-        table = np.full(self.size, -1, dtype=self.dtype)
-        table[self.slots] = self.values
-        return table
-
-
-@attrs.frozen(eq=False)
-class _IndexState:
-    cls: type
-    state: dict

@@ -36,8 +36,38 @@ def grown_direct(table: np.ndarray, max_id: int, n_ids: int) -> np.ndarray | Non
     return grown
 
 
+def packed_direct(table: np.ndarray) -> tuple:
+    """A direct-address ``table`` (-1 = absent) without its unused capacity, for pickling.
+
+    Spark keeps engines pickled in group state (``streamspec stream``), rewritten at
+    every micro-batch, and the table grows in large steps (``grown_direct``: 64K
+    entries, 512 KB, for a few small ids).  It is kept as its used prefix, or as
+    (slot, value) pairs when those are fewer bytes, plus its capacity;
+    ``unpacked_direct`` rebuilds it entry for entry."""
+    used = np.flatnonzero(table >= 0)
+    prefix = int(used[-1]) + 1 if used.size else 0
+    if 2 * used.size < prefix:
+        return ("pairs", table.size, table.dtype.str, used, table[used])
+    return ("prefix", table.size, table.dtype.str, table[:prefix].copy())
+
+
+def unpacked_direct(packed: tuple) -> np.ndarray:
+    """The table ``packed_direct`` packed."""
+    form, cap, dtype, *parts = packed
+    table = np.full(cap, -1, dtype=np.dtype(dtype))
+    if form == "pairs":
+        table[parts[0]] = parts[1]
+    else:
+        table[:parts[0].size] = parts[0]
+    return table
+
+
 class IdIndex:
-    """External id -> dense id.  ``kind`` is ``int`` or ``str``."""
+    """External id -> dense id.  ``kind`` is ``int`` or ``str``.
+
+    Pickles with its direct table packed (``packed_direct``): a connectivity or
+    topkjoin engine in Spark's group state would otherwise carry 512 KB of -1s
+    for a few hundred small ids."""
 
     def __init__(self, kind: type):
         if kind not in (int, str):
@@ -51,6 +81,17 @@ class IdIndex:
         else:
             self._map: dict[str, int] = {}
         self._external: list = []                           # dense id -> external id
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        if self.kind is int:
+            state["_direct"] = packed_direct(self._direct)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if state["kind"] is int:
+            state = {**state, "_direct": unpacked_direct(state["_direct"])}
+        self.__dict__.update(state)
 
     # -- lookups ---------------------------------------------------------------
     def lookup(self, values) -> np.ndarray:

@@ -196,14 +196,41 @@ def _floats(tokens: list[str]) -> np.ndarray:
         raise Unfit from None
 
 
+# bytes the csv module reads as plain field text: printable ASCII but the space (which
+# ``skipinitialspace`` drops) and the quote; ``str.strip`` strips none of them
+_PLAIN = bytes(range(0x21, 0x7f)).replace(b'"', b"") + b"\n"
+
+
+def _plain_rows(plan: TextItems, data: bytes) -> list[list[str]] | None:
+    """The fields of ``data`` split by ``\n`` and ``,`` when that is what the csv module
+    reads (only ``_PLAIN`` bytes, ``\r`` only in ``\r\n``), as columns; None when not."""
+    from operator import methodcaller
+
+    text = data.replace(b"\r\n", b"\n")
+    if text.translate(None, _PLAIN):
+        return None
+    lines = text.decode("ascii").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    lines = [line for line in lines if line.strip(",")]       # rows of blank fields skipped
+    if not lines:
+        return [[] for _ in range(plan.width)]
+    if set(map(methodcaller("count", ","), lines)) != {plan.width - 1}:
+        raise Unfit                     # a row of another width: the reader names it
+    flat = ",".join(lines).split(",")
+    return [flat[i::plan.width] for i in range(plan.width)]
+
+
 def _csv_columns(plan: TextItems, data: bytes) -> dict:
-    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))     # as ``csv_table``
-    text = data.decode("utf-8")
-    rows = [r for r in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
-            if any(f.strip() for f in r)]
-    if any(len(r) != plan.width for r in rows):
-        raise Unfit
-    cols = list(zip(*rows)) if rows else [()] * plan.width
+    cols = _plain_rows(plan, data)
+    if cols is None:
+        csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))     # as ``csv_table``
+        text = data.decode("utf-8")
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True)
+                if any(f.strip() for f in r)]
+        if any(len(r) != plan.width for r in rows):
+            raise Unfit
+        cols = list(zip(*rows)) if rows else [()] * plan.width
     pick = [list(cols[i]) for i in plan.columns]
     out = {"id_tokens": pick[0], "x": _floats(pick[1]), "t": _ints(pick[2])}
     if plan.keyed:

@@ -38,16 +38,17 @@ def items_frame(seed: int, keyed: bool, strings: bool):
 
 
 def write_items(path, frame: pd.DataFrame, crlf: bool = False, blank_every: int = 0,
-                order=None) -> str:
+                order=None, blank: str = " , ,") -> str:
     """``frame`` as CSV (header in ``order``) or JSON lines, by the file name; every
-    ``blank_every`` records a blank line (a row of blank fields in CSV), ``\\r\\n`` ends."""
+    ``blank_every`` records a blank line (in CSV ``blank``: a row of blank fields, with
+    spaces the csv module reads them, else the plain split), ``\\r\\n`` ends."""
     order = list(order or frame.columns)
     end = "\r\n" if crlf else "\n"
     jsonl = str(path).endswith((".json", ".jsonl"))
     lines = [] if jsonl else [",".join(order)]
     for n, row in enumerate(frame[order].itertuples(index=False)):
         if blank_every and n % blank_every == blank_every - 1:
-            lines.append("  " if jsonl else " , ,")
+            lines.append("  " if jsonl else blank)
         values = [v.item() if isinstance(v, np.generic) else v for v in row]
         if jsonl:
             lines.append(json.dumps(dict(zip(order, values))))
@@ -93,12 +94,16 @@ def chunks_of(plan: TextItems, parts: int) -> dict:
 
 
 # -- the tasks' parser against the driver's reader (no Spark) ------------------------------------
-@pytest.mark.parametrize("name", ["items.csv", "items.jsonl"])
+@pytest.mark.parametrize("name,blank", [("items.csv", " , ,"), ("items.csv", ",,"),
+                                        ("items.csv", ""), ("items.jsonl", "")])
 @pytest.mark.parametrize("keyed,strings", [(False, False), (True, False), (True, True)])
-def test_ranges_parse_as_the_driver_reads(tmp_path, name, keyed, strings):
+def test_ranges_parse_as_the_driver_reads(tmp_path, name, blank, keyed, strings):
+    """Rows of blank fields with spaces go through the csv module, without them through
+    the plain split (``_plain_rows``); both as the reader reads them."""
     frame, _ = items_frame(4, keyed, strings)
     order = ["ts", "x", "id"] + (["key"] if keyed else [])
-    path = write_items(tmp_path / name, frame, crlf=True, blank_every=7, order=order)
+    path = write_items(tmp_path / name, frame, crlf=True, blank_every=7, order=order,
+                       blank=blank if keyed else blank + ",")   # any width: skipped
     want = read_items(path).frame
     plan = plan_text_items(path)
     assert isinstance(plan, TextItems) and plan.keyed == keyed
@@ -120,6 +125,12 @@ def test_csv_values_as_the_driver_parses_them(tmp_path):
     got = parse_chunk(plan_text_items(str(path)), path.read_bytes()[len(b"x , id,ts\n"):])
     assert got["id_kind"] == "int" and got["id"].tolist() == want["id"].tolist() == [7, 7, -3]
     assert got["x"].tolist() == want["x"].tolist() and got["t"].tolist() == [5, 6, 7]
+    plain_text = "x,id,ts\r\n1e0,007,+5\r\n,,\r\n2.50,7,6\r\n\r\n-0,-3,0007\r\n1_0,3,1_1"
+    path.write_bytes(plain_text.encode())
+    want = read_items(str(path)).frame
+    got = parse_chunk(plan_text_items(str(path)), plain_text.encode()[len(b"x,id,ts\r\n"):])
+    assert got["id"].tolist() == want["id"].tolist() == [7, 7, -3, 3]
+    assert got["x"].tolist() == want["x"].tolist() and got["t"].tolist() == want["t"].tolist()
     assert combined_kind(["int", "none", "int"]) == "long"
     assert combined_kind(["string", "string"]) == "string"
     assert combined_kind(["int", "string"]) is None      # the driver's reader decides

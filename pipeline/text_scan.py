@@ -9,9 +9,15 @@ driver than a Spark job, and its errors then come before Spark starts): SNAP
 - ``plan`` (driver, before Spark): reads the file's head only, skipping the
   leading blank and ``#`` comment lines and a header line exactly as the
   validating reader (``pipeline.io.edges.parse_edge_text``) does, and takes
-  the single separator (space, tab or comma) of the first data line.  A keyed
-  header, a first data line that is not three integers with one separator, a
-  remote path: no plan, and the validating reader reads the file.
+  the single separator (space, tab or comma) of the first data line.  A first
+  data line that is not integers ``u, v, t`` (and one ``key`` token) with one
+  separator, a remote path: no plan, and the validating reader reads the file.
+- Keyed input (a ``key`` column in the header): the tasks stage ``seq, u, v,
+  t, key`` (``seq`` numbers the edges in file order), typing the keys as the
+  reader does (int64 when every key is a plain integer, else text; ranges
+  that disagree go to the reader); the job replays one engine per key from the
+  staged files (``jobs.connectivity.replay_staged_keys``), each key's task
+  checking its edges are in time order in the file and not before the origin.
 - ``stage`` (one Spark job): ``pipeline.io.lines.line_cuts`` cuts the data into
   byte ranges at line starts; each task parses its range with pyarrow's CSV
   reader (that one separator, no quoting, blank lines skipped, every field a
@@ -41,6 +47,7 @@ import shutil
 import uuid
 
 import attrs
+import numpy as np
 
 from streamspec.pipeline.io import is_parquet
 from streamspec.pipeline.io.lines import line_cuts, read_span
@@ -51,7 +58,8 @@ CHUNK_BYTES = 1 << 27      # at most ~128 MB of text per parsing task
 HEAD_BYTES = 1 << 16
 MIN_BYTES = 1 << 24        # smaller text inputs are read on the driver (``plan``)
 _SEPARATORS = {b" ": " ", b"\t": "\t", b",": ","}
-_FIRST = re.compile(rb"-?[0-9]+([ \t,])-?[0-9]+\1-?[0-9]+\r?")
+_INT = re.compile(rb"-?[0-9]+")
+_TOKEN = re.compile(rb"[^\s,]+")
 
 
 @attrs.frozen
@@ -101,31 +109,61 @@ def plan(path: str, lateness: str, r: int, s: int, min_bytes: int | None = None
                 names = [x.lower() for x in _FIELD_SEPARATOR.split(text)]
                 if set(COLUMNS) <= set(names) and len(set(names)) == len(names) \
                         and set(names) <= set(COLUMNS) | {"key"}:
-                    if "key" in names:
-                        return None             # keyed: one engine per key, read on the driver
                     columns = tuple(names)
                     offset += len(raw)
                     continue
                 columns = COLUMNS
-            found = _FIRST.fullmatch(raw.rstrip(b"\n"))
-            if found is None:
+            separator = _separator(raw.rstrip(b"\n").removesuffix(b"\r"), columns)
+            if separator is None:
                 return None
-            return TextPlan(path, size, offset, _SEPARATORS[found.group(1)], columns)
+            return TextPlan(path, size, offset, separator, columns)
 
 
-def stage(spark, source: TextPlan, staging: str, partitions: int) -> bool:
-    """Parse the data lines into Parquet files in ``staging`` (module docstring); False
+def _separator(line: bytes, columns: tuple) -> str | None:
+    """The one separator of a first data line whose ids and time are integers (and whose
+    key, if any, is one token), else None."""
+    for byte, separator in _SEPARATORS.items():
+        fields = line.split(byte)
+        if len(fields) == len(columns) and all(
+                _INT.fullmatch(f) if c != "key" else _TOKEN.fullmatch(f)
+                for c, f in zip(columns, fields)):
+            return separator
+    return None
+
+
+def stage(spark, source: TextPlan, staging: str, partitions: int) -> Staged | None:
+    """Parse the data lines into Parquet files in ``staging`` (module docstring); None
     when some task's parser refused its range (the validating reader then judges)."""
     cuts = line_cuts(source.source, source.size, max(partitions, -(-source.size // CHUNK_BYTES)))
     cuts = [source.data_start] + [c for c in cuts if c > source.data_start]
     spans = list(zip(cuts, cuts[1:]))
     if not spans:
-        return False
+        return None
     os.makedirs(staging)
     task = _stage_task(source, spans, staging)
-    reports = (spark.sparkContext.parallelize(range(len(spans)), len(spans))
-               .mapPartitions(task).collect())
-    return sorted(n for n, ok in reports) == list(range(len(spans))) and all(ok for _, ok in reports)
+    reports = sorted(spark.sparkContext.parallelize(range(len(spans)), len(spans))
+                     .mapPartitions(task).collect())
+    if [r[0] for r in reports] != list(range(len(spans))) or not all(r[1] for r in reports):
+        return None
+    kinds = {r[2] for r in reports if r[3]}         # the key kinds of ranges with edges
+    if len(kinds) > 1:
+        return None     # int keys in one range, text in another: the reader types them all
+    times = [(r[4], r[5]) for r in reports if r[3]]
+    return Staged(staging, sum(r[3] for r in reports), kinds.pop() if kinds else None,
+                  min(t[0] for t in times) if times else None,
+                  max(t[1] for t in times) if times else None)
+
+
+@attrs.frozen
+class Staged:
+    """What the staging tasks reported: the directory, the edges, the key kind (``int``,
+    ``str``, or None unkeyed), the least and greatest time."""
+
+    path: str
+    edges: int
+    key_kind: type | None
+    first_t: int | None
+    last_t: int | None
 
 
 def staged_plan(spark, source: TextPlan, staging: str, partitions: int, origin: int | None,
@@ -134,7 +172,7 @@ def staged_plan(spark, source: TextPlan, staging: str, partitions: int, origin: 
     the tasks refused it or the footers show it out of time order or before ``origin``."""
     from streamspec.pipeline import range_scan
 
-    if not stage(spark, source, staging, partitions):
+    if "key" in source.columns or stage(spark, source, staging, partitions) is None:
         return None
     scan = range_scan.plan(staging, "error", origin, r, s)
     return scan if scan is not None and scan.rows else None
@@ -143,21 +181,26 @@ def staged_plan(spark, source: TextPlan, staging: str, partitions: int, origin: 
 def _stage_task(source: TextPlan, spans, staging: str):
     def run(numbers):
         for n in numbers:
-            yield n, stage_span(source, *spans[n], os.path.join(staging, f"part-{n:06d}.parquet"))
+            out = os.path.join(staging, f"part-{n:06d}.parquet")
+            yield (n, *stage_span(source, *spans[n], out, part=n))
     return run
 
 
-def stage_span(source: TextPlan, start: int, stop: int, out: str) -> bool:
-    """Bytes ``[start, stop)`` (whole data lines) as a Parquet file of ``u, v, t``; False
-    when pyarrow's strict parse refuses them (nothing is written then)."""
+def stage_span(source: TextPlan, start: int, stop: int, out: str, part: int = 0) -> tuple:
+    """Bytes ``[start, stop)`` (whole data lines) as a Parquet file of ``u, v, t`` (keyed:
+    ``seq, u, v, t, key``, ``seq`` numbering the edges in file order from ``part << 40``).
+    Returns ``(ok, key kind, edges, least time, greatest time)``; not ok when pyarrow's
+    strict parse refuses the bytes (nothing is written then)."""
     import io
 
     import pyarrow as pa
+    import pyarrow.compute as pc_
     import pyarrow.csv as pc
     import pyarrow.parquet as pq
 
+    refused = (False, None, 0, None, None)
     data = read_span(source.source, start, stop)
-    types = {c: pa.int64() for c in source.columns}
+    types = {c: pa.string() if c == "key" else pa.int64() for c in source.columns}
     try:
         table = pc.read_csv(
             io.BytesIO(data),
@@ -170,11 +213,41 @@ def stage_span(source: TextPlan, start: int, stop: int, out: str) -> bool:
                                               strings_can_be_null=False,
                                               quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError):
-        return False
-    if table.num_columns != 3 or any(table.column(c).null_count for c in COLUMNS):
-        return False
-    pq.write_table(table.select(list(COLUMNS)), out, row_group_size=GROUP_ROWS)
-    return True
+        return refused
+    if table.num_columns != len(source.columns) or any(table.column(c).null_count
+                                                        for c in table.column_names):
+        return refused
+    columns, kind = list(COLUMNS), None
+    if "key" in source.columns:
+        keys, kind = _typed_keys(table.column("key"))
+        if keys is None:
+            return refused
+        table = table.set_column(table.column_names.index("key"), "key", keys)
+        table = table.append_column("seq", pa.array(
+            (part << 40) + np.arange(table.num_rows, dtype=np.int64)))
+        columns = ["seq", *COLUMNS, "key"]
+    pq.write_table(table.select(columns), out, row_group_size=GROUP_ROWS)
+    t = table.column("t")
+    return (True, kind, table.num_rows,
+            pc_.min(t).as_py() if table.num_rows else None,
+            pc_.max(t).as_py() if table.num_rows else None)
+
+
+def _typed_keys(keys):
+    """Keys as the validating reader types them (``pipeline.io.id_column``): int64 when
+    every key is a plain integer (``-?[0-9]+``, within 64 bits), else text; None when a
+    key is an integer some other way (``+5``) or beyond 64 bits (the reader judges)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc_
+
+    if pc_.all(pc_.match_substring_regex(keys, r"^[+-]?[0-9]+$")).as_py() is False:
+        return keys, str                # a key that is no integer: every key is text
+    if pc_.all(pc_.match_substring_regex(keys, r"^-?[0-9]+$")).as_py() is False:
+        return None, None               # "+5": left to the reader
+    try:
+        return pc_.cast(keys, pa.int64()), int
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None, None               # beyond 64 bits: the reader's located error
 
 
 def staging_dir(output: str) -> str | None:

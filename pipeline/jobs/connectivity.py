@@ -186,6 +186,8 @@ def replay_staged(spark, plan: Plan, engine_cls, partitions: int):
     args = plan.args
     staging = text_scan.staging_dir(args.output)
     try:
+        if "key" in plan.staged.columns:
+            return replay_staged_keys(spark, plan, engine_cls, partitions, staging)
         fast = text_scan.staged_plan(spark, plan.staged, staging, partitions, args.origin,
                                      plan.base.r, plan.base.s)
         if fast is None:
@@ -201,6 +203,45 @@ def replay_staged(spark, plan: Plan, engine_cls, partitions: int):
         return materialised(kept.select("window", "start", "end", "answers"))
     finally:    # the windows are checkpointed: the staged edges are no longer needed
         text_scan.remove(staging)
+
+
+def replay_staged_keys(spark, plan: Plan, engine_cls, partitions: int, staging: str):
+    """A keyed text input parsed by the Spark tasks: one engine per key over the staged
+    edges (``seq, u, v, t, key``), each key's edges checked in file order by its task
+    (``run_checked_stream``); None when the tasks refused the text or a key's edges are out
+    of order or before the origin (the validating reader names the line)."""
+    from streamspec.pipeline import replay as spread
+    from streamspec.pipeline.io import edges as edge_io
+    from streamspec.pipeline.spark import spec_error
+
+    staged = text_scan.stage(spark, plan.staged, staging, partitions)
+    if staged is None or not staged.edges:
+        return None
+    stream = edge_io.EdgeStream(spark.read.parquet(staging), plan.args.input, True, int,
+                                staged.edges, 0, staged.first_t, staged.last_t)
+    workload, plan.stream = edge_io.workload(plan.pairs, stream, plan.query_lines)
+    plan.params = attrs.evolve(plan.base, workload=workload)
+    df = plan.stream.df.repartition(partitions, "key")
+    rows = spread.keyed(df, functools.partial(run_checked_stream, engine_cls, plan.params), SCHEMA)
+    try:    # materialised here: a key out of order is the reader's to locate
+        return materialised(rows.localCheckpoint(eager=True))
+    except Exception as err:    # py4j/pyspark wrap what a task raised
+        if spec_error(err) is None:
+            raise
+        return None
+
+
+def run_checked_stream(engine_cls, params: Params, events: pd.DataFrame) -> pd.DataFrame:
+    """``run_stream`` for a key of a staged text input, whose order nobody checked yet:
+    ``events`` come sorted by ``(t, seq)`` (``pipeline.replay.in_event_order``), so their
+    ``seq`` increases iff the key's times never decrease in file order."""
+    from streamspec.spec.errors import OutOfOrder
+
+    if not np.all(np.diff(events["seq"].to_numpy()) > 0):
+        raise OutOfOrder("a key's edges are out of time order (located by the reader)")
+    if params.t0 is not None and len(events) and int(events["t"].iloc[0]) < params.t0:
+        raise OutOfOrder("an edge is before the origin (located by the reader)")
+    return run_stream(engine_cls, params, events)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):

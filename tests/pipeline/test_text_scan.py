@@ -52,7 +52,7 @@ def staged_edges(source, tmp_path, parts):
     out = []
     for n, (a, b) in enumerate(zip(cuts, cuts[1:])):
         part = tmp_path / f"p{parts}-{n}.parquet"
-        if not text_scan.stage_span(source, a, b, str(part)):
+        if not text_scan.stage_span(source, a, b, str(part))[0]:
             return None
         table = pq.read_table(part)
         out += list(zip(*(table.column(c).to_pylist() for c in ("u", "v", "t"))))
@@ -96,12 +96,12 @@ def test_the_tasks_parser_refuses_what_the_reader_must_judge(tmp_path, why, text
     source = text_scan.plan(str(path), "error", 10, 5, min_bytes=0)
     assert source is not None, why
     assert text_scan.stage_span(source, source.data_start, source.size,
-                                str(tmp_path / "out.parquet")) is False, why
+                                str(tmp_path / "out.parquet"))[0] is False, why
     assert not (tmp_path / "out.parquet").exists()
 
 
 @pytest.mark.parametrize("why, text, kwargs", [
-    ("keyed header", "u,v,t,key\n1,2,3,a\n", {}),
+    ("a key of two tokens", "u v t key\n1 2 3 a,b\n", {}),
     ("text ids first", "a b 3\n", {}),
     ("leading space first", " 1 2 3\n", {}),
     ("lone CR in the head", "# x\r1 2 3\n", {}),
@@ -222,3 +222,71 @@ def test_cli_text_ids_deep_in_a_staged_file_read_as_text(spark, tmp_path, monkey
     monkeypatch.setattr(text_scan, "MIN_BYTES", 1 << 40)
     assert run_cli(tmp_path, str(path), tmp_path / "driver") == 0
     assert output_rows(tmp_path / "staged") == output_rows(tmp_path / "driver")
+
+
+# -- keyed text: one engine per key over the staged edges ------------------------------------
+@pytest.mark.parametrize("keys, kind", [(["7", "007", "-1"], int), (["a", "1", "b"], str)])
+def test_keyed_spans_type_keys_as_the_reader_does(tmp_path, keys, kind):
+    path = tmp_path / "e.csv"
+    path.write_text("key,t,u,v\n" + "".join(f"{k},{t},{t % 3},{t % 5}\n"
+                                            for t, k in enumerate(keys * 4)))
+    source = text_scan.plan(str(path), "error", 10, 5, min_bytes=0)
+    assert source.columns == ("key", "t", "u", "v")
+    ok, got_kind, edges, first, last = text_scan.stage_span(
+        source, source.data_start, source.size, str(tmp_path / "s.parquet"), part=3)
+    assert (ok, got_kind, edges, first, last) == (True, kind, 12, 0, 11)
+    table = pq.read_table(tmp_path / "s.parquet")
+    frame, _ = load_text_edges(str(path))
+    assert table.column("key").to_pylist() == frame["key"].tolist()
+    assert table.column("seq").to_pylist() == [(3 << 40) + i for i in range(12)]
+
+
+@pytest.mark.parametrize("keys", [["+5", "1"], ["99999999999999999999", "1"]])
+def test_keyed_spans_leave_odd_integer_keys_to_the_reader(tmp_path, keys):
+    path = tmp_path / "e.csv"
+    path.write_text("u,v,t,key\n" + "".join(f"1,2,{t},{k}\n" for t, k in enumerate(keys)))
+    source = text_scan.plan(str(path), "error", 10, 5, min_bytes=0)
+    assert text_scan.stage_span(source, source.data_start, source.size,
+                                str(tmp_path / "s.parquet"))[0] is False
+
+
+def keyed_body(n=300, key=lambda i: i % 4):
+    return [f"{key(i)} {i % 9} {(i * 5) % 11} {i // 4}" for i in range(n)]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("partitions", ["1", "3"])
+@pytest.mark.parametrize("key", [lambda i: i % 4, lambda i: f"k{i % 3}",
+                                 lambda i: i % 4 if i < 150 else f"k{i % 3}"],
+                         ids=["int keys", "text keys", "int then text keys"])
+def test_cli_keyed_staged_output_equals_the_driver_read(spark, tmp_path, monkeypatch, partitions,
+                                                        key):
+    path = tmp_path / "e.txt"
+    path.write_text("# keyed\nkey u v t\n" + "\n".join(keyed_body(key=key)) + "\n")
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 1 << 40)
+    assert run_cli(tmp_path, str(path), tmp_path / "driver", "--partitions", partitions) == 0
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 0)
+    assert run_cli(tmp_path, str(path), tmp_path / "staged", "--partitions", partitions) == 0
+    read = lambda d: sorted((r["key"], r["window"], r["start"], tuple(r["answers"]))  # noqa: E731
+                            for r in pq.read_table(d).to_pylist())
+    assert read(tmp_path / "staged") == read(tmp_path / "driver")
+    assert not [p for p in tmp_path.iterdir() if ".staging-" in p.name]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("why, edit, extra, message", [
+    ("a key's edge out of order deep", {250: "1 0 0 3"}, [], "e.txt:253: "),
+    ("an edge before the origin", {}, ["--origin", "1"], "e.txt:3: "),
+])
+def test_cli_keyed_bad_order_deep_in_a_staged_file_is_located(spark, tmp_path, monkeypatch,
+                                                              capsys, why, edit, extra, message):
+    body = keyed_body()
+    for n, text in edit.items():
+        body[n] = text
+    path = tmp_path / "e.txt"
+    path.write_text("# keyed\nkey u v t\n" + "\n".join(body) + "\n")
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 0)
+    assert run_cli(tmp_path, str(path), tmp_path / "out", "--partitions", "2", *extra) == 2, why
+    err = capsys.readouterr().err
+    assert message in err and "OutOfOrder" not in err.split(message)[0], (why, err)
+    assert not (tmp_path / "out").exists()

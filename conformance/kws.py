@@ -313,7 +313,8 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
     - the exact time-partitioned replay over ``partitions`` time ranges (one halo of a
       window each; the positive-negative model replays in one task);
     - the keyed replay of ``keyed_streams(case)`` over ``partitions`` Spark
-      partitions: each key's rows must be the oracle's on that key's stream alone.
+      partitions: each key's rows must be the oracle's on that key's stream alone;
+    - the case as tuple files read by Spark tasks (``files_mismatch``).
     """
     from streamspec.pipeline.jobs import kws as job
 
@@ -335,7 +336,64 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
     # each key's events in its own order: ``seq`` numbers them in this concatenation
     got = _plain(job.replay_keyed(spark, engine_cls, params, events, keys, partitions)
                  .toPandas())
-    return _rows_mismatch(f"{len(streams)} keys over {partitions} partitions", got, want)
+    found = _rows_mismatch(f"{len(streams)} keys over {partitions} partitions", got, want)
+    if found is not None:
+        return found
+    return files_mismatch(spark, engine_cls, case, partitions)
+
+
+def files_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mismatch | None:
+    """The case written as tuple files (JSON lines, one per relation, deletions apart) and
+    replayed as ``streamspec run kws`` replays local files: Spark tasks parse byte ranges
+    of a few lines (``streamspec.pipeline.jobs.kws.replay_files``).  Its rows must be the
+    oracle's over the events the driver's reader makes of the same files (the files merge
+    ties in their own order, and tids are text).  Cases a file cannot hold (schema
+    changes, tids equal as text, an attribute named like a file column) are skipped."""
+    import os
+    import tempfile
+
+    from streamspec.pipeline.io.kws import read_events
+    from streamspec.pipeline.io.kws_text import plan_files
+    from streamspec.pipeline.jobs import kws as job
+
+    params = case.params
+    if not case.events or any(not isinstance(ev, (Insert, Delete)) for ev in case.events) \
+            or any(a in ("t", "tid", "key") for r in params.schema.relations for a in r.attributes):
+        return None
+    tids = [str(ev.tid) for ev in case.events if isinstance(ev, Insert)]
+    if len(set(tids)) < len(tids):
+        return None
+    with tempfile.TemporaryDirectory(prefix="streamspec-kws-files-") as tmp:
+        lines: dict = {}
+        for ev in case.events:
+            if isinstance(ev, Insert):
+                row = {"tid": str(ev.tid), "t": ev.t, **{a: v for a, v in ev.values if v is not None}}
+                lines.setdefault(ev.relation, []).append(json.dumps(row))
+            else:
+                lines.setdefault(None, []).append(json.dumps({"tid": str(ev.tid), "t": ev.t}))
+        inputs, deletions = [], None
+        for rel, rows in lines.items():
+            path = os.path.join(tmp, f"{rel or '-deletions'}.jsonl")
+            with open(path, "w") as f:
+                f.write("\n".join(rows) + "\n")
+            if rel is None:
+                deletions = path
+            else:
+                inputs.append((rel, path))
+        try:
+            events = read_events(inputs, deletions).events
+            want = _plain(job.output_rows(evaluate(params, events)))
+        except StreamspecError:
+            return None             # not valid once written (a value JSON cannot hold...)
+        files = plan_files(inputs, deletions, None, params.schema)
+        if files is None:
+            return Mismatch("tuple files", "the plan declined files the driver reads")
+        plan = job.Plan(params, None, files=files, inputs=tuple(inputs), deletions=deletions)
+        rows = job.replay_files(spark, plan, engine_cls, partitions, chunk_bytes=64)
+        if rows is None:
+            return Mismatch("tuple files", "the Spark tasks refused files the driver reads")
+        return _rows_mismatch(f"tuple files read by Spark, {partitions} partitions",
+                              _plain(rows.toPandas()), want)
 
 
 # -- reproducers: JSON lines (one event a line, ``streamspec.spec.kws.event_to_json``) ------

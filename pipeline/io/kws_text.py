@@ -307,7 +307,10 @@ def chunk_table(f: TupleFile, chunk: Chunk):
     for i, (_, _, values, _) in enumerate(parsed):
         for a, v in (values or {}).items():
             if v is not None:           # a missing attribute is null
-                by_attr.setdefault(a, [None] * n)[i] = v
+                col = by_attr.get(a)
+                if col is None:
+                    col = by_attr[a] = [None] * n
+                col[i] = v
     typed = {a: kind for a, vs in by_attr.items() if (kind := _column_type(vs)) is not None}
     mixed = [a for a in by_attr if a not in typed]
     extra = [None] * n

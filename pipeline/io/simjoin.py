@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from streamspec.pipeline.io import InputError, is_parquet, json_objects, parquet_files, preview
+from streamspec.pipeline.io.lines import read_span
 from streamspec.spec.errors import InvalidRecord, MalformedRecord, RecordError
 from streamspec.spec.simjoin import Params, Record, SimJoinEngine
 
@@ -445,6 +446,91 @@ def mentions_side(path: str) -> bool:
             return False
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
             return m.find(b'"side"') >= 0
+
+
+KEYED_MIN_BYTES = 1 << 24     # smaller keyed files are read on the driver (``plan_keyed_lines``)
+
+
+def plan_keyed_lines(path: str, params: Params, min_bytes: int | None = None
+                     ) -> LinesPlan | None:
+    """A ``LinesPlan`` for a local keyed JSON lines file of at least ``min_bytes``
+    (default ``KEYED_MIN_BYTES``: a smaller file costs less on the driver, and its errors
+    come before Spark starts) with lateness ``error`` whose first line is a valid keyed
+    record; else None (``read_sets`` reads it).  The tasks of ``stage_keyed_span`` parse
+    it; each key's engine validates its records (``jobs.simjoin.replay_keyed_lines``)."""
+    import os
+
+    if params.lateness != "error" or is_parquet(path) or "://" in path or not os.path.isfile(path):
+        return None
+    size = os.path.getsize(path)
+    if size < (KEYED_MIN_BYTES if min_bytes is None else min_bytes):
+        return None
+    try:
+        with open(path, "rb") as f:
+            first = json_records(f.readline(1 << 20), path)
+        if first:
+            _Checker(params)._validate([first[0][0]])
+    except (Unfit, ValueError):
+        return None
+    if not first or first[0][1] is None or isinstance(first[0][0].id, bool):
+        return None
+    return LinesPlan(path, size, "string" if isinstance(first[0][0].id, str) else "long")
+
+
+def _kind(value) -> str | None:
+    """"int" (64-bit, not bool) or "str"; None for any other value."""
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, int) and not isinstance(value, bool) and -2**63 <= value < 2**63:
+        return "int"
+    return None
+
+
+def stage_keyed_span(plan: LinesPlan, start: int, stop: int, out: str, part: int) -> tuple:
+    """The keyed records whose lines start in bytes ``[start, stop)`` as a Parquet file
+    ``pos, key, id, tokens, ts, side`` (``pos`` numbers the records in file order from
+    ``part << 40``; ``ts`` a double, as ``read_sets`` keeps it).  Returns ``(ok, records,
+    id kind, token kind, key kind, sides)``; not ok (nothing written) for anything
+    ``read_sets`` must judge: a line it rejects, a record without a key, a value whose
+    kind is not one int or str kind per column, a time that is not a number."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    refused = (False, 0, None, None, None, False)
+    try:
+        parsed = json_records(read_span(plan.source, start, stop), plan.source)
+    except ValueError:
+        return refused
+    if not parsed:
+        return (True, 0, None, None, None, False)
+    records = [r for r, _ in parsed]
+    keys = [k for _, k in parsed]
+    ids = {_kind(r.id) for r in records}
+    tokens = {_kind(x) for r in records for x in r.tokens}
+    key_kinds = {_kind(k) for k in keys}
+    times_ok = all(isinstance(r.ts, (int, float)) and not isinstance(r.ts, bool) for r in records)
+    sides_ok = all(r.side is None or isinstance(r.side, str) for r in records)
+    if len(ids) != 1 or None in ids or len(tokens) > 1 or None in tokens or len(key_kinds) != 1 \
+            or None in key_kinds or not times_ok or not sides_ok:
+        return refused
+    arrow = {"int": pa.int64(), "str": pa.string()}
+    token_kind = next(iter(tokens), None)
+    try:
+        times = [float(r.ts) for r in records]
+    except OverflowError:           # an int time beyond a double: the reader names it
+        return refused
+    table = pa.table({
+        "pos": pa.array((part << 40) + np.arange(len(records), dtype=np.int64)),
+        "key": pa.array(keys, arrow[next(iter(key_kinds))]),
+        "id": pa.array([r.id for r in records], arrow[next(iter(ids))]),
+        "tokens": pa.array([list(r.tokens) for r in records],
+                           pa.list_(arrow[token_kind or "int"])),
+        "ts": pa.array(times, pa.float64()),
+        "side": pa.array([r.side for r in records], pa.string()),
+    })
+    pq.write_table(table, out)
+    return (True, len(records), next(iter(ids)), token_kind, next(iter(key_kinds)),
+            any(r.side is not None for r in records))
 
 
 def json_records(data: bytes, where: str) -> list[tuple[Record, object]]:

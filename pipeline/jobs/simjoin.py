@@ -34,6 +34,12 @@ Replay (exact, equal to the single-process run):
   bytes ``"side"`` in the file the default join is the self join, decided
   without reading the records (a task that meets a side all the same hands
   the input to the validating reader).
+- a keyed JSON lines file of 16 MB or more with lateness ``error`` (and the
+  join given, or no ``"side"`` bytes in it): byte ranges cut at line starts,
+  parsed by Spark tasks into staged Parquet files beside the output
+  (``pipeline.io.simjoin.stage_keyed_span``), then one engine per key, which
+  validates its records in file order (``replay_keyed_lines``); a refused or
+  rejected input goes to the validating reader, which names the record.
 
 ``streamspec stream simjoin --source DIR --checkpoint DIR --output DIR --k K
 --window W [--join rs] [--id-type|--token-type|--ts-type ...]``
@@ -56,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from streamspec.pipeline import flags
-from streamspec.pipeline.job import Summary
+from streamspec.pipeline.job import Summary, materialised
 from streamspec.pipeline.summary import counted
 from streamspec.spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
 
@@ -179,6 +185,70 @@ def replay_stream(spark, stream, engine_cls, params: Params, partitions: int, id
             .withColumn("event", F.col("event") + F.col("offset"))
             .select(*[c.split()[0] for c in schema.split(", ")])
             .sortWithinPartitions("event", "rank"))
+
+
+# -- a keyed JSON lines file parsed by the Spark tasks ---------------------------------------
+def replay_keyed_lines(spark, plan: Plan, engine_cls, partitions: int):
+    """One engine per key over a keyed JSON lines file the tasks parsed
+    (``pipeline.io.simjoin.stage_keyed_span``: byte ranges cut at line starts, staged as
+    Parquet beside the output), each key's engine validating its records in file order;
+    the rows materialised, or None when a task refused its bytes, the ranges disagree on
+    a kind (ids, tokens, keys: one each, as ``read_sets`` requires), a side turned up in a
+    self join chosen by default, or an engine rejected a record (``read_sets`` then names
+    it).  The staged files are removed once the rows are checkpointed."""
+    import os
+
+    from streamspec.pipeline import text_scan
+    from streamspec.pipeline.io.lines import line_cuts
+    from streamspec.pipeline.io.simjoin import stage_keyed_span
+    from streamspec.pipeline.spark import spec_error
+
+    lines, params = plan.keyed_lines, plan.params
+    staging = text_scan.staging_dir(plan.output)
+    if staging is None:
+        return None
+    cuts = line_cuts(lines.source, lines.size,
+                     max(partitions, -(-lines.size // text_scan.CHUNK_BYTES)))
+    spans = list(zip(cuts, cuts[1:]))
+
+    def stage(numbers):
+        for n in numbers:
+            out = os.path.join(staging, f"part-{n:06d}.parquet")
+            yield (n, *stage_keyed_span(lines, *spans[n], out, n))
+
+    try:
+        os.makedirs(staging)
+        reports = sorted(spark.sparkContext.parallelize(range(len(spans)), len(spans))
+                         .mapPartitions(stage).collect())
+        full = [r for r in reports if r[2]]
+        kinds = [{r[k] for r in full} - ({None} if k == 4 else set()) for k in (3, 4, 5)]
+        if [r[0] for r in reports] != list(range(len(spans))) or not all(r[1] for r in reports) \
+                or not full or any(len(k) != 1 for k in (kinds[0], kinds[2])) or len(kinds[1]) > 1 \
+                or ("str" in kinds[1] and any(r[4] is None for r in full)) \
+                or kinds[0] != {"str" if lines.id_type == "string" else "int"}:
+            return None
+        if not plan.join_given and params.join == "self" and any(r[6] for r in full):
+            return None         # read_sets would have chosen the two-stream join
+        plan.staged_records = sum(r[2] for r in full)
+        df = spark.read.parquet(staging).repartition(partitions, "key")
+        key_type = "long" if kinds[2] == {"int"} else "string"
+        schema = output_schema(plan.id_type)
+
+        def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
+            out = run_stream(engine_cls, params, pdf)
+            out.insert(0, "key", pdf["key"].iloc[0])
+            return out
+
+        rows = (df.groupBy("key").applyInPandas(per_key, f"key {key_type}, {schema}")
+                .sortWithinPartitions("key", "event", "rank"))
+        try:
+            return materialised(rows.localCheckpoint(eager=True))
+        except Exception as err:    # py4j/pyspark wrap what a task raised
+            if spec_error(err) is None:
+                raise
+            return None             # a record an engine rejected: read_sets locates it
+    finally:
+        text_scan.remove(staging)
 
 
 # -- the columnar paths: record ranges whose tasks read their own part of the input --------
@@ -498,14 +568,19 @@ class Plan:
     scan: object = None     # a ScanPlan
     lines: object = None    # a LinesPlan
     totals: tuple | None = None     # (events, rows, records), when the tasks counted them
+    keyed_lines: object = None      # a keyed JSON lines file the tasks parse (a LinesPlan)
+    staged_records: int = 0         # the records the tasks of keyed_lines staged
+    output: str = ""                # the job's output (keyed_lines stages beside it)
 
     @property
     def keyed(self) -> bool:
-        return self.stream is not None and self.stream.keyed
+        return self.stream.keyed if self.stream is not None else self.keyed_lines is not None
 
     @property
     def records(self) -> int:
-        return self.stream.records if self.stream is not None else self.totals[2]
+        if self.stream is not None:
+            return self.stream.records
+        return self.totals[2] if self.totals is not None else self.staged_records
 
     @property
     def dropped(self) -> int:
@@ -516,7 +591,8 @@ def prepare(args) -> Plan:
     import os
 
     from streamspec.pipeline.io import InputError, is_parquet
-    from streamspec.pipeline.io.simjoin import mentions_side, plan_lines, plan_scan
+    from streamspec.pipeline.io.simjoin import (mentions_side, plan_keyed_lines, plan_lines,
+                                                plan_scan)
 
     if not is_parquet(args.input) and not os.path.exists(args.input):
         raise InputError(f"{args.input}: no such file")
@@ -536,6 +612,10 @@ def prepare(args) -> Plan:
         lines = plan_lines(args.input, params)
         if lines is not None:
             return Plan(params, args.input, lines.id_type, given, lines=lines)
+        keyed = plan_keyed_lines(args.input, params) if given or guess else None
+        if keyed is not None:
+            return Plan(params, args.input, keyed.id_type, given, keyed_lines=keyed,
+                        output=args.output)
         if guess:
             params = _params(args, _default_join(args.input))
     return _read(args.input, params, given)
@@ -561,6 +641,16 @@ def _read(source: str, params: Params, join_given: bool) -> Plan:
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int):
+    if plan.keyed_lines is not None:
+        rows = replay_keyed_lines(spark, plan, engine_cls, partitions)
+        if rows is not None:
+            return rows
+        # refused or rejected: the validating reader names the record (or takes the input)
+        checked = _read(plan.source, plan.params if plan.join_given else
+                        attrs.evolve(plan.params, join=_default_join(plan.source)),
+                        plan.join_given)
+        plan.params, plan.stream, plan.keyed_lines, plan.id_type = (
+            checked.params, checked.stream, None, checked.id_type)
     if plan.scan is not None or plan.lines is not None:
         replayed = (replay_scan(spark, plan.scan, engine_cls, plan.params, partitions)
                     if plan.scan is not None else

@@ -13,6 +13,10 @@ Measured, all as wall-clock seconds in this one process run:
 - ``cli-pP``: ``streamspec run connectivity --engine bic --partitions P`` in a
   subprocess, Spark's start, the read, the replay, the write and the summary
   included; its windows are checked equal to the engine run's, answer by answer.
+  ``--formats`` adds the same stream as a SNAP text file: ``cli-text-pP`` (the
+  Spark tasks parse it, ``pipeline.text_scan``) and ``cli-text-driver-pP`` (the
+  driver's validating reader, as before).  ``load1`` is the 1-minute load average
+  when each row's run began (blank in rows from before it was recorded).
 
 ``--phases`` instead times the job's steps in this process through the job
 skeleton's own pieces (``streamspec.pipeline.job``), one Spark session per
@@ -60,6 +64,12 @@ def arguments(argv=None):
     p.add_argument("--out", default=None,
                    help="CSV of the rows (default: bench/results/pipeline/connectivity.csv, "
                         "or connectivity-phases.csv with --phases)")
+    p.add_argument("--formats", default="parquet",
+                   help="inputs the CLI runs on, comma-separated: parquet (the issue's "
+                        "stream), text (the same stream as a SNAP text file, parsed by the "
+                        "Spark tasks: pipeline.text_scan), text-driver (that file read by the "
+                        "driver's validating reader, as before the tasks parsed it) "
+                        "(default: parquet)")
     p.add_argument("--phases", action="store_true",
                    help="time the job's phases in this process instead (default: off)")
     args = p.parse_args(argv)
@@ -88,6 +98,20 @@ def make_inputs(args, work: Path):
     return stream, pairs, parquet, queries
 
 
+def text_input(parquet: Path) -> Path:
+    """The Parquet stream as a SNAP text file ``u v t`` beside it (written once)."""
+    import pyarrow.csv as pc
+    import pyarrow.parquet as pq
+
+    text = parquet.with_suffix(".txt")
+    if not text.exists():
+        tmp = text.with_suffix(".txt.tmp")
+        pc.write_csv(pq.read_table(parquet, columns=["u", "v", "t"]), tmp,
+                     pc.WriteOptions(include_header=False, delimiter=" ", quoting_style="none"))
+        tmp.replace(text)
+    return text
+
+
 def engine_alone(args, stream, pairs) -> tuple[float, int]:
     from streamspec.bench.connectivity.generators import rmat_stream
     from streamspec.spec.connectivity import Params
@@ -104,8 +128,16 @@ def engine_alone(args, stream, pairs) -> tuple[float, int]:
     return elapsed, [(w.index, w.start, w.end, tuple(w.answers)) for w in windows]
 
 
-def cli(args, parquet: Path, queries: Path, partitions: int, out: Path) -> float:
-    argv = [sys.executable, "-m", "streamspec.pipeline.cli", "run", "connectivity",
+# the CLI with the text path turned off in its own process: the driver's reader takes the file
+_DRIVER_READ = ("import sys; from streamspec.pipeline import text_scan; "
+                "text_scan.MIN_BYTES = 1 << 62; from streamspec.pipeline.cli import main; "
+                "sys.exit(main(sys.argv[1:]))")
+
+
+def cli(args, parquet: Path, queries: Path, partitions: int, out: Path,
+        driver_read: bool = False) -> float:
+    entry = ["-c", _DRIVER_READ] if driver_read else ["-m", "streamspec.pipeline.cli"]
+    argv = [sys.executable, *entry, "run", "connectivity",
             "--input", str(parquet), "--queries", str(queries), "--window", str(args.window),
             "--slide", str(args.slide), "--engine", args.engine, "--partitions", str(partitions),
             "--output", str(out), "--overwrite"]
@@ -156,8 +188,19 @@ def output_rows(path: Path) -> list:
     return [(r["window"], r["start"], r["end"], tuple(r["answers"])) for r in table.to_pylist()]
 
 
+def revision() -> str:
+    """The commit measured, taken when the run starts (``+dirty`` when the tree has changes
+    under ``pipeline/``, ``spec/`` or ``engines/``: the CLI runs import whatever is there)."""
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip()
+    dirty = subprocess.run(["git", "status", "--porcelain", "--", "pipeline", "spec", "engines"],
+                           capture_output=True, text=True).stdout.strip()
+    return f"{commit}+dirty" if dirty else commit
+
+
 def main(argv=None) -> int:
     args = arguments(argv)
+    commit = revision()
     with tempfile.TemporaryDirectory(prefix="streamspec-bench-pipeline-") as tmp:
         work = Path(args.work or tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -166,16 +209,23 @@ def main(argv=None) -> int:
             return write_phases(args, parquet, queries, Path(tmp))
         alone, windows = engine_alone(args, stream, pairs)
         print(f"engine alone: {alone:.2f} s, {len(windows)} windows", flush=True)
-        rows = [dict(mode="engine", partitions=0, wall_s=round(alone, 3), windows=len(windows))]
-        for p in [int(x) for x in args.partitions.split(",")]:
-            out = Path(tmp) / f"out-p{p}"
-            wall = cli(args, parquet, queries, p, out)
-            got = output_rows(out)
-            print(f"cli --partitions {p}: {wall:.1f} s, {len(got)} windows", flush=True)
-            if got != windows:
-                raise SystemExit(f"--partitions {p} wrote other windows than the engine's")
-            rows.append(dict(mode=f"cli-p{p}", partitions=p, wall_s=round(wall, 3),
-                             windows=len(got)))
+        rows = [dict(mode="engine", partitions=0, wall_s=round(alone, 3), windows=len(windows),
+                     load1=round(os.getloadavg()[0], 2))]
+        for fmt in args.formats.split(","):
+            if fmt not in ("parquet", "text", "text-driver"):
+                raise SystemExit(f"--formats: unknown input format {fmt!r}")
+            source = parquet if fmt == "parquet" else text_input(parquet)
+            tag = "" if fmt == "parquet" else f"{fmt}-"
+            for p in [int(x) for x in args.partitions.split(",")]:
+                out = Path(tmp) / f"out-{tag}p{p}"
+                load = os.getloadavg()[0]
+                wall = cli(args, source, queries, p, out, driver_read=fmt == "text-driver")
+                got = output_rows(out)
+                print(f"cli {fmt} --partitions {p}: {wall:.1f} s, {len(got)} windows", flush=True)
+                if got != windows:
+                    raise SystemExit(f"{fmt} --partitions {p} wrote other windows than the engine's")
+                rows.append(dict(mode=f"cli-{tag}p{p}", partitions=p, wall_s=round(wall, 3),
+                                 windows=len(got), load1=round(load, 2)))
     by = {r["mode"]: r["wall_s"] for r in rows}
     verdicts = []
     if "cli-p1" in by:
@@ -190,15 +240,19 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    new = not out.exists()
-    with out.open("a", newline="") as f:
-        w = csv.DictWriter(f, ["when", "commit", "machine", "edges", "vertices", "per_timestamp",
-                               "window", "slide", "queries", "engine", "mode", "partitions",
-                               "wall_s", "windows"])
-        if new:
+    fields = ["when", "commit", "machine", "edges", "vertices", "per_timestamp", "window",
+              "slide", "queries", "engine", "mode", "partitions", "wall_s", "windows", "load1"]
+    old = []
+    if out.exists():
+        with out.open(newline="") as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != fields:      # a file from before the load column
+                old = list(reader)
+    with out.open("w" if old or not out.exists() else "a", newline="") as f:
+        w = csv.DictWriter(f, fields, restval="")
+        if old or f.tell() == 0:
             w.writeheader()
+            w.writerows(old)
         for r in rows:
             w.writerow(dict(when=stamp, commit=commit, machine=f"{platform.machine()} {os.cpu_count()} cpus",
                             edges=args.edges, vertices=args.vertices,

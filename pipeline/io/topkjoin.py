@@ -19,7 +19,13 @@ given.  A local Parquet input whose column types the spec takes as they are
 is not read here: ``plan_parquet_items`` plans it from its footers and the
 executors read its row groups (``read_groups``), the engines' spec check
 validating each key's items there (``streamspec.pipeline.jobs.topkjoin``);
-its errors name ``file:row N`` within the file.
+its errors name ``file:row N`` within the file.  A local CSV or JSON lines
+file is not read here either, unless the Spark tasks decline it: its header
+and first record are checked on the driver, its byte ranges parsed by the
+tasks exactly as ``read_items`` parses them
+(``streamspec.pipeline.io.topkjoin_text``), and ``read_items`` reads it only
+when a range is one the tasks cannot take, or to raise its own ``file:line``
+error when the spec rejects an item in a task.
 
 Remote timeline (``--remote``): ``*.db``/``*.sqlite``/``*.sqlite3`` is a
 SQLite file with a table ``timeline(key, time, value)``; Parquet or CSV

@@ -49,11 +49,29 @@ nDCG@k and precision@k of the engine against it.  Two ways in:
   took 84-88 s with ``--partitions 1`` before this path and 26.6-37.8 s with
   it at load 4-5 (the engine alone: 0.1-0.4 s; the rest is Spark's start, ~10-18
   s, and its first Python job, ~10 s at that load).
-- Any other input (CSV, JSON lines, a Parquet input of other column types)
-  is read and validated on the driver (``read_items``: exact ``file:line``,
-  the driver's own messages for values it parses or rejects) and shipped to
-  Spark; its default stream range is computed there too, where the items
-  already are.
+- A local CSV or JSON lines file (``plan_text_items``: its header and first
+  record checked on the driver, so a bad first record fails before Spark) is
+  parsed by Spark tasks, not the driver (``text_replay``): one task per byte
+  range (``--partitions`` ranges cut at line starts,
+  ``pipeline.io.lines.line_cuts``) parses its lines into columns exactly as
+  ``read_items`` would (``pipeline.io.topkjoin_text``) and reports the kind
+  of its ids and keys; the parsed rows are kept (``localCheckpoint``) and
+  hash-partitioned by key (an input without ``key`` is one key), then take
+  the Parquet path's per-key steps (``range_key``, ``run_key``,
+  ``ranged_run_key``), the spec validating each key's items in its task.
+  A range the tasks cannot take as the driver would (a CSV quote, a value
+  of another type, ids that spell ints in one range and not in another...)
+  sends the input to the driver's reader; a record the spec rejects in a
+  task makes the job read the input again on the driver (``read_items``)
+  just to raise its exact ``file:line`` error, so the messages are the
+  driver's on every path.  On 1M unkeyed items as CSV
+  (``python -m streamspec.bench.pipeline_topkjoin --format csv``, with
+  ``--driver`` for the driver's path) see ``bench/results/pipeline/topkjoin.csv``.
+- Any other input (a Parquet input of other column types, a remote text
+  path, a text file the tasks decline) is read and validated on the driver
+  (``read_items``: exact ``file:line``, the driver's own messages for values
+  it parses or rejects) and shipped to Spark; its default stream range is
+  computed there too, where the items already are.
 
 ``streamspec stream topkjoin --source DIR --checkpoint DIR --output DIR
 --remote TIMELINE --window W --slide B --k K --stream-range LO,HI ...``
@@ -601,34 +619,101 @@ def _text_rejected(spark, plan: Plan, engine_cls, partitions: int):
     return replay_stream(spark, stream, engine_cls, plan.params, partitions)
 
 
+WHOLE_SCHEMA = ("window long, tau long, rank int, id_l long, id_s string, score double, "
+                f"lo double, hi double, {ERRORS}, report string")
+
+
+def whole_text(items, parts: int, engine_cls, template: Params, params_kw: dict | None):
+    """The one task of an input without ``key``: every byte range parsed in order
+    (``read_chunk``, the ranges of the keyed path), the ids' kind decided over them all
+    (``combined_kind``), then ``ranged_run_key`` (``params_kw`` given: the default stream
+    range too) or ``run_key``: ``(rows, report)``, the rows with the id in ``id_l`` or
+    ``id_s`` by that kind (None when a range is unfit), the report JSON ``ok``, ``kind``,
+    ``rows``."""
+    import json
+
+    from streamspec.pipeline.io.topkjoin_text import ROW_SHIFT, Unfit, combined_kind, read_chunk
+
+    cuts = items.cuts(parts)
+    try:
+        got = [read_chunk(items, a, b) for a, b in zip(cuts, cuts[1:])]
+        kind = combined_kind(g["id_kind"] for g in got)
+        if kind is None or any(len(g["x"]) >> ROW_SHIFT for g in got):
+            raise Unfit
+    except (Unfit, ValueError):          # JSON and UTF-8 errors are ValueErrors
+        return None, json.dumps({"ok": False})
+    seq = np.concatenate([np.arange(len(g["x"]), dtype=np.int64) | np.int64(p << ROW_SHIFT)
+                          for p, g in enumerate(got)])
+    ids = np.concatenate([g["id"] for g in got]) if kind == "long" else \
+        np.concatenate([np.asarray(g["id"], dtype=object) for g in got])
+    pdf = pd.DataFrame({"seq": seq, "id": ids, "x": np.concatenate([g["x"] for g in got]),
+                        "t": np.concatenate([g["t"] for g in got])})
+    rows = (ranged_run_key(engine_cls, template, params_kw, pdf) if params_kw is not None
+            else run_key(engine_cls, template, pdf))
+    column = "id_l" if kind == "long" else "id_s"
+    return rows.rename(columns={"id": column}), json.dumps({"ok": True, "kind": kind,
+                                                            "rows": len(pdf)})
+
+
+def _whole_replay(spark, plan: Plan, engine_cls, partitions: int):
+    """``text_replay`` of an input without ``key``: one Spark task parses the whole file and
+    replays it (``whole_text``), as the Parquet path's one task reads every row group: the
+    replay is one engine anyway, so the items never cross a shuffle."""
+    import json
+
+    import pyarrow as pa
+    from pyspark.sql import functions as F
+
+    items = plan.stream
+    if plan.params is None:
+        kw, template = query_kw(plan.args), build_params(plan.args, None, plan.remote, (0.0, 1.0))
+    else:
+        kw, template = None, plan.params
+    names = [f.strip().split()[0] for f in WHOLE_SCHEMA.split(",")]
+    arrow = pa.schema([(n, ARROW[f.strip().split()[1]]) for n, f in zip(names, WHOLE_SCHEMA.split(","))])
+
+    def whole(batches):
+        for _ in batches:
+            pass
+        out, report = whole_text(items, partitions, engine_cls, template, kw)
+        if out is not None:
+            yield from pa.Table.from_pandas(out.reindex(columns=names), schema=arrow,
+                                            preserve_index=False).to_batches()
+        yield pa.RecordBatch.from_arrays([pa.nulls(1, f.type) for f in arrow][:-1]
+                                         + [pa.array([report], pa.string())], schema=arrow)
+    rows = spark.range(0, 1, 1, 1).mapInArrow(whole, WHOLE_SCHEMA).localCheckpoint()
+    report, lo, hi, error = rows.agg(F.first("report", ignorenulls=True),
+                                     F.first("lo", ignorenulls=True),
+                                     F.first("hi", ignorenulls=True), _first_error(rows)).first()
+    report = json.loads(report) if report else {"ok": False}
+    if not report["ok"] or error is not None:
+        return _text_rejected(spark, plan, engine_cls, partitions)
+    plan.columnar = TextSource(report["kind"], "long", report["rows"])
+    if plan.params is None:
+        plan.params = attrs.evolve(template, stream_range=(lo, hi) if lo is not None else (0.0, 1.0))
+    column = "id_l" if report["kind"] == "long" else "id_s"
+    return materialised(rows.where(F.col("report").isNull() & F.col("error_type").isNull())
+                        .select("window", "tau", "rank", F.col(column).alias("id"), "score"))
+
+
 def text_replay(spark, plan: Plan, engine_cls, partitions: int):
-    """``replay`` of ``TextItems`` (``pipeline.io.topkjoin_text``): the tasks parse the
-    file (``text_source``), then each key's items go through the same per-key steps as
-    the Parquet path (``range_key``, ``run_key``; ``ranged_run_key`` for an input without
-    ``key``: range and replay in one task).  Any rejection reruns ``read_items`` for the
-    driver's own located error (``_text_rejected``)."""
+    """``replay`` of ``TextItems`` (``pipeline.io.topkjoin_text``).  An input without
+    ``key`` is one task (``_whole_replay``).  A keyed one: the tasks parse the file
+    (``text_source``), then each key's items go through the same per-key steps as the
+    Parquet path (``range_key``, then ``run_key``).  Any rejection reruns ``read_items``
+    for the driver's own located error (``_text_rejected``)."""
     from pyspark.sql import functions as F
 
     from streamspec.pipeline.replay import keyed
 
+    if not plan.stream.keyed:
+        return _whole_replay(spark, plan, engine_cls, partitions)
     if plan.columnar is None:
         plan.columnar = text_source(spark, plan.stream, partitions)
     text = plan.columnar
     if text.source is None:
         return _text_rejected(spark, plan, engine_cls, partitions)
     out = output_schema(text.id_kind)
-    if plan.params is None and not plan.stream.keyed:
-        kw = query_kw(plan.args)
-        template = build_params(plan.args, None, plan.remote, (0.0, 1.0))
-        rows = keyed(text.source, lambda pdf: ranged_run_key(engine_cls, template, kw, pdf),
-                     f"{out}, lo double, hi double, {ERRORS}").drop("key").localCheckpoint()
-        lo, hi, error = rows.agg(F.first("lo", ignorenulls=True), F.first("hi", ignorenulls=True),
-                                 _first_error(rows)).first()
-        if error is not None:
-            return _text_rejected(spark, plan, engine_cls, partitions)
-        plan.params = attrs.evolve(template, stream_range=(lo, hi) if lo is not None else (0.0, 1.0))
-        return materialised(rows.where(F.col("error_type").isNull())
-                            .drop("lo", "hi", *ERROR_COLUMNS))
     if plan.params is None:
         kw = query_kw(plan.args)
         bounds = text.source.groupBy("key").applyInPandas(
@@ -644,8 +729,7 @@ def text_replay(spark, plan: Plan, engine_cls, partitions: int):
                  f"{out}, {ERRORS}").localCheckpoint()
     if rows.agg(_first_error(rows)).first()[0] is not None:
         return _text_rejected(spark, plan, engine_cls, partitions)
-    rows = rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS)
-    return materialised(rows if plan.stream.keyed else rows.drop("key"))
+    return materialised(rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS))
 
 
 def _pair(text: str) -> tuple[float, float]:
@@ -718,10 +802,11 @@ def query_kw(args) -> dict:
 
 @attrs.define
 class Plan:
-    """What ``prepare`` found.  ``stream`` is an ``ItemStream`` (read on the driver) or a
-    ``ParquetItems`` (read by the executors); for the latter ``params`` is only complete
-    once ``replay`` has computed the default stream range (``remote`` holds the dataset
-    until then) and ``columnar`` keeps what the Spark passes share."""
+    """What ``prepare`` found.  ``stream`` is an ``ItemStream`` (read on the driver), a
+    ``ParquetItems`` or a ``TextItems`` (read by the executors); for the latter two
+    ``params`` is only complete once ``replay`` has computed the default stream range
+    (``remote`` holds the dataset until then) and ``columnar`` keeps what the Spark passes
+    share (``Columnar``, ``TextSource``)."""
 
     args: argparse.Namespace
     stream: object
@@ -732,7 +817,8 @@ class Plan:
 
 def prepare(args) -> Plan:
     """The windows first (the stream range needs them), then the inputs, all before Spark: a
-    local Parquet input is planned from its footers (``plan_parquet_items``), any other is
+    local Parquet input is planned from its footers (``plan_parquet_items``), a local CSV or
+    JSON lines file from its header and first record (``plan_text_items``), any other is
     read and validated here (``read_items``)."""
     from streamspec.pipeline.io.topkjoin import plan_parquet_items, read_items, read_remote
     from streamspec.pipeline.io.topkjoin_text import plan_text_items

@@ -27,6 +27,12 @@ the atomic write and the summary from the materialised rows; it prints them
 and appends them to ``bench/results/pipeline/connectivity-phases.csv``
 (rows before commit 7448577 time the old validating reader's phases).
 
+``--tasks`` runs the CLI in this process once per ``--partitions`` entry in one
+Spark session with the event log on and appends every Spark task's launch
+time and duration to ``bench/results/pipeline/connectivity-tasks.csv``: the
+first run is cold (its first job starts the Python workers), the later ones
+show what the replay itself costs and how evenly the ranges split it.
+
 Targets (issue 11): ``cli-p1 <= 3 * engine + 20 s``; ``cli-p1 / cli-p2 >= 1.5``
 on a 2-core machine.  Rows go to ``bench/results/pipeline/connectivity.csv``
 (relative to the working directory) with the verdicts; the stream itself is
@@ -70,10 +76,15 @@ def arguments(argv=None):
                         "Spark tasks: pipeline.text_scan), text-driver (that file read by the "
                         "driver's validating reader, as before the tasks parsed it) "
                         "(default: parquet)")
+    p.add_argument("--tasks", action="store_true",
+                   help="run the CLI in this process once per --partitions entry, in one "
+                        "Spark session with its event log on, and write every Spark task's "
+                        "launch time and duration (default: off)")
     p.add_argument("--phases", action="store_true",
                    help="time the job's phases in this process instead (default: off)")
     args = p.parse_args(argv)
     args.out = args.out or str(RESULTS / ("connectivity-phases.csv" if args.phases
+                                          else "connectivity-tasks.csv" if args.tasks
                                           else "connectivity.csv"))
     return args
 
@@ -207,6 +218,8 @@ def main(argv=None) -> int:
         stream, pairs, parquet, queries = make_inputs(args, work)
         if args.phases:
             return write_phases(args, parquet, queries, Path(tmp))
+        if args.tasks:
+            return write_tasks(args, parquet, queries, Path(tmp), commit)
         alone, windows = engine_alone(args, stream, pairs)
         print(f"engine alone: {alone:.2f} s, {len(windows)} windows", flush=True)
         rows = [dict(mode="engine", partitions=0, wall_s=round(alone, 3), windows=len(windows),
@@ -258,6 +271,69 @@ def main(argv=None) -> int:
                             edges=args.edges, vertices=args.vertices,
                             per_timestamp=args.per_timestamp, window=args.window,
                             slide=args.slide, queries=args.queries, engine=args.engine, **r))
+    return 0
+
+
+def write_tasks(args, parquet: Path, queries: Path, tmp: Path, commit: str) -> int:
+    """``--tasks``: the CLI's runs in one session (the first one cold: Spark's first job
+    starts the Python workers, which import the engines), then every task of every Spark
+    job from the event log, seconds from the application's start."""
+    import json
+
+    from streamspec.pipeline.cli import main as cli_main
+    from streamspec.pipeline.spark import session
+
+    log_dir = tmp / "eventlog"
+    log_dir.mkdir()
+    spark = session(args.master, app_name="bench tasks",
+                    conf={"spark.eventLog.enabled": "true",
+                          "spark.eventLog.dir": log_dir.resolve().as_uri(),
+                          "spark.eventLog.compress": "false"})
+    runs = []
+    for n, p in enumerate(int(x) for x in args.partitions.split(",")):
+        began = time.time()
+        code = cli_main(["run", "connectivity", "--input", str(parquet), "--queries", str(queries),
+                         "--window", str(args.window), "--slide", str(args.slide),
+                         "--engine", args.engine, "--partitions", str(p), "--no-progress",
+                         "--output", str(tmp / f"tasks-{n}")])
+        if code:
+            raise SystemExit(f"run {n} (--partitions {p}) exited {code}")
+        runs.append((n, p, began, time.time()))
+        print(f"run {n}, --partitions {p}: {runs[-1][3] - began:.1f} s", flush=True)
+    spark.stop()
+    events = [json.loads(line) for f in sorted(log_dir.rglob("events_*")) if f.is_file()
+              for line in f.open()]
+    start = next(e["Timestamp"] for e in events if e["Event"] == "SparkListenerApplicationStart")
+    rows = []
+    for e in events:
+        if e["Event"] != "SparkListenerTaskEnd":
+            continue
+        info, metrics = e["Task Info"], e.get("Task Metrics") or {}
+        launched = info["Launch Time"] / 1000
+        run = next((r for r in runs if r[2] <= launched <= r[3]), None)
+        rows.append(dict(run=run[0] if run else "", partitions=run[1] if run else "",
+                         stage=e["Stage ID"], task=info["Task ID"],
+                         launch_s=round(launched - start / 1000, 3),
+                         duration_s=round((info["Finish Time"] - info["Launch Time"]) / 1000, 3),
+                         executor_run_s=round(metrics.get("Executor Run Time", 0) / 1000, 3)))
+    for n, p, began, ended in runs:
+        mine = [r for r in rows if r["run"] == n]
+        longest = max(mine, key=lambda r: r["duration_s"]) if mine else None
+        print(f"run {n} (--partitions {p}): {ended - began:.1f} s, {len(mine)} tasks, longest "
+              f"{longest['duration_s'] if longest else 0:.2f} s (stage {longest['stage'] if longest else '-'})")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fields = ["when", "commit", "load1", "edges", "run", "partitions", "stage", "task",
+              "launch_s", "duration_s", "executor_run_s"]
+    new = not out.exists()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+    load = round(os.getloadavg()[0], 2)
+    with out.open("a", newline="") as f:
+        w = csv.DictWriter(f, fields)
+        if new:
+            w.writeheader()
+        for r in rows:
+            w.writerow(dict(when=stamp, commit=commit, load1=load, edges=args.edges, **r))
     return 0
 
 

@@ -22,8 +22,9 @@ tests, not asserted).  ``check_watermark`` covers the end of stream (the spec
 has no watermark); ``features(case)`` names the situations a case exercises, so
 a test can check that the strategy draws every one it claims (``FEATURES``).
 ``partitioned_mismatch`` (Spark) replays a case and streams made from it as
-the keys of one keyed input through the pipeline, from the driver's frame and
-from Parquet row groups read by the executors, against the single-process run
+the keys of one keyed input through the pipeline, from the driver's frame, from
+Parquet row groups read by the executors and from a text file (CSV or JSON
+lines) whose byte ranges the Spark tasks parse, against the single-process run
 and the oracle.
 """
 from __future__ import annotations
@@ -317,7 +318,9 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
     (``pipeline.jobs.topkjoin.replay_parquet``), against the first.  Each key's items go
     into the engine as one ``ItemBatch``, the columnar path the pipeline uses; ``check``
     feeds ``Item`` lists, so this also covers an engine whose columnar path differs from
-    its row path."""
+    its row path.  Then the same input as a text file the Spark tasks parse
+    (``pipeline.jobs.topkjoin.text_replay``: CSV for an odd ``partitions``, JSON lines for
+    an even one), against the first too."""
     import pandas as pd
 
     from streamspec.pipeline.io.topkjoin import ItemStream
@@ -357,7 +360,55 @@ def partitioned_mismatch(spark, engine_cls, case: Case, partitions: int) -> Mism
             problem = _answer_invariants(mine, e.__class__(w, e.start, tau, answer), e, at)
             if problem:
                 return problem
-    return _parquet_mismatch(spark, engine_cls, case, frame, rows, partitions)
+    return (_parquet_mismatch(spark, engine_cls, case, frame, rows, partitions)
+            or _text_mismatch(spark, engine_cls, case, frame, rows, partitions))
+
+
+def _plain_rows(df) -> list[tuple]:
+    cols = ["key", "window", "tau", "rank", "id", "score"]
+    df = df[cols].astype(object).where(df[cols].notna(), None)
+    return sorted(df.itertuples(index=False, name=None), key=repr)
+
+
+def _text_mismatch(spark, engine_cls, case: Case, frame, rows, partitions: int):
+    """The keyed input of ``partitioned_mismatch`` as a text file, each byte range parsed by
+    its Spark task: the same rows as the driver's frame gave (``rows``).  The text path
+    declining the file (``read_items`` taking it on the driver) is a mismatch too."""
+    import argparse
+    import tempfile
+
+    from streamspec.pipeline.io.topkjoin_text import TextItems, plan_text_items
+    from streamspec.pipeline.jobs.topkjoin import Plan, text_replay
+
+    ordered = frame.sort_values(["t", "seq"], kind="stable")
+    label = f"text keyed replay over {partitions} partitions"
+    with tempfile.TemporaryDirectory() as tmp:
+        if partitions % 2:
+            path = f"{tmp}/items.csv"
+            lines = ["ts,id,key,x"] + [f"{t},{i},{k},{x!r}" for k, i, x, t in zip(
+                ordered["key"], ordered["id"], ordered["x"].astype(float), ordered["t"])]
+        else:
+            path = f"{tmp}/items.jsonl"
+            lines = [json.dumps({"key": int(k), "id": i.item() if hasattr(i, "item") else i,
+                                 "x": float(x), "ts": int(t)})
+                     for k, i, x, t in zip(ordered["key"], ordered["id"], ordered["x"], ordered["t"])]
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        items = plan_text_items(path, case.params.t0)
+        if items is None:
+            return Mismatch(label, "the text path declined the file", "TextItems", None)
+        plan = Plan(argparse.Namespace(origin=case.params.t0), items, case.params)
+        got = text_replay(spark, plan, engine_cls, partitions).toPandas()
+        if not isinstance(plan.stream, TextItems):
+            return Mismatch(label, "the tasks declined the file (read on the driver)",
+                            "TextItems", type(plan.stream).__name__)
+    want, have = _plain_rows(rows), _plain_rows(got)
+    if have != want:
+        first = next((i for i, (a, b) in enumerate(zip(have, want)) if a != b),
+                     min(len(have), len(want)))
+        return Mismatch(label, "rows differ from the driver frame's replay", want[first:first + 3],
+                        have[first:first + 3])
+    return None
 
 
 def _parquet_mismatch(spark, engine_cls, case: Case, frame, rows, partitions: int):

@@ -123,8 +123,8 @@ def plan_text_items(path: str, origin: int | None = None) -> TextItems | None:
             end = _first_line_end(head, True)
             if end is None:
                 return None
-            header = next(csv.reader(io.StringIO(head[:end].decode("utf-8"), newline=""),
-                                     skipinitialspace=True))
+            header = [r for r in csv.reader(io.StringIO(head[:end].decode("utf-8"), newline=""),
+                                            skipinitialspace=True) if any(f.strip() for f in r)][0]
             names = [n.strip() for n in header]
             if any(names.count(c) != 1 for c in NEEDED) or names.count("key") > 1:
                 return None

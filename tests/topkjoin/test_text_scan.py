@@ -125,6 +125,10 @@ def test_csv_values_as_the_driver_parses_them(tmp_path):
     got = parse_chunk(plan_text_items(str(path)), path.read_bytes()[len(b"x , id,ts\n"):])
     assert got["id_kind"] == "int" and got["id"].tolist() == want["id"].tolist() == [7, 7, -3]
     assert got["x"].tolist() == want["x"].tolist() and got["t"].tolist() == [5, 6, 7]
+    path.write_text("\n , ,\n\nid,x,ts\n\n1,2,3\n4,5,6\n")      # blank lines before the header
+    plan = plan_text_items(str(path))
+    assert plan.start == len("\n , ,\n\nid,x,ts\n") and plan.columns == (0, 1, 2)
+    assert read_chunk(plan, plan.start, plan.size)["t"].tolist() == [3, 6]
     plain_text = "x,id,ts\r\n1e0,007,+5\r\n,,\r\n2.50,7,6\r\n\r\n-0,-3,0007\r\n1_0,3,1_1"
     path.write_bytes(plain_text.encode())
     want = read_items(str(path)).frame

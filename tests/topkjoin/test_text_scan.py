@@ -248,12 +248,13 @@ def test_stream_range_given_and_lone_cr_in_the_body(spark, tmp_path):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("what", ["quote", "mixed ids", "json ts text"])
-def test_inputs_the_tasks_decline_go_to_the_driver(spark, tmp_path, what):
+@pytest.mark.parametrize("what,keyed", [("quote", False), ("mixed ids", False),
+                                        ("mixed ids", True), ("json ts text", True)])
+def test_inputs_the_tasks_decline_go_to_the_driver(spark, tmp_path, what, keyed):
     """A quote deep in a CSV file, ids that spell ints in the first ranges but not in the
     last, a JSON ``ts`` as text (the driver parses it): the driver's reader takes the input,
     with the same rows as its own path."""
-    frame, case = items_frame(6, False, False)
+    frame, case = items_frame(6, keyed, False)
     remote = timeline(tmp_path, case)
     name = "items.jsonl" if what == "json ts text" else "items.csv"
     frame = frame.astype({"id": object, "ts": object})

@@ -66,6 +66,8 @@ class Plan:
     group_lows: tuple = ()      # each non-empty row group's first and last time
     group_highs: tuple = ()
     groups: tuple = ()          # each one's (file number, row group in that file)
+    dropped: int = 0            # late edges removed before these files were written
+                                # (``pipeline.text_scan`` under lateness ``drop``)
 
 
 def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan | None:

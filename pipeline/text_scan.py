@@ -71,6 +71,7 @@ class TextPlan:
     data_start: int            # the byte offset of the first data line
     separator: str
     columns: tuple             # u, v, t in the file's order
+    lateness: str = "error"
 
 
 def plan(path: str, lateness: str, r: int, s: int, min_bytes: int | None = None
@@ -82,7 +83,7 @@ def plan(path: str, lateness: str, r: int, s: int, min_bytes: int | None = None
     """
     from streamspec.pipeline.io import _FIELD_SEPARATOR
 
-    if lateness != "error" or s > r or is_parquet(path) or "://" in path \
+    if lateness not in ("error", "drop") or s > r or is_parquet(path) or "://" in path \
             or not os.path.isfile(path):
         return None
     size = os.path.getsize(path)
@@ -114,9 +115,9 @@ def plan(path: str, lateness: str, r: int, s: int, min_bytes: int | None = None
                     continue
                 columns = COLUMNS
             separator = _separator(raw.rstrip(b"\n").removesuffix(b"\r"), columns)
-            if separator is None:
-                return None
-            return TextPlan(path, size, offset, separator, columns)
+            if separator is None or lateness == "drop" and "key" in columns:
+                return None         # keyed lateness drop: per key, on the driver
+            return TextPlan(path, size, offset, separator, columns, lateness)
 
 
 def _separator(line: bytes, columns: tuple) -> str | None:
@@ -151,7 +152,8 @@ def stage(spark, source: TextPlan, staging: str, partitions: int) -> Staged | No
     times = [(r[4], r[5]) for r in reports if r[3]]
     return Staged(staging, sum(r[3] for r in reports), kinds.pop() if kinds else None,
                   min(t[0] for t in times) if times else None,
-                  max(t[1] for t in times) if times else None)
+                  max(t[1] for t in times) if times else None,
+                  tuple(r[5] if r[3] else None for r in reports))
 
 
 @attrs.frozen
@@ -164,6 +166,7 @@ class Staged:
     key_kind: type | None
     first_t: int | None
     last_t: int | None
+    part_last_t: tuple = ()     # each range's greatest time (None: no edge), in file order
 
 
 def staged_plan(spark, source: TextPlan, staging: str, partitions: int, origin: int | None,
@@ -172,10 +175,57 @@ def staged_plan(spark, source: TextPlan, staging: str, partitions: int, origin: 
     the tasks refused it or the footers show it out of time order or before ``origin``."""
     from streamspec.pipeline import range_scan
 
-    if "key" in source.columns or stage(spark, source, staging, partitions) is None:
+    if "key" in source.columns:
         return None
+    staged = stage(spark, source, staging, partitions)
+    if staged is None:
+        return None
+    dropped = drop_late(spark, staged) if source.lateness == "drop" else 0
     scan = range_scan.plan(staging, "error", origin, r, s)
-    return scan if scan is not None and scan.rows else None
+    return attrs.evolve(scan, dropped=dropped) if scan is not None and scan.rows else None
+
+
+def drop_late(spark, staged: Staged) -> int:
+    """Lateness ``drop`` over the staged files, as the validating reader applies it
+    (``pipeline.io.edges.check_order``): an edge earlier than any edge before it in the
+    file is removed.  Each range's file is filtered by its own task, given the greatest
+    time of the ranges before it; returns the number of edges removed."""
+    before, running = [], None
+    for last in staged.part_last_t:
+        before.append(running)
+        if last is not None:
+            running = last if running is None else max(running, last)
+
+    def run(numbers):
+        for n in numbers:
+            yield filter_late(os.path.join(staged.path, f"part-{n:06d}.parquet"), before[n])
+
+    return sum(spark.sparkContext.parallelize(range(len(before)), max(1, len(before)))
+               .mapPartitions(run).collect())
+
+
+def filter_late(path: str, before: int | None) -> int:
+    """Remove the late edges of one staged file (``drop_late``); their number."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    t = table.column("t").to_numpy()
+    if not len(t):
+        return 0
+    floor = np.maximum.accumulate(t)
+    seen = np.concatenate([[np.iinfo(np.int64).min if before is None else before],
+                           floor[:-1]])
+    if before is not None:
+        seen = np.maximum(seen, before)
+    keep = t >= seen
+    if keep.all():
+        return 0
+    import pyarrow as pa
+
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.tmp")
+    pq.write_table(table.filter(pa.array(keep)), tmp, row_group_size=GROUP_ROWS)
+    os.replace(tmp, path)
+    return int(len(t) - keep.sum())
 
 
 def _stage_task(source: TextPlan, spans, staging: str):

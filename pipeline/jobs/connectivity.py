@@ -14,9 +14,10 @@ input one engine per key (``streamspec.pipeline.replay``); both equal the
 single-process run.  An unkeyed Parquet file or directory with lateness
 ``error`` takes the columnar, shuffle-free path of ``streamspec.pipeline.range_scan``
 (footer statistics; each range task reads its row groups with pyarrow straight
-into the engine).  An unkeyed local text input of at least 16 MB with lateness
-``error`` is parsed by Spark tasks into staged Parquet files beside the output,
-which the range scan then replays (``streamspec.pipeline.text_scan``).  Any
+into the engine).  A local text input of at least 16 MB (lateness ``error``,
+or ``drop`` without a key) is parsed by Spark tasks into staged Parquet files
+beside the output, which the range scan (or, keyed, one engine per key) then
+replays (``streamspec.pipeline.text_scan``).  Any
 other input, and any input those paths refuse or find out of order, goes
 through the validating reader on the driver.  Bad input is reported as ``file:line: message`` (or
 ``file:row N``) with exit code 2 before anything is written.
@@ -198,7 +199,7 @@ def replay_staged(spark, plan: Plan, engine_cls, partitions: int):
                                  as_text=plan.id_kind is str)
         if kept is None:
             return None
-        plan.stream = edge_io.EdgeStream(None, args.input, False, int, fast.rows, 0,
+        plan.stream = edge_io.EdgeStream(None, args.input, False, int, fast.rows, fast.dropped,
                                          fast.first_t, fast.last_t)
         return materialised(kept.select("window", "start", "end", "answers"))
     finally:    # the windows are checkpointed: the staged edges are no longer needed

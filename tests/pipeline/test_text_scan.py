@@ -106,7 +106,7 @@ def test_the_tasks_parser_refuses_what_the_reader_must_judge(tmp_path, why, text
     ("leading space first", " 1 2 3\n", {}),
     ("lone CR in the head", "# x\r1 2 3\n", {}),
     ("only comments", "# x\n# y\n", {}),
-    ("lateness drop", "1 2 3\n", {"lateness": "drop"}),
+    ("keyed lateness drop", "u v t key\n1 2 3 a\n", {"lateness": "drop"}),
     ("s > r", "1 2 3\n", {"r": 1, "s": 2}),
     ("small file", "1 2 3\n", {"min_bytes": 1 << 20}),
 ])
@@ -290,3 +290,62 @@ def test_cli_keyed_bad_order_deep_in_a_staged_file_is_located(spark, tmp_path, m
     err = capsys.readouterr().err
     assert message in err and "OutOfOrder" not in err.split(message)[0], (why, err)
     assert not (tmp_path / "out").exists()
+
+
+# -- lateness drop: the late edges removed from the staged files ------------------------------
+def dropped_locally(source, tmp_path, parts):
+    """``drop_late`` without Spark: stage each span, filter each file given the ranges
+    before it; the kept edges in file order and the number removed."""
+    from streamspec.pipeline.io.lines import line_cuts
+
+    cuts = [source.data_start] + [c for c in line_cuts(source.source, source.size, parts)
+                                  if c > source.data_start]
+    kept, removed, running = [], 0, None
+    for n, (a, b) in enumerate(zip(cuts, cuts[1:])):
+        part = tmp_path / f"d{parts}-{n}.parquet"
+        ok, _, edges, _, last = text_scan.stage_span(source, a, b, str(part), part=n)
+        assert ok
+        removed += text_scan.filter_late(str(part), running)
+        if edges:
+            running = last if running is None else max(running, last)
+        table = pq.read_table(part)
+        kept += list(zip(*(table.column(c).to_pylist() for c in ("u", "v", "t"))))
+    return kept, removed
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_late_edges_dropped_as_the_reader_drops_them(tmp_path, parts):
+    import random
+    rng = random.Random(parts)
+    edges, t = [], 0
+    for i in range(300):
+        t += rng.choice([0, 1, 2])
+        late = rng.random() < 0.15
+        edges.append(Edge(i % 11, i % 7, max(0, t - rng.randint(1, 30)) if late else t))
+    path = write_text(tmp_path / "e.txt", edges, "snap")
+    source = text_scan.plan(path, "drop", 10, 5, min_bytes=0)
+    assert source is not None and source.lateness == "drop"
+    frame, dropped = load_text_edges(path, "drop")
+    want = list(zip(frame["u"].tolist(), frame["v"].tolist(), frame["t"].tolist()))
+    assert dropped > 0
+    assert dropped_locally(source, tmp_path, parts) == (want, dropped)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("partitions", ["1", "3"])
+def test_cli_staged_lateness_drop_equals_the_driver_read(spark, tmp_path, monkeypatch, capsys,
+                                                         partitions):
+    body = [f"{i % 9} {(i * 5) % 11} {i // 4 if i % 13 else max(0, i // 4 - 9)}"
+            for i in range(400)]
+    path = tmp_path / "e.txt"
+    path.write_text("\n".join(body) + "\n")
+    extra = ["--partitions", partitions, "--lateness", "drop"]
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 1 << 40)
+    assert run_cli(tmp_path, str(path), tmp_path / "driver", *extra) == 0
+    driver_says = capsys.readouterr().out.splitlines()[0]
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 0)
+    assert run_cli(tmp_path, str(path), tmp_path / "staged", *extra) == 0
+    staged_says = capsys.readouterr().out.splitlines()[0]
+    assert output_rows(tmp_path / "staged") == output_rows(tmp_path / "driver")
+    _, dropped = load_text_edges(str(path), "drop")
+    assert f"({dropped} late edges dropped)" in staged_says and f"({dropped} late edges" in driver_says

@@ -468,6 +468,7 @@ class Plan:
     types: dict | None = None
     n_events: int = 0             # Spark-read path: events and keys (0: not keyed)
     n_keys: int = 0
+    phases: dict = attrs.Factory(dict)  # Spark-read path: seconds of each step (benches)
 
 
 def prepare(args) -> Plan:
@@ -545,14 +546,23 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
        puts its pieces in merge order (``kws_text.assemble``: time, input position,
        chunk, row; default tids ``REL:LINE``) and replays them through the engine's
        columnar batches (``inputs_of``), the spec validating them; a rejection is a
-       marker row, and with several ranges a repeated tid (which no one range may
-       see) is looked for by one aggregation over the tids.
+       marker row; with several ranges, tasks of the same pass look for a tid repeated
+       across them (which no one range may see) and answer with the marker row too.
     """
+    import time
+
     import pyarrow as pa
     from pyspark.sql import functions as F
 
     from streamspec.pipeline.io.kws_text import chunk_table, chunks
     from streamspec.pipeline.job import materialised
+
+    began = [time.monotonic()]
+
+    def phase(name):
+        now = time.monotonic()
+        plan.phases[name] = round(now - began[0], 3)
+        began[0] = now
 
     files = plan.files
     cs = chunks(files, partitions, chunk_bytes)
@@ -575,7 +585,9 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
     numbers = spark.sparkContext.parallelize([(c,) for c in range(len(cs))], len(cs))
     parsed = (spark.createDataFrame(numbers, "chunk int").mapInArrow(parse, CHUNK_STATS)
               .localCheckpoint(eager=True))
+    phase("parse")
     stats = sorted(parsed.drop("data").collect())
+    phase("checks")
     if [s.chunk for s in stats] != list(range(len(cs))) or not all(s.ok for s in stats):
         return None
     keyed, unkeyed = sum(s.keyed for s in stats), sum(s.unkeyed for s in stats)
@@ -606,13 +618,13 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
         t1 = max(s.t_max for s in stats if s.rows)
         tasks = [(None, None)] if w is None or partitions <= 1 else time_bounds(t0, t1, partitions)
         rels = [f.rel for f in files if f.rel is not None]
-        if len(tasks) > 1 and (any(s.explicit for s in stats) or len(set(rels)) < len(rels)) \
-                and _repeated_tid(data, bases):
-            return None
-        rows = _replay_chunks(data, plan.params, engine_cls, bases, tasks)
+        check = len(tasks) > 1 and (any(s.explicit for s in stats) or len(set(rels)) < len(rels))
+        rows = _replay_chunks(data, plan.params, engine_cls, bases, tasks, check)
     rows = rows.localCheckpoint(eager=True)
+    phase("replay")
     if rows.where(F.col("kind") == REJECTED).limit(1).count():
         return None
+    phase("rejections")
     return materialised(rows.where(F.col("kind") != REJECTED))
 
 
@@ -655,19 +667,29 @@ def _replay_stream(engine_cls, params: Params, blobs, bases, lo, hi, key=None, k
     return arrow_rows(outputs, key, key_arrow)
 
 
-def _replay_chunks(data, params: Params, engine_cls, bases: dict, tasks: list):
+def _replay_chunks(data, params: Params, engine_cls, bases: dict, tasks: list,
+                   check_tids: bool = False):
     """One stream: each chunk's rows split by time range (a range's halo included), one
-    task per range."""
+    task per range.  With ``check_tids`` (several ranges, tids that could repeat across
+    them, which no one range would see) the same pass also sends each chunk's insert
+    tids to ``len(tasks)`` more tasks by a stable hash (CRC-32 of the text); a task that
+    finds a repeat answers with the marker row, as a rejecting range does."""
+    import zlib
+
     import pyarrow as pa
     import pyarrow.compute as pc
 
     w = params.window
+    ranges = len(tasks)
     schema = _arrow_schema("part int, data binary")
+
+    def piece(p, table):
+        return pa.RecordBatch.from_pydict({"part": [p], "data": [_ipc(table)]}, schema)
 
     def split(batches):
         for batch in batches:
-            for blob in batch.column("data").to_pylist():
-                if len(tasks) == 1:
+            for c, blob in zip(batch.column("chunk").to_pylist(), batch.column("data").to_pylist()):
+                if ranges == 1:
                     yield pa.RecordBatch.from_pydict({"part": [0], "data": [blob]}, schema)
                     continue
                 table = _from_ipc([blob])
@@ -677,16 +699,32 @@ def _replay_chunks(data, params: Params, engine_cls, bases: dict, tasks: list):
                                    pc.greater_equal(t, max(lo - w, INT64_MIN)))
                     part = table.filter(keep)
                     if part.num_rows:
-                        yield pa.RecordBatch.from_pydict({"part": [p], "data": [_ipc(part)]},
-                                                         schema)
+                        yield piece(p, part)
+                if check_tids:
+                    tid, rel, line = (table[x].to_pylist() for x in ("tid", "rel", "line"))
+                    groups: dict = {}
+                    for x, r, n in zip(tid, rel, line):
+                        if r is None:
+                            continue            # a deletion
+                        x = x if x is not None else f"{r}:{bases.get(c, 0) + n}"
+                        b = zlib.crc32(x.encode("utf-8", "surrogatepass")) % ranges
+                        groups.setdefault(b, []).append(x)
+                    for b, xs in groups.items():
+                        yield piece(ranges + b, pa.table({"tid": pa.array(xs, pa.string())}))
 
-    def per_range(part):
-        lo, hi = tasks[part["part"][0].as_py()]
+    def per_task(part):
+        p = part["part"][0].as_py()
+        if p >= ranges:                 # a bucket of tids
+            tids = _from_ipc(part["data"].to_pylist())["tid"]
+            repeated = pc.count_distinct(tids).as_py() < len(tids)
+            return _rejected() if repeated else arrow_rows([])
+        lo, hi = tasks[p]
         return _replay_stream(engine_cls, params, part["data"].to_pylist(), bases, lo, hi)
 
     pieces = data.mapInArrow(split, "part int, data binary")
-    return (pieces.repartition(len(tasks), "part").groupBy("part")
-            .applyInArrow(per_range, OUTPUT_SCHEMA))
+    n = ranges * (2 if check_tids and ranges > 1 else 1)
+    return (pieces.repartition(n, "part").groupBy("part")
+            .applyInArrow(per_task, OUTPUT_SCHEMA))
 
 
 def _replay_chunks_keyed(data, params: Params, engine_cls, bases: dict, ktype: str, parts: int):
@@ -715,23 +753,6 @@ def _replay_chunks_keyed(data, params: Params, engine_cls, bases: dict, ktype: s
     pieces = data.mapInArrow(split, f"key {ktype}, data binary")
     return (pieces.repartition(parts, "key").groupBy("key")
             .applyInArrow(per_key, f"key {ktype}, {OUTPUT_SCHEMA}"))
-
-
-def _repeated_tid(data, bases: dict) -> bool:
-    """Whether an insert's tid repeats across the chunks (one aggregation over the tids)."""
-    import pyarrow as pa
-
-    def tids(batches):
-        for batch in batches:
-            for c, blob in zip(batch.column("chunk").to_pylist(), batch.column("data").to_pylist()):
-                table = _from_ipc([blob])
-                tid, rel, line = (table[x].to_pylist() for x in ("tid", "rel", "line"))
-                found = [x if x is not None else f"{r}:{bases.get(c, 0) + n}"
-                         for x, r, n in zip(tid, rel, line) if r is not None]
-                yield pa.RecordBatch.from_pydict({"tid": pa.array(found, pa.string())})
-
-    found = data.mapInArrow(tids, "tid string")
-    return bool(found.groupBy("tid").count().where("count > 1").limit(1).collect())
 
 
 def summarize(plan: Plan, rows) -> Summary:

@@ -394,7 +394,7 @@ def _text_mismatch(spark, engine_cls, case: Case, frame, rows, partitions: int):
                      for k, i, x, t in zip(ordered["key"], ordered["id"], ordered["x"], ordered["t"])]
         with open(path, "w") as f:
             f.write("\n".join(lines) + "\n")
-        items = plan_text_items(path, case.params.t0)
+        items = plan_text_items(path, case.params.t0, small=0)
         if items is None:
             return Mismatch(label, "the text path declined the file", "TextItems", None)
         plan = Plan(argparse.Namespace(origin=case.params.t0), items, case.params)

@@ -1,11 +1,13 @@
 """Text item inputs of the topkjoin job parsed by Spark tasks, not the driver (issue 11).
 
 A local CSV or JSON lines items file (``--input items.csv`` / ``.json`` /
-``.jsonl``, as ``pipeline.io.topkjoin.read_items`` reads it) is planned here
-from its first lines only (``plan_text_items``): the CSV header (which columns
-are ``id, x, ts[, key]``, in any order) and the first record, checked by the
-spec on the driver, so a bad first record still fails before Spark starts (the
-plan declines it and ``read_items`` names it).  The rest of the file is cut
+``.jsonl``, as ``pipeline.io.topkjoin.read_items`` reads it) of at least
+``SMALL`` bytes (1 MB; a smaller one is read on the driver, which costs less
+than Spark's tasks) is planned here from its first lines only
+(``plan_text_items``): the CSV header (which columns are ``id, x, ts[, key]``,
+in any order) and the first ``HEAD_LINES`` (64) lines, parsed as the tasks
+parse and checked by the spec on the driver, so a bad record there still fails
+before Spark starts (the plan declines the file and ``read_items`` names it).  The rest of the file is cut
 into byte ranges at line starts (``pipeline.io.lines.line_cuts``) and each
 Spark task parses its own range (``parse_chunk``) exactly as the driver's
 reader would:
@@ -109,16 +111,36 @@ def _first_line_end(data: bytes, skip_blank_csv: bool) -> int | None:
         at = n + 1
 
 
-def plan_text_items(path: str, origin: int | None = None) -> TextItems | None:
-    """The plan of a local CSV or JSON lines items file whose header (CSV) and first record
-    the tasks can take and the spec accepts; None otherwise (``read_items`` then reads the
-    file on the driver and names its first bad line before Spark starts)."""
+SMALL = 1 << 20     # bytes: a smaller file is read on the driver (``plan_text_items``)
+HEAD_LINES = 64     # lines checked on the driver before Spark starts
+
+
+def plan_text_items(path: str, origin: int | None = None, small: int | None = None
+                    ) -> TextItems | None:
+    """The plan of a local CSV or JSON lines items file of at least ``small`` bytes
+    (default ``SMALL``: a smaller one costs less on the driver than Spark's tasks) whose
+    header (CSV) and first ``HEAD_LINES`` lines the tasks take as the driver's reader would
+    and the spec accepts; None otherwise (``read_items`` then reads the file on the driver
+    and names its first bad line before Spark starts).  A bad line further on is found by
+    the task that parses it, after Spark has started."""
     if is_parquet(path) or "://" in path or not os.path.isfile(path):
         return None
     fmt = "json" if path.endswith((".json", ".jsonl")) else "csv"
     size = os.path.getsize(path)
+    if size < (SMALL if small is None else small):
+        return None
     try:
-        head = _head(path, size, 64)
+        head = _head(path, size, HEAD_LINES)
+        cut = 0
+        for _ in range(HEAD_LINES):             # the first lines, each with its newline
+            n = head.find(b"\n", cut)
+            if n < 0:
+                break
+            cut = n + 1
+        head = head[:cut]
+        # lines there are not what ``\n`` cuts: a lone CR, a quote (maybe around a newline)
+        if lone_cr(head) or (fmt == "csv" and b'"' in head):
+            return None
         if fmt == "csv":
             end = _first_line_end(head, True)
             if end is None:
@@ -132,38 +154,35 @@ def plan_text_items(path: str, origin: int | None = None) -> TextItems | None:
             plan = TextItems(path, size, fmt, end, keyed, len(names),
                              tuple(names.index(c) for c in NEEDED + (("key",) if keyed else ())))
         else:
-            end, plan = 0, None
-        first_end = _first_line_end(head[end:], fmt == "csv")
-        if first_end is None:
-            return None
-        first = head[end:end + first_end]
-        # lines there are not what ``\n`` cuts: a lone CR, a quote (maybe around a newline)
-        if lone_cr(head[:end + first_end]) or (fmt == "csv" and b'"' in head[:end + first_end]):
-            return None
-        if fmt == "json":
-            row = json.loads(first.decode("utf-8"))
+            first_end = _first_line_end(head, False)
+            if first_end is None:
+                return None
+            row = json.loads(head[:first_end].decode("utf-8"))
             if not isinstance(row, dict):
                 return None
             plan = TextItems(path, size, fmt, 0, "key" in row)
-        parsed = parse_chunk(plan, first)
-        _check_first(parsed, origin)
+        _check_head(parse_chunk(plan, head[plan.start:]), origin, plan.keyed)
     except (Unfit, ValueError, RecordError, csv.Error):   # JSON/UTF-8 errors are ValueErrors
         return None
     return plan
 
 
-def _check_first(parsed: dict, origin: int | None) -> None:
-    """The spec's check of the first record alone (``read_items``' check, origin included)."""
+def _check_head(parsed: dict, origin: int | None, keyed: bool) -> None:
+    """The spec's check of the first records, key by key (``read_items``' check, origin
+    included); ``Unfit`` when there is none."""
     from streamspec.spec.errors import OutOfOrder
     from streamspec.spec.topkjoin import ItemBatch, id_type, validate
 
-    if len(parsed["x"]) != 1 or parsed["id_kind"] not in ("int", "string"):
+    ids, x, ts = parsed["id"], parsed["x"], parsed["t"]
+    if not len(x):
         raise Unfit
-    ids = parsed["id"]
-    batch = ItemBatch(ids, parsed["x"], parsed["t"])
-    validate(batch, id_type(ids[0]), None)
-    if origin is not None and parsed["t"][0] < origin:
-        raise OutOfOrder("before the origin")
+    keys = parsed["key"] if keyed else np.zeros(len(x), np.int64)
+    kind = id_type(ids[0])
+    for key in dict.fromkeys(keys.tolist()):
+        rows = np.flatnonzero(keys == key)
+        validate(ItemBatch(ids[rows], x[rows], ts[rows]), kind, None)
+        if origin is not None and ts[rows[0]] < origin:
+            raise OutOfOrder("before the origin")
 
 
 def _verdict(tokens: list[str]) -> tuple[str, np.ndarray]:

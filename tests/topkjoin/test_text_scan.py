@@ -20,6 +20,15 @@ from streamspec.spec.errors import RecordError
 from streamspec.spec.registry import Registry
 
 
+@pytest.fixture(autouse=True)
+def small_files_take_the_text_path(monkeypatch):
+    """Test files of a few KB through the tasks (``SMALL`` keeps them on the driver), the
+    driver checking their first 8 lines only (so a bad line at line 9 on is a task's)."""
+    import streamspec.pipeline.io.topkjoin_text as text
+    monkeypatch.setattr(text, "SMALL", 0)
+    monkeypatch.setattr(text, "HEAD_LINES", 8)
+
+
 def items_frame(seed: int, keyed: bool, strings: bool):
     """A random case's items (keyed: ``keyed_streams``, interleaved by time) as a frame
     ``key, id, x, ts``; ids (and keys) as text that is not an integer when ``strings``."""
@@ -170,6 +179,21 @@ def test_json_inputs_the_driver_must_read_are_not_planned(tmp_path, text, why):
     path = tmp_path / "items.jsonl"
     path.write_text(text)
     assert plan_text_items(str(path), origin=30) is None, why
+
+
+def test_small_files_and_bad_first_lines_are_read_on_the_driver(tmp_path):
+    import streamspec.pipeline.io.topkjoin_text as text
+    path = tmp_path / "items.csv"
+    path.write_text("id,x,ts\n" + "".join(f"{i},1,{i}\n" for i in range(20)))
+    assert plan_text_items(str(path), small=path.stat().st_size + 1) is None
+    assert isinstance(plan_text_items(str(path)), TextItems)
+    lines = path.read_text().split("\n")
+    lines[text.HEAD_LINES - 1] = "7,1,0"            # late, within the lines checked first
+    path.write_text("\n".join(lines))
+    assert plan_text_items(str(path)) is None
+    lines[text.HEAD_LINES - 1], lines[text.HEAD_LINES] = f"{text.HEAD_LINES},1,99", "7,1,0"
+    path.write_text("\n".join(lines))
+    assert isinstance(plan_text_items(str(path)), TextItems)     # the task's to find
 
 
 def test_parquet_and_missing_inputs_are_not_text(tmp_path):

@@ -20,8 +20,8 @@ is not read here: ``plan_parquet_items`` plans it from its footers and the
 executors read its row groups (``read_groups``), the engines' spec check
 validating each key's items there (``streamspec.pipeline.jobs.topkjoin``);
 its errors name ``file:row N`` within the file.  A local CSV or JSON lines
-file is not read here either, unless the Spark tasks decline it: its header
-and first record are checked on the driver, its byte ranges parsed by the
+file of 1 MB or more is not read here either, unless the Spark tasks decline
+it: its header and first lines are checked on the driver, its byte ranges parsed by the
 tasks exactly as ``read_items`` parses them
 (``streamspec.pipeline.io.topkjoin_text``), and ``read_items`` reads it only
 when a range is one the tasks cannot take, or to raise its own ``file:line``

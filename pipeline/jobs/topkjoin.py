@@ -49,9 +49,10 @@ nDCG@k and precision@k of the engine against it.  Two ways in:
   took 84-88 s with ``--partitions 1`` before this path and 26.6-37.8 s with
   it at load 4-5 (the engine alone: 0.1-0.4 s; the rest is Spark's start, ~10-18
   s, and its first Python job, ~10 s at that load).
-- A local CSV or JSON lines file (``plan_text_items``: its header and first
-  record checked on the driver, so a bad first record fails before Spark) is
-  parsed by Spark tasks, not the driver (``text_replay``): one task per byte
+- A local CSV or JSON lines file of 1 MB or more (``plan_text_items``: its
+  header and first 64 lines parsed and checked on the driver, so a bad record
+  there fails before Spark; a smaller file is read on the driver) is parsed
+  by Spark tasks, not the driver (``text_replay``): one task per byte
   range (``--partitions`` ranges cut at line starts,
   ``pipeline.io.lines.line_cuts``) parses its lines into columns exactly as
   ``read_items`` would (``pipeline.io.topkjoin_text``) and reports the kind
@@ -823,8 +824,8 @@ class Plan:
 def prepare(args) -> Plan:
     """The windows first (the stream range needs them), then the inputs, all before Spark: a
     local Parquet input is planned from its footers (``plan_parquet_items``), a local CSV or
-    JSON lines file from its header and first record (``plan_text_items``), any other is
-    read and validated here (``read_items``)."""
+    JSON lines file of 1 MB or more from its header and first lines (``plan_text_items``),
+    any other is read and validated here (``read_items``)."""
     from streamspec.pipeline.io.topkjoin import plan_parquet_items, read_items, read_remote
     from streamspec.pipeline.io.topkjoin_text import plan_text_items
 

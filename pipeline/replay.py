@@ -48,22 +48,27 @@ def in_event_order(pdf: pd.DataFrame) -> pd.DataFrame:
     return pdf.sort_values(list(EVENT_ORDER), kind="stable").reset_index(drop=True)
 
 
-def keyed(df, run_stream: Callable[[pd.DataFrame], pd.DataFrame], schema: str):
+def keyed(df, run_stream: Callable[[pd.DataFrame], pd.DataFrame], schema: str,
+          order: tuple = EVENT_ORDER, rows_by: tuple = ("window",)):
     """One engine per key: ``run_stream(events) -> output rows``; rows get the key prepended.
 
-    ``schema`` is the output schema without the key (a DDL string).
+    ``schema`` is the output schema without the key (a DDL string).  A key's events
+    reach ``run_stream`` stably sorted by the ``order`` columns (a shuffle does not keep
+    their order; default: time, then input order); each Spark partition's rows come
+    back sorted by key and the ``rows_by`` columns.
     """
     key_type = df.schema["key"].dataType.simpleString()
 
     def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
         key = pdf["key"].iloc[0]
-        out = run_stream(in_event_order(pdf))
+        events = pdf.sort_values(list(order), kind="stable").reset_index(drop=True)
+        out = run_stream(events)
         out.insert(0, "key", pd.Series([key] * len(out), dtype=object if isinstance(key, str)
                                        else pdf["key"].dtype))
         return out
 
     return (df.groupBy("key").applyInPandas(per_key, f"key {key_type}, {schema}")
-            .sortWithinPartitions("key", "window"))
+            .sortWithinPartitions("key", *rows_by))
 
 
 def time_partitioned(df, windows: SlidingWindows, n_windows: int, partitions: int,

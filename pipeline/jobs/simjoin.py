@@ -151,15 +151,8 @@ def replay_stream(spark, stream, engine_cls, params: Params, partitions: int, id
     if stream.keyed:
         key_type = "string" if frame["key"].map(lambda k: isinstance(k, str)).any() else "long"
         df = spark.createDataFrame(frame[["pos", "id", "tokens", "ts", "side", "key"]],
-                                   f"{cols}, key {key_type}").repartition(partitions, "key")
-
-        def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
-            out = run_stream(engine_cls, params, pdf)
-            out.insert(0, "key", pdf["key"].iloc[0])
-            return out
-
-        return (df.groupBy("key").applyInPandas(per_key, f"key {key_type}, {schema}")
-                .sortWithinPartitions("key", "event", "rank"))
+                                   f"{cols}, key {key_type}")
+        return replay_keys(df, engine_cls, params, partitions, id_type)
     n = len(frame)
     if n == 0:
         return spark.createDataFrame([], schema)
@@ -185,6 +178,18 @@ def replay_stream(spark, stream, engine_cls, params: Params, partitions: int, id
             .withColumn("event", F.col("event") + F.col("offset"))
             .select(*[c.split()[0] for c in schema.split(", ")])
             .sortWithinPartitions("event", "rank"))
+
+
+def replay_keys(df, engine_cls, params: Params, partitions: int, id_type: str):
+    """One engine per key over records ``pos, id, tokens, ts, side, key`` (``pos`` orders a
+    key's records), through the generic keyed replay (``pipeline.replay.keyed``)."""
+    import functools
+
+    from streamspec.pipeline import replay as spread
+
+    return spread.keyed(df.repartition(partitions, "key"),
+                        functools.partial(run_stream, engine_cls, params), output_schema(id_type),
+                        order=("pos",), rows_by=("event", "rank"))
 
 
 # -- a keyed JSON lines file parsed by the Spark tasks ---------------------------------------
@@ -230,17 +235,8 @@ def replay_keyed_lines(spark, plan: Plan, engine_cls, partitions: int):
         if not plan.join_given and params.join == "self" and any(r[6] for r in full):
             return None         # read_sets would have chosen the two-stream join
         plan.staged_records = sum(r[2] for r in full)
-        df = spark.read.parquet(staging).repartition(partitions, "key")
-        key_type = "long" if kinds[2] == {"int"} else "string"
-        schema = output_schema(plan.id_type)
-
-        def per_key(pdf: pd.DataFrame) -> pd.DataFrame:
-            out = run_stream(engine_cls, params, pdf)
-            out.insert(0, "key", pdf["key"].iloc[0])
-            return out
-
-        rows = (df.groupBy("key").applyInPandas(per_key, f"key {key_type}, {schema}")
-                .sortWithinPartitions("key", "event", "rank"))
+        rows = replay_keys(spark.read.parquet(staging), engine_cls, params, partitions,
+                           plan.id_type)
         try:
             return materialised(rows.localCheckpoint(eager=True))
         except Exception as err:    # py4j/pyspark wrap what a task raised

@@ -1,7 +1,7 @@
 """Quality experiments of the AcquaTop paper (§6, Figures 12-15, Table 6), redrawn.
 
 ``python -m streamspec.bench.topkjoin.experiment [budget|ch|k|n|all] [--datasets 5] [--java-compat]
-[--budget G]`` writes ``bench/results/topkjoin/<experiment>[-java][-bG].csv`` (one row per engine,
+[--stream seeded|real] [--budget G]`` writes ``bench/results/topkjoin/<experiment>[-java|-real][-bG].csv`` (one row per engine,
 parameter value and dataset: cumulative nDCG@K and precision@K over 150
 evaluations, plus the diagnostic ``ndcg_java``, the authors' order-insensitive
 variant of analysis §7.2, and the fetches spent) and ``<experiment>.png``
@@ -36,6 +36,15 @@ whole table, never-changing users skipped, filler refreshes not applied to
 arrivals) and ``at-tsm-java`` (gamma - 1 refreshes); the Java's nDCG is the
 ``ndcg_java`` column as always.  Engines, oracle and metrics are unchanged;
 files get the suffix ``-java``.
+
+``--stream real`` (issue 15): the paper's real mention stream instead of the
+seeded one, as the authors' Java saw it (``real_stream``: the file carries
+the Java's {1, 2} per-window values, so this is the ``--java-compat``
+setting with its two diagnostic engines, without the rewrite); one stream for
+the five datasets of each CH, as in the paper (only the remote side, the
+regenerated DS-CH-x, differs between datasets); files get the suffix
+``-real``.  Every run also writes ``<experiment><suffix>-margins.csv``, the
+relative differences ``table6`` summarises.
 """
 from __future__ import annotations
 
@@ -47,6 +56,7 @@ import numpy as np
 
 from streamspec.bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
 from streamspec.bench.topkjoin.java_compat import DIAGNOSTICS as JAVA_DIAGNOSTICS, slide_presence
+from streamspec.bench.topkjoin import real_stream, table6 as t6
 from streamspec.engines.topkjoin import policies
 from streamspec.engines.topkjoin.acquatop import WsjWbmEngine
 from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
@@ -99,12 +109,28 @@ def stream_range(ids, x, ts) -> tuple[float, float]:
     return float(vals.min()), float(max(vals.max(), vals.min() + 1))
 
 
-def dataset(ch: int, seed: int, snapshots, java_compat: bool = False):
+_REAL: dict = {}
+
+
+def real_items():
+    """The real stream's items (read once per process: every dataset shares the stream)."""
+    if not _REAL:
+        _REAL["items"] = real_stream.load()
+    return _REAL["items"]
+
+
+def dataset(ch: int, seed: int, snapshots, java_compat: bool = False, stream: str = "seeded"):
     """``(remote, ids, x, ts)`` of dataset ``seed`` of DS-CH-``ch`` (x = 1 per mention, or the
-    Java's slide-presence rewrite with ``java_compat``)."""
+    Java's slide-presence rewrite with ``java_compat``; with ``stream="real"`` the real stream,
+    whose values already are the Java's)."""
     remote = TimelineDataset.from_rows(timeline_rows(ds_ch(snapshots, ch, seed)))
+    end = T0 + OMEGA + 149 * BETA              # the 150 evaluated windows
+    if stream == "real":
+        ids, x, ts = real_items()
+        keep = ts < end
+        return remote, ids[keep], x[keep], ts[keep]
     ids, ts = mentions(list(snapshots), seed)
-    keep = ts < T0 + OMEGA + 149 * BETA    # the 150 evaluated windows
+    keep = ts < end
     ids, ts = ids[keep], ts[keep]
     if java_compat:
         ids, x, ts = slide_presence(ids, ts, T0, OMEGA, BETA)
@@ -121,12 +147,12 @@ def run(engine: str, params: Params, ids, x, ts):
 
 
 def experiment(name: str, datasets: int, snapshots, java_compat: bool = False,
-               default: dict = DEFAULT) -> list[dict]:
+               default: dict = DEFAULT, stream: str = "seeded") -> list[dict]:
     rows = []
     for value in GRIDS[name]:
         setting = default | {name: value}
         for seed in range(1, datasets + 1):
-            remote, ids, x, ts = dataset(setting["ch"], seed, snapshots, java_compat)
+            remote, ids, x, ts = dataset(setting["ch"], seed, snapshots, java_compat, stream)
             params = Params(omega=OMEGA, beta=BETA, k=setting["k"], n=setting["n"],
                             budget=setting["budget"], t0=T0, remote=remote,
                             stream_range=stream_range(ids, x, ts), remote_range=remote.value_range(),
@@ -178,7 +204,7 @@ def median_table(rows, name) -> list[str]:
     return lines
 
 
-def plot(rows, name, path):
+def plot(rows, name, path, stream: str = "seeded stream"):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -195,7 +221,7 @@ def plot(rows, name, path):
         ax.set_ylabel(f"median cumulative {'nDCG@K' if metric == 'ndcg' else 'precision@K'}")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=8)
-    fig.suptitle(f"AcquaTop quality against {name} (150 evaluations, median of datasets)")
+    fig.suptitle(f"AcquaTop quality against {name} ({stream}, 150 evaluations, median of datasets)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -208,6 +234,9 @@ def main(argv=None) -> int:
     ap.add_argument("--java-compat", action="store_true",
                     help="the authors' Java setting: {1,2} mention values, the Java's WBM and AT-TSM "
                          "as extra diagnostic engines (streamspec.bench.topkjoin.java_compat)")
+    ap.add_argument("--stream", choices=("seeded", "real"), default="seeded",
+                    help="real: the paper's real stream (twitterMentionSlides.txt; implies "
+                         "--java-compat, whose values it carries)")
     ap.add_argument("--budget", type=int, default=DEFAULT["budget"],
                     help="default budget of the ch/k/n sweeps")
     ap.add_argument("--results", type=Path, default=RESULTS)
@@ -215,16 +244,19 @@ def main(argv=None) -> int:
     args.results.mkdir(parents=True, exist_ok=True)
     snapshots = load_snapshots()
     default = DEFAULT | {"budget": args.budget}
-    suffix = ("-java" if args.java_compat else "") + (
+    real = args.stream == "real"
+    args.java_compat = args.java_compat or real
+    suffix = ("-real" if real else "-java" if args.java_compat else "") + (
         f"-b{args.budget}" if args.budget != DEFAULT["budget"] else "")
     for name in (GRIDS if args.which == "all" else [args.which]):
-        rows = experiment(name, args.datasets, snapshots, args.java_compat, default)
+        rows = experiment(name, args.datasets, snapshots, args.java_compat, default, args.stream)
         stem = args.results / f"{name}{suffix}"
         with open(f"{stem}.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             w.writerows(rows)
-        plot(rows, name, f"{stem}.png")
+        plot(rows, name, f"{stem}.png", "real stream" if real else "seeded stream")
+        t6.write(t6.margins(rows, name, GRIDS[name], medians), f"{stem}-margins.csv")
         print("\n".join(table6(rows, name) + median_table(rows, name)))
     return 0
 

@@ -9,6 +9,12 @@ been emitted, in canonical order (the instant ``T`` is still open); after
 ``check_invalid`` offers one bad record and checks the typed error and that
 the engine then goes on exactly as if it had never seen it.
 
+``partitioned_mismatch`` (Spark) replays a case through the pipeline's replays,
+including the case written as JSON lines tuple files that Spark tasks read
+(``files_mismatch``: the files are written to a temporary directory on the
+driver, the tasks read their byte ranges, the driver's reader reads them too for
+the oracle's events).
+
 ``check_watermark`` offers watermarks (``advance_to``) between the chunks;
 ``features(case)`` names the situations a case exercises, so a test can check
 that the strategy draws every one it claims (``FEATURES``).

@@ -28,6 +28,15 @@
 Events are merged in time order; ties keep the order of the inputs on the
 command line (deletions last), then the file order (per key, the same order).  Each event remembers
 its ``file:line`` for error messages.
+
+What is read where: this module is the validating reader, on the driver
+(``read_events``: every tuple, in memory, the located errors).  ``streamspec run
+kws`` uses it for inputs that are not local files (a Parquet directory, a remote
+path) and whenever the Spark tasks refuse a chunk; local CSV, JSON lines and
+``.parquet`` files are otherwise read by Spark tasks (``pipeline.io.kws_text``),
+which read each row with this module's own functions (``csv_row``, ``insert_of``,
+``delete_of``, ``_key``), so both read the same values.  The schema file is always
+read here, on the driver.
 """
 from __future__ import annotations
 

@@ -196,6 +196,19 @@ def chunks(files: tuple, partitions: int, chunk_bytes: int | None = None) -> lis
     return out
 
 
+def line_bases(files: tuple, cs: list, lines: list) -> dict:
+    """chunk number -> the lines of its file before it (text files; ``lines``: each chunk's
+    line count, ``count_lines``), what a chunk's line numbers add up to: its task numbers
+    lines from 1 within its bytes.  Parquet chunks number their rows themselves."""
+    bases, seen = {}, {}
+    for chunk, n in zip(cs, lines):
+        f = files[chunk.file]
+        if f.fmt != "parquet":
+            bases[chunk.number] = seen.get(chunk.file, f.head_lines)
+            seen[chunk.file] = bases[chunk.number] + n
+    return bases
+
+
 def _json_rows(data: bytes) -> tuple[list, list]:
     """Each non-blank line's object and its line number in ``data``, as ``json_objects``
     reads them; anything it would reject is ``Unfit``."""
@@ -300,6 +313,10 @@ def chunk_table(f: TupleFile, chunk: Chunk):
     read as the driver reads it, or a record in it is bad."""
     import pyarrow as pa
 
+    if f.fmt == "parquet":
+        done = _parquet_columns(f, chunk)
+        if done is not None:
+            return done
     rows, numbers, lines = chunk_rows(f, chunk)
     parsed = _process(f, rows, numbers)
     n = len(parsed)
@@ -345,6 +362,61 @@ def chunk_table(f: TupleFile, chunk: Chunk):
              "keys": json.dumps(distinct),
              "key_kinds": ",".join(sorted({key_kind(k) for k in distinct}))}
     return table, stats
+
+
+def _parquet_columns(f: TupleFile, chunk: Chunk):
+    """``chunk_table`` of a Parquet row group whose columns need no per-row reading: ``t``
+    int64 without nulls, ``tid`` absent, int64 or string, no ``key``, attribute columns
+    int64, float64 (NaN is null, as ``_rows`` reads it) or string, nothing declared.  The
+    same table and checks as the row path (``chunk_table``); None for any other row group
+    (the row path then reads it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if f.declared:
+        return None
+    table = pq.ParquetFile(f.path).read_row_group(chunk.start)
+    names, n = table.column_names, table.num_rows
+    if len(set(names)) < len(names) or "key" in names or "t" not in names \
+            or table["t"].type != pa.int64() or table["t"].null_count:
+        return None
+    tid = table["tid"] if "tid" in names else pa.chunked_array([pa.nulls(n, pa.string())])
+    if tid.type == pa.int64():
+        tid = pc.cast(tid, pa.string())                 # str() of each int
+    elif tid.type != pa.string():
+        return None
+    arrays = {}
+    if f.rel is None:
+        if tid.null_count:
+            return None                                 # a deletion without tid: the driver's
+    else:
+        others = [c for c in names if c not in ("t", "tid")]
+        if not f.attributes.issuperset(others):
+            return None
+        for a in others:
+            col = table[a]
+            if col.type == pa.float64():
+                col = pc.if_else(pc.is_nan(col), pa.scalar(None, pa.float64()), col)
+            elif col.type not in (pa.int64(), pa.string()):
+                return None
+            if col.null_count < n:                      # a missing attribute is null
+                arrays[f"a:{a}"] = col
+    t = table["t"]
+    span = pc.min_max(t)
+    out = pa.table({
+        "t": t, "order": pa.array(np.full(n, f.order, dtype=np.int32)),
+        "chunk": pa.array(np.full(n, chunk.number, dtype=np.int32)),
+        "row": pa.array(np.arange(n, dtype=np.int64)),
+        "line": pa.array(np.arange(chunk.base + 1, chunk.base + 1 + n, dtype=np.int64)),
+        "kind": pa.array(["delete" if f.rel is None else "insert"] * n, pa.string()),
+        "rel": pa.array([f.rel] * n, pa.string()), "tid": tid,
+        "key": pa.nulls(n, pa.string()), "extra": pa.nulls(n, pa.string()), **arrays,
+    }).replace_schema_metadata({"mixed": "[]"})
+    stats = {"rows": n, "lines": n, "keyed": 0, "unkeyed": n,
+             "t_min": span["min"].as_py(), "t_max": span["max"].as_py(),
+             "explicit": f.rel is not None and tid.null_count < n, "keys": "[]", "key_kinds": ""}
+    return out, stats
 
 
 def assemble(tables: list, bases: dict):

@@ -4,10 +4,24 @@
 --tmax T (--window W | --deletions FILE) --engine NAME --output DIR [--partitions P]``
 (shared flags: ``streamspec.pipeline.flags``; the spec has no lateness policy: the
 inputs are merged in time order, so there is no ``--lateness``) reads the schema and
-the tuples (``streamspec.pipeline.io.kws``), runs the engine and writes every output
-event (notes/kws.md): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unless
+the tuples, runs the engine and writes every output event (notes/kws.md): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unless
 known), ``tids`` (sorted tids as strings), ``edges`` (sorted
 ``edge_id:left_tid:right_tid``); plus ``key`` first when the input is keyed.
+
+What is read where (issue 11): the driver reads the schema and, for local tuple files
+(CSV, JSON lines, a ``.parquet`` file), only their heads (``prepare``; a bad first
+record fails before Spark starts).  Spark tasks read the rest (``replay_files``): one
+task per chunk (a byte range at line starts, a row group) parses it with the driver
+reader's own row functions (``streamspec.pipeline.io.kws_text``) into typed columns
+carrying each row's merge order; each chunk is split by time range or key; the task
+of a range or key puts its rows in merge order and replays them, the spec validating
+them there.  Anything a task cannot read exactly as the driver would, or a record it
+or the spec rejects, makes the job run the driver's validating reader
+(``read_tuples``: every tuple on the driver, ``streamspec.pipeline.io.kws``), which
+raises the located ``file:line`` (``file:row N``) error, exit 2, nothing written; it
+reads other inputs (Parquet directories, remote paths) from the start, validates
+them on the driver and sends the events to the tasks (``replay_events``,
+``replay_keyed``).
 
 Events travel through Spark as typed columns (``event_table``) and reach the engine as
 its columnar batch (``streamspec.spec.kws.TupleBatch``), never as a broadcast of the
@@ -554,7 +568,7 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
     import pyarrow as pa
     from pyspark.sql import functions as F
 
-    from streamspec.pipeline.io.kws_text import chunk_table, chunks
+    from streamspec.pipeline.io.kws_text import chunk_table, chunks, line_bases
     from streamspec.pipeline.job import materialised
 
     began = [time.monotonic()]
@@ -593,12 +607,7 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
     keyed, unkeyed = sum(s.keyed for s in stats), sum(s.unkeyed for s in stats)
     if keyed and unkeyed:
         return None
-    bases, seen = {}, {}
-    for s, chunk in zip(stats, cs):
-        f = files[chunk.file]
-        if f.fmt != "parquet":
-            bases[s.chunk] = seen.get(chunk.file, f.head_lines)
-            seen[chunk.file] = bases[s.chunk] + s.lines
+    bases = line_bases(files, cs, [s.lines for s in stats])
     plan.n_events = sum(s.rows for s in stats)
     data = parsed.select("chunk", "data")
     if keyed:

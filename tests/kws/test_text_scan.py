@@ -114,13 +114,12 @@ def chunk_events(plan, chunk_bytes):
     """The events of the plan's files as the chunk tasks read and the replay tasks assemble
     them (one stream, in merge order), and the keys."""
     cs = kws_text.chunks(plan.files, 2, chunk_bytes)
-    tables, bases, seen = [], {}, {}
+    tables, lines = [], []
     for chunk in cs:
-        f = plan.files[chunk.file]
-        table, stats = kws_text.chunk_table(f, chunk)
+        table, stats = kws_text.chunk_table(plan.files[chunk.file], chunk)
         tables.append(table)
-        bases[chunk.number] = seen.get(chunk.file, f.head_lines)
-        seen[chunk.file] = bases[chunk.number] + stats["lines"]
+        lines.append(stats["lines"])
+    bases = kws_text.line_bases(plan.files, cs, lines)
     stream, attributes = kws_text.assemble(tables, bases)
     events = [ev for piece in job.inputs_of(stream, attributes) for ev in piece.events()]
     return events, stream["key"].to_pylist()
@@ -347,3 +346,42 @@ def test_cli_spark_read_output_equals_the_engine(spark, tmp_path, capsys):
     assert rows_of(pd.read_parquet(out)[["key", "kind", "time", "end", "tids", "edges"]]) == \
         oracle_rows(params, tuples)
     assert f"from {len(tuples.events)} events" in said and "over 2 keys" in said
+
+
+@pytest.mark.parametrize("odd", [None, "bool", "float_tid", "declared"])
+def test_parquet_row_groups_read_what_the_driver_reads(tmp_path, odd):
+    """Parquet row groups, read column-wise (``_parquet_columns``) or, for columns it does
+    not take (a bool, a float tid, a declared type), row by row: the driver's events,
+    default tids ``REL:N`` counted across row groups."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = random.Random(7)
+    schema = dict(SCHEMA)
+    schema["relations"] = [dict(r) for r in SCHEMA["relations"]]
+    if odd != "declared":
+        schema["relations"][1].pop("types")
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    inputs = []
+    for rel, cols in COLUMNS.items():
+        n = 23
+        frame = {"t": sorted(rng.randint(0, 20) for _ in range(n))}
+        if rel == "movie":
+            frame["tid"] = [float(i) for i in range(n)] if odd == "float_tid" else list(range(n))
+        for a in cols:
+            values = [_value(rng, rel, a) for _ in range(n)]
+            frame[a] = [None if rng.random() < 0.2 else v for v in values]
+        if rel == "director" and odd == "bool":
+            frame["did"] = [rng.random() < 0.5 for _ in range(n)]
+        table = pa.table(frame)
+        pq.write_table(table, tmp_path / f"{rel}.parquet", row_group_size=5)
+        inputs.append((rel, str(tmp_path / f"{rel}.parquet")))
+    plan = job.prepare(args_for(str(path), inputs, None))
+    assert plan.files is not None and all(len(f.groups) == 5 for f in plan.files)
+    columnar = [kws_text._parquet_columns(f, c) is not None
+                for c in kws_text.chunks(plan.files, 2) for f in [plan.files[c.file]]]
+    assert all(columnar) if odd is None else not all(columnar)
+    want = read_events(inputs, None, read_types(str(path)))
+    events, _ = chunk_events(plan, None)
+    assert list(map(plain_event, events)) == list(map(plain_event, want.events))

@@ -7,14 +7,17 @@ than Spark's tasks) is planned here from its first lines only
 (``plan_text_items``): the CSV header (which columns are ``id, x, ts[, key]``,
 in any order) and the first ``HEAD_LINES`` (64) lines, parsed as the tasks
 parse and checked by the spec on the driver, so a bad record there still fails
-before Spark starts (the plan declines the file and ``read_items`` names it).  The rest of the file is cut
-into byte ranges at line starts (``pipeline.io.lines.line_cuts``) and each
-Spark task parses its own range (``parse_chunk``) exactly as the driver's
-reader would:
+before Spark starts (the plan declines the file and ``read_items`` names it).
+The file is cut into byte ranges at line starts
+(``pipeline.io.lines.line_cuts``) and each Spark task parses its own range
+(``parse_chunk``) exactly as the driver's reader would:
 
 - CSV: the ``csv`` module with ``skipinitialspace``, rows of blank fields
   skipped, every row as many fields as the header, ``x`` by ``float()``,
-  ``ts`` by ``int()`` within 64 bits (``pipeline.io.topkjoin._number``);
+  ``ts`` by ``int()`` within 64 bits (``pipeline.io.topkjoin._number``); a
+  range of plain bytes (printable ASCII without spaces or quotes, ``\n`` or
+  ``\r\n`` line ends) is split by newline and comma in C instead
+  (``_plain_rows``), which is what the csv module reads there;
 - JSON lines: UTF-8, universal newlines (a lone ``\\r`` ends a line there
   too, and a cut is only ever after ``\\n``), one object per non-blank line,
   ``id``/``key`` an int or a string, ``x`` an int or a float, ``ts`` an int
@@ -33,7 +36,9 @@ wrong width, bytes that are not UTF-8, ...), send the whole input back to
 input is bad.  The tasks never number lines: when the spec rejects an item in
 a task, the job runs ``read_items`` again only to raise its located error
 (``streamspec.pipeline.jobs.topkjoin.text_replay``), so a message is the same
-on every path.
+on every path.  Which tasks parse which ranges (one task for an input without
+``key``, parallel ranges then a shuffle by key for a keyed one) is the job's
+business: ``streamspec.pipeline.jobs.topkjoin``.
 """
 from __future__ import annotations
 
@@ -285,7 +290,10 @@ def _json_columns(plan: TextItems, data: bytes) -> dict:
         ids.append(_json_id(i))
         if isinstance(x, bool) or not isinstance(x, (int, float)):
             raise Unfit
-        xs.append(float(x))
+        try:
+            xs.append(float(x))
+        except OverflowError:           # an int beyond the floats: the reader names it
+            raise Unfit from None
         if isinstance(t, bool) or not isinstance(t, int) or not INT64[0] <= t <= INT64[1]:
             raise Unfit
         ts.append(t)

@@ -548,7 +548,7 @@ def text_chunk(items, part: int, start: int, stop: int):
             raise Unfit
         report = {"ok": True, "rows": n, "id": cols["id_kind"],
                   "key": cols.get("key_kind", "none")}
-    except (Unfit, ValueError):          # JSON and UTF-8 errors are ValueErrors
+    except Exception:       # Unfit, JSON and UTF-8 errors, anything else: the reader decides
         cols, n, report = None, 0, {"ok": False, "rows": 0, "id": "none", "key": "none"}
     empty_l, empty_s = pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())
 
@@ -646,7 +646,7 @@ def whole_text(items, parts: int, engine_cls, template: Params, params_kw: dict 
         kind = combined_kind(g["id_kind"] for g in got)
         if kind is None or any(len(g["x"]) >> ROW_SHIFT for g in got):
             raise Unfit
-    except (Unfit, ValueError):          # JSON and UTF-8 errors are ValueErrors
+    except Exception:       # Unfit, JSON and UTF-8 errors, anything else: the reader decides
         return None, json.dumps({"ok": False})
     seq = np.concatenate([np.arange(len(g["x"]), dtype=np.int64) | np.int64(p << ROW_SHIFT)
                           for p, g in enumerate(got)])

@@ -212,11 +212,13 @@ def plot(rows, name, path, stream: str = "seeded stream"):
     for ax, metric in zip(axes, ("ndcg", "precision")):
         med = medians(rows, metric)
         # the diagnostic wsj-wbm-stale is in the CSV only; the Java's two are plotted in -java runs
-        for engine in [e for e in dict.fromkeys(r["engine"] for r in rows) if e != WsjWbmStale.name]:
+        shown = [e for e in dict.fromkeys(r["engine"] for r in rows) if e != WsjWbmStale.name]
+        for i, engine in enumerate(shown):
             xs = GRIDS[name]
             m = np.array([med[(engine, v)] for v in xs])
             ax.errorbar(xs, m[:, 0], yerr=[m[:, 0] - m[:, 1], m[:, 2] - m[:, 0]], label=engine,
-                        marker="o", capsize=3, linestyle="--" if engine.startswith(("w", "m")) else "-")
+                        marker="o", capsize=3, linestyle="--" if engine.startswith(("w", "m")) else "-",
+                        color=plt.cm.tab20(i % 20))   # 11-12 engines: the default cycle repeats at 10
         ax.set_xlabel(name if name != "ch" else "CH (changes per invocation)")
         ax.set_ylabel(f"median cumulative {'nDCG@K' if metric == 'ndcg' else 'precision@K'}")
         ax.grid(alpha=0.3)
@@ -225,6 +227,13 @@ def plot(rows, name, path, stream: str = "seeded stream"):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def read_rows(path) -> list[dict]:
+    """An experiment CSV back as rows (numbers as numbers)."""
+    with open(path, newline="") as f:
+        return [r | {k: int(r[k]) for k in ("value", "dataset")}
+                | {k: float(r[k]) for k in ("ndcg", "precision", "ndcg_java")} for r in csv.DictReader(f)]
 
 
 def main(argv=None) -> int:
@@ -240,6 +249,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=int, default=DEFAULT["budget"],
                     help="default budget of the ch/k/n sweeps")
     ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--replot", action="store_true",
+                    help="redraw the PNGs (and margins) from the existing CSVs, no engine runs")
     args = ap.parse_args(argv)
     args.results.mkdir(parents=True, exist_ok=True)
     snapshots = load_snapshots()
@@ -249,12 +260,15 @@ def main(argv=None) -> int:
     suffix = ("-real" if real else "-java" if args.java_compat else "") + (
         f"-b{args.budget}" if args.budget != DEFAULT["budget"] else "")
     for name in (GRIDS if args.which == "all" else [args.which]):
-        rows = experiment(name, args.datasets, snapshots, args.java_compat, default, args.stream)
         stem = args.results / f"{name}{suffix}"
-        with open(f"{stem}.csv", "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        if args.replot:
+            rows = read_rows(f"{stem}.csv")
+        else:
+            rows = experiment(name, args.datasets, snapshots, args.java_compat, default, args.stream)
+            with open(f"{stem}.csv", "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0]))
+                w.writeheader()
+                w.writerows(rows)
         plot(rows, name, f"{stem}.png", "real stream" if real else "seeded stream")
         t6.write(t6.margins(rows, name, GRIDS[name], medians), f"{stem}-margins.csv")
         print("\n".join(table6(rows, name) + median_table(rows, name)))

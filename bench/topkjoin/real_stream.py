@@ -114,7 +114,7 @@ def read_slides(path: str | Path = SLIDES, omega: int = OMEGA, beta: int = BETA)
         raise InvalidParameter(f"the slides file needs beta < omega < 2 beta, got {omega}, {beta}")
     path = Path(path)
     with open(path, encoding="utf-8") as f:
-        lines = [line.rstrip("\n") for line in f]
+        lines = [line.rstrip("\r\n") for line in f]   # CRLF files too
     while lines and not lines[-1].strip():
         lines.pop()                                # a trailing newline is no record
     r = omega - beta
@@ -123,7 +123,7 @@ def read_slides(path: str | Path = SLIDES, omega: int = OMEGA, beta: int = BETA)
         where, twhere = f"{path}:{no}", f"{path}:{no + 1}"
         head = lines[no - 1]
         if no == len(lines):
-            raise MalformedRecord("a slide line without its time line").at(where)
+            raise MalformedRecord("a slide or Window line without its time line").at(where)
         tail = lines[no]
         if m := _SLIDE.fullmatch(head):
             tm = _TIME.fullmatch(tail)

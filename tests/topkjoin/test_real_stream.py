@@ -163,6 +163,12 @@ def test_early_piece_missing_a_user_of_the_next_slides_first_part(tmp_path):
     assert e.value.location == f"{path}:4"
 
 
+def test_crlf_line_ends_parse(tmp_path):
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(("\r\n".join(GOOD) + "\r\n").encode())
+    assert real_stream.read_slides(path, omega=100, beta=60).window(0) == {1: (1, 130), 2: (2, 170)}
+
+
 def test_truncated_pair_and_empty_file(tmp_path):
     path = tmp_path / "cut.txt"
     path.write_text("\n".join(GOOD[:5]) + "\n")

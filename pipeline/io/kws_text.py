@@ -35,7 +35,7 @@ import attrs
 import numpy as np
 
 from streamspec.pipeline.io import is_parquet, parquet_files
-from streamspec.pipeline.io.kws import _key, csv_row, delete_of, insert_of
+from streamspec.pipeline.io.kws import _key, csv_row, csv_value, delete_of, insert_of
 from streamspec.pipeline.io.lines import count_lines, line_cuts, lone_cr, read_span
 
 HEAD_BYTES = 1 << 16
@@ -230,9 +230,16 @@ def _json_rows(data: bytes) -> tuple[list, list]:
 def _csv_rows(f: TupleFile, data: bytes) -> tuple[list, list]:
     """The typed rows of CSV bytes after the header and their line numbers in ``data``, as
     ``csv_table`` and ``_rows`` read them."""
+    declared = dict(f.declared)
+    fields, numbers = _csv_fields(f, data)
+    return [csv_row(dict(zip(f.header, x)), declared) for x in fields], numbers
+
+
+def _csv_fields(f: TupleFile, data: bytes) -> tuple[list, list]:
+    """The fields (text) of each data row of CSV bytes after the header and their line
+    numbers in ``data``, as ``csv_table`` reads them."""
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     header = f.header
-    declared = dict(f.declared)
     rows, numbers = [], []
     try:
         reader = csv.reader(io.StringIO(data.decode("utf-8"), newline=""), skipinitialspace=True)
@@ -241,7 +248,7 @@ def _csv_rows(f: TupleFile, data: bytes) -> tuple[list, list]:
                 continue
             if len(fields) != len(header):
                 raise Unfit("fields")
-            rows.append(csv_row(dict(zip(header, fields)), declared))
+            rows.append(fields)
             numbers.append(reader.line_num)
     except (ValueError, csv.Error) as err:
         raise Unfit(str(err)) from None
@@ -313,8 +320,8 @@ def chunk_table(f: TupleFile, chunk: Chunk):
     read as the driver reads it, or a record in it is bad."""
     import pyarrow as pa
 
-    if f.fmt == "parquet":
-        done = _parquet_columns(f, chunk)
+    if f.fmt != "json":
+        done = (_parquet_columns if f.fmt == "parquet" else _csv_columns)(f, chunk)
         if done is not None:
             return done
     rows, numbers, lines = chunk_rows(f, chunk)
@@ -362,6 +369,105 @@ def chunk_table(f: TupleFile, chunk: Chunk):
              "keys": json.dumps(distinct),
              "key_kinds": ",".join(sorted({key_kind(k) for k in distinct}))}
     return table, stats
+
+
+def _typed_texts(texts: list):
+    """``csv_value`` of each text as an Arrow array when the values share a type, else the
+    values as a list: canonical integers (``-?[0-9]{1,18}``) cast by Arrow, empty as
+    null, every other text through ``csv_value`` itself (once per distinct text)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = pa.array(texts, pa.string())
+    ints = pc.match_substring_regex(col, r"^-?[0-9]{1,18}$")
+    empty = pc.equal(col, "")
+    if pc.all(pc.or_(ints, empty)).as_py():
+        return pc.cast(pc.if_else(empty, pa.scalar(None, pa.string()), col), pa.int64())
+    memo: dict = {}
+    out = []
+    for text, whole in zip(texts, ints.to_pylist()):
+        if whole:
+            out.append(int(text))
+        else:
+            v = memo.get(text, memo)
+            if v is memo:
+                v = memo[text] = csv_value(text)
+            out.append(v)
+    return out
+
+
+def _csv_columns(f: TupleFile, chunk: Chunk):
+    """``chunk_table`` of a CSV chunk read column-wise: the same fields as ``_csv_rows``,
+    each column typed at once (``_typed_texts``), for chunks without ``key`` or declared
+    attributes whose times are all integers; None otherwise (the row path reads it)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    header = f.header
+    if f.declared or "key" in header or "t" not in header:
+        return None
+    others = [c for c in header if c not in ("t", "tid")]
+    if f.rel is not None and not f.attributes.issuperset(others):
+        return None
+    data = read_span(f.path, chunk.start, chunk.stop)
+    if lone_cr(data) or (b'"' in data and (chunk.start != f.body or chunk.stop != f.size)):
+        raise Unfit("a lone carriage return or a quote in a CSV cut into chunks")
+    rows, numbers = _csv_fields(f, data)
+    n = len(rows)
+    columns = dict(zip(header, map(list, zip(*rows)))) if n else {c: [] for c in header}
+    t = _typed_texts(columns["t"])
+    if not isinstance(t, pa.Array) or t.null_count:
+        return None                                 # a time the row path must judge
+    tid = None
+    if "tid" in columns:
+        typed = _typed_texts(columns["tid"])
+        values = typed.to_pylist() if isinstance(typed, pa.Array) else typed
+        tid = pa.array([None if v is None else str(v) for v in values], pa.string())
+    if tid is None:
+        tid = pa.nulls(n, pa.string())
+    if f.rel is None and tid.null_count:
+        return None                                 # a deletion without tid: the row path
+    from streamspec.pipeline.jobs.kws import _value_type
+
+    arrays, mixed, extra = {}, [], None
+    if f.rel is not None:
+        lists = {}
+        for a in others:
+            typed = _typed_texts(columns[a])
+            if isinstance(typed, pa.Array):
+                if typed.null_count < n:
+                    arrays[f"a:{a}"] = typed
+                continue
+            if all(v is None for v in typed):
+                continue
+            kind = _value_type(typed)
+            if kind is None:
+                lists[a] = typed
+                mixed.append(a)
+            else:
+                arrays[f"a:{a}"] = pa.array(typed, {"long": pa.int64(), "double": pa.float64(),
+                                                    "string": pa.string()}[kind])
+        if mixed:
+            cells = [None] * n
+            for i in range(n):
+                d = {a: lists[a][i] for a in mixed if lists[a][i] is not None}
+                if d:
+                    cells[i] = json.dumps(d, allow_nan=True)
+            extra = pa.array(cells, pa.string())
+    span = pc.min_max(t)
+    out = pa.table({
+        "t": t, "order": pa.array(np.full(n, f.order, dtype=np.int32)),
+        "chunk": pa.array(np.full(n, chunk.number, dtype=np.int32)),
+        "row": pa.array(np.arange(n, dtype=np.int64)), "line": pa.array(numbers, pa.int64()),
+        "kind": pa.array(["delete" if f.rel is None else "insert"] * n, pa.string()),
+        "rel": pa.array([f.rel] * n, pa.string()), "tid": tid,
+        "key": pa.nulls(n, pa.string()),
+        "extra": extra if extra is not None else pa.nulls(n, pa.string()), **arrays,
+    }).replace_schema_metadata({"mixed": json.dumps(mixed)})
+    stats = {"rows": n, "lines": count_lines(data), "keyed": 0, "unkeyed": n,
+             "t_min": span["min"].as_py(), "t_max": span["max"].as_py(),
+             "explicit": f.rel is not None and tid.null_count < n, "keys": "[]", "key_kinds": ""}
+    return out, stats
 
 
 def _parquet_columns(f: TupleFile, chunk: Chunk):

@@ -385,3 +385,37 @@ def test_parquet_row_groups_read_what_the_driver_reads(tmp_path, odd):
     want = read_events(inputs, None, read_types(str(path)))
     events, _ = chunk_events(plan, None)
     assert list(map(plain_event, events)) == list(map(plain_event, want.events))
+
+
+def test_csv_columns_type_fields_as_the_row_path(tmp_path, monkeypatch):
+    """The column-wise CSV reader (``_csv_columns``) against the row path on fields each
+    typed its own way by ``csv_value``: ints with zeros, signs, spaces or underscores,
+    floats, nan, inf, huge digit runs, text, empty; tids typed then made text."""
+    import pyarrow as pa
+
+    schema = schema_file(tmp_path)
+    fields = ["007", "-0", " 7", "7 ", "1_000", "1.50", "nan", "inf", "1e3", "x", "", "٣",
+              "9" * 30, "-12", "pulp"]
+    path = tmp_path / "director.csv"
+    lines = ["tid,t,did,name"]
+    for i, v in enumerate(fields):
+        lines.append(f"{fields[(i + 3) % len(fields)] or 'z'},{i},{v},{fields[-1 - i]}")
+    path.write_text("\n".join(lines) + "\n")
+    plan = job.prepare(args_for(schema, [("director", str(path))], None))
+    f = plan.files[0]
+    for chunk in kws_text.chunks(plan.files, 2, 40):
+        fast = kws_text._csv_columns(f, chunk)
+        assert fast is not None
+        monkeypatch.setattr(kws_text, "_csv_columns", lambda f, c: None)
+        slow = kws_text.chunk_table(f, chunk)
+        monkeypatch.undo()
+        assert fast[1] == slow[1]
+        a, b = fast[0], slow[0]
+        assert set(a.column_names) == set(b.column_names)
+        for name in a.column_names:
+            x, y = a[name], b[name]
+            assert x.type == y.type, name
+            xs, ys = x.to_pylist(), y.to_pylist()
+            assert [(type(v), v) if v == v else "nan" for v in xs] == \
+                [(type(v), v) if v == v else "nan" for v in ys], name
+        assert isinstance(fast[0], pa.Table)

@@ -73,7 +73,9 @@ nDCG@k and precision@k of the engine against it.  Two ways in:
   the job took 27.2 s with ``--partitions 1`` and 23.6 s with 2, against
   48.2 s and 54.9 s when the driver reads the file, at load 6-8 on the
   shared 2-core machine (a later pair at load 7-8: 43.1/43.4 s against
-  64.9/59.8 s).
+  64.9/59.8 s; at load 2-5: 14.8/21.2 s against 38.4/46.7 s).  1M items
+  in 16 keys as CSV, ``--partitions 2``: 24.3 s, the driver's reader 32.5 s
+  (load 2, rows equal).
 - Any other input (a Parquet input of other column types, a remote text
   path, a text file the tasks decline) is read and validated on the driver
   (``read_items``: exact ``file:line``, the driver's own messages for values

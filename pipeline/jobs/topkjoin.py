@@ -559,9 +559,11 @@ def text_chunk(items, part: int, start: int, stop: int):
         if cols is None or name not in cols:
             return empty_l, empty_s
         kind = cols[f"{name}_kind"]
-        values = cols[name]
-        return (pa.array(values, pa.int64()), empty_s) if kind == "int" else \
-            (empty_l, pa.array(values, pa.string()))
+        if kind == "int":
+            return pa.array(cols[name], pa.int64()), empty_s
+        if kind == "string":
+            return empty_l, pa.array(cols[name], pa.string())
+        return empty_l, empty_s                 # "none": a range of blank lines only
     key_l, key_s = pair("key")
     id_l, id_s = pair("id")
     seq = np.arange(n, dtype=np.int64) | np.int64(part << ROW_SHIFT)

@@ -272,6 +272,24 @@ def test_stream_range_given_and_lone_cr_in_the_body(spark, tmp_path):
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("keyed", [True, False])
+def test_a_range_of_blank_lines_only(spark, tmp_path, keyed):
+    """A file ending in a long run of blank lines: the last ranges hold no record."""
+    frame, case = items_frame(12, keyed, True)
+    remote = timeline(tmp_path, case)
+    path = write_items(tmp_path / "items.csv", frame)
+    with open(path, "a") as f:
+        f.write("\n" * (3 * len(frame) * 8))
+    engine_cls = Registry.get("topkjoin", "at-tsm")
+    plan = job.prepare(build_parser().parse_args(argv(path, remote, case)))
+    cuts = plan.stream.cuts(4)
+    assert [read_chunk(plan.stream, a, b)["id_kind"] for a, b in zip(cuts, cuts[1:])][-1] == "none"
+    got = plain(job.replay(spark, plan, engine_cls, 4).toPandas())
+    assert isinstance(plan.stream, TextItems)
+    assert got == _driver_rows(spark, plan, engine_cls, 4)[0]
+
+
+@pytest.mark.spark
 @pytest.mark.parametrize("what,keyed", [("quote", False), ("mixed ids", False),
                                         ("mixed ids", True), ("json ts text", True)])
 def test_inputs_the_tasks_decline_go_to_the_driver(spark, tmp_path, what, keyed):

@@ -5,6 +5,7 @@ rows, the same default stream range, and the reader's own ``file:line`` errors."
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -362,3 +363,26 @@ def test_bad_lines_deep_in_the_file_exit_2_at_the_readers_line(spark, tmp_path, 
     args[args.index("--output") + 1] = str(out)
     assert main(args + ["--partitions", "3"]) == 2
     assert message in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("keyed", [True, False])
+def test_streamspec_run_with_oracle_through_the_text_path(spark, tmp_path, capsys, keyed):
+    """The CLI end to end (``--oracle`` replays the plan a second time, with the range the
+    first replay found): the output and the summary equal those of the driver's path."""
+    import streamspec.pipeline.io.topkjoin_text as text
+    frame, case = items_frame(15, keyed, False)
+    remote = timeline(tmp_path, case)
+    path = write_items(tmp_path / "items.jsonl", frame)
+    outputs, printed = [], []
+    for small in (0, 1 << 40):                  # the text path, then the driver's reader
+        text.SMALL = small
+        out = tmp_path / f"out-{small}"
+        args = argv(path, remote, case, "--oracle", "--engine", "at-bsm", "--partitions", "3")
+        args[args.index("--output") + 1] = str(out)
+        assert main(args) == 0
+        outputs.append(plain(pd.read_parquet(out)))
+        printed.append([re.sub(r" to \S+ in [0-9.]+ s\.$", "", line)   # output path, time
+                        for line in capsys.readouterr().out.splitlines()])
+    assert outputs[0] == outputs[1] and printed[0] == printed[1] and len(printed[0]) == 3
+    assert f"from {len(frame)} items" in printed[0][0]

@@ -19,13 +19,21 @@ relations, one tuple per relation per second, |K| = 2, T_max = 4, w = 20 min; 5 
   on the driver), so both see the same machine load.  Each row records the
   1-minute load average at its start.
 
-Results: ``bench/results/kws/pipeline.csv``.  Committed figures (load average 6-8 from
-other jobs on the 2 cores, so wall times are loose): engine alone 8.5 s wall (5.8 s CPU);
-CLI 63.0 s with ``--partitions 1``, 68.4 s with 2 (earlier runs at load 4: 42.9 and 38.5
-s).  What the CLI adds, measured in one process (``prepare``, a session, then replays):
-reading and validating the 15 files on the driver 6 s, Spark's session 10-16 s, the first
-replay 20-33 s (cold Python workers), warm replays 7-12 s with ``--partitions 1`` against
-19-33 s when every event crossed Spark as a JSON string (the previous design).
+Results: ``bench/results/kws/pipeline.csv``.  Committed figures (at 99174c0, against
+6173606 as ``--before``, its driver reader; ``python -m streamspec.bench.kws.pipeline
+--work /tmp/kws-bench-ab --before /tmp/kws-old``, 2 cores shared with other jobs, load
+average 2 to 7.7 over the run, so wall times are loose): engine alone 4.1 s; Parquet
+inputs ``--partitions 1`` 33.4 s (before 31.3 s), ``--partitions 2`` 43.3 s (before
+53.6 s); CSV inputs ``--partitions 1`` 59.3 s (before 59.9 s), ``--partitions 2``
+57.2 s (before 71.1 s).  Timed by phase (``bench.pipeline_util.phased_cli``, Parquet,
+``--partitions 1``, load 6-7): the driver's ``prepare`` went from 11.9 s (reading and
+validating every tuple) to 0.2 s (the files' heads) and ``createDataFrame`` from 7.5 s
+to 3.7 s, while the replay (now also the tasks' parse, its checkpoint and the split by
+time range) went from 27.9 s to 45.4 s: at this size the same work moved from the
+driver into Spark, the wall time is about the same; the driver no longer holds the
+stream.  In one warm process (``replay_files``): parse 3 s, replay 6-8 s of which the
+engine 4.6 s.  Earlier figures (Parquet only, load 6-8): engine alone 8.5 s, CLI 63.0 s
+with ``--partitions 1``, 68.4 s with 2.
 """
 from __future__ import annotations
 

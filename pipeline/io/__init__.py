@@ -179,7 +179,10 @@ def id_column(tokens: list[str], where=None) -> np.ndarray:
         except (ValueError, OverflowError):
             pass
     if all(_INTEGER.fullmatch(t) for t in tokens):
-        i = next(i for i, t in enumerate(tokens) if int64_or_none(t) is None)
+        values = [int64_or_none(t) for t in tokens]
+        i = next((i for i, v in enumerate(values) if v is None), None)
+        if i is None:       # every one fits: long spellings (zero-padded) numpy did not take
+            return np.array(values, dtype=np.int64)
         err = MalformedRecord(f"id {preview(tokens[i])} is an integer beyond 64 bits "
                               "(integer ids must fit in 64 bits)", index=i)
         raise err.at(where(i)) if where is not None else err

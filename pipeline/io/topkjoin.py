@@ -87,7 +87,11 @@ def _read_table(path: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, list[
     elif path.endswith((".json", ".jsonl")):
         pairs = list(json_objects(path))
         wheres, rows = [w for w, _ in pairs], [r for _, r in pairs]
-        frame = pd.DataFrame(rows, columns=sorted({c for r in rows for c in r}) or list(needed))
+        # object columns keep each value as JSON gave it: pandas' inference would turn an id
+        # column of 1 and 1.5 into floats (the error landing on the wrong row) and fail with
+        # an untyped OverflowError on an integer beyond a double
+        frame = pd.DataFrame(rows, columns=sorted({c for r in rows for c in r}) or list(needed),
+                             dtype=object)
     else:
         frame, wheres = csv_table(path)
     missing = [c for c in needed if c not in frame.columns]

@@ -47,6 +47,8 @@ def test_id_column_rule():
         id_column(["1", "99999999999999999999"], lambda i: f"f:{i + 2}")
     with pytest.raises(MalformedRecord, match=r"\(5000000 characters\)"):
         id_column(["1", "7" * 5_000_000])
+    # a zero-padded spelling longer than any 64-bit number still is one (was a StopIteration)
+    assert id_column(["0" * 24 + "7", "1"]).tolist() == [7, 1]
 
 
 @pytest.mark.parametrize("text, line, words", [

@@ -14,6 +14,7 @@ from streamspec.pipeline.cli import build_parser, main
 from streamspec.pipeline.io.topkjoin import (FILE_SHIFT, ItemStream, ParquetItems,
                                              plan_parquet_items, read_groups)
 from streamspec.pipeline.jobs import topkjoin as job
+from tests.topkjoin.cliargs import argv, timeline
 from streamspec.spec.registry import Registry
 
 
@@ -41,21 +42,6 @@ def case_frame(seed: int, keyed: bool) -> tuple[pd.DataFrame, object]:
     rows.sort(key=lambda r: (r[3], r[0], r[4]))       # interleaved, each key's order kept
     frame = pd.DataFrame([r[:4] for r in rows], columns=["key", "id", "x", "ts"])
     return (frame if keyed else frame.drop(columns="key")), case
-
-
-def argv(items: str, remote: str, case, *extra) -> list[str]:
-    p = case.params
-    out = ["run", "topkjoin", "--input", items, "--remote", remote, "--window", str(p.omega),
-           "--slide", str(p.beta), "--k", str(p.k), "--n", str(p.n), "--budget", str(p.budget),
-           "--aggregate", p.aggregate, "--output", "unused"]
-    return out + (["--origin", str(p.t0)] if p.t0 is not None else []) + list(extra)
-
-
-def timeline(tmp_path, case) -> str:
-    path = tmp_path / "timeline.csv"
-    pd.DataFrame(list(case.params.remote.rows()) or [(0, 0, 0.0)],
-                 columns=["key", "time", "value"]).to_csv(path, index=False)
-    return str(path)
 
 
 def rows_of(df) -> list[tuple]:

@@ -17,6 +17,7 @@ from streamspec.pipeline.io.topkjoin import ItemStream, read_items
 from streamspec.pipeline.io.topkjoin_text import (TextItems, combined_kind, parse_chunk,
                                                   plan_text_items, read_chunk)
 from streamspec.pipeline.jobs import topkjoin as job
+from tests.topkjoin.cliargs import argv, timeline
 from streamspec.spec.errors import RecordError
 from streamspec.spec.registry import Registry
 
@@ -66,21 +67,6 @@ def write_items(path, frame: pd.DataFrame, crlf: bool = False, blank_every: int 
             lines.append(",".join(repr(v) if isinstance(v, float) else str(v) for v in values))
     with open(path, "w", newline="") as f:
         f.write(end.join(lines) + end)
-    return str(path)
-
-
-def argv(items: str, remote: str, case, *extra) -> list[str]:
-    p = case.params
-    out = ["run", "topkjoin", "--input", items, "--remote", remote, "--window", str(p.omega),
-           "--slide", str(p.beta), "--k", str(p.k), "--n", str(p.n), "--budget", str(p.budget),
-           "--aggregate", p.aggregate, "--output", "unused"]
-    return out + (["--origin", str(p.t0)] if p.t0 is not None else []) + list(extra)
-
-
-def timeline(tmp_path, case) -> str:
-    path = tmp_path / "timeline.csv"
-    pd.DataFrame(list(case.params.remote.rows()) or [(0, 0, 0.0)],
-                 columns=["key", "time", "value"]).to_csv(path, index=False)
     return str(path)
 
 

@@ -42,13 +42,13 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from streamspec.bench import pipeline_util as bench_util
 
 RESULTS = Path("bench", "results", "pipeline")   # relative to the working directory (the checkout)
 
@@ -199,19 +199,9 @@ def output_rows(path: Path) -> list:
     return [(r["window"], r["start"], r["end"], tuple(r["answers"])) for r in table.to_pylist()]
 
 
-def revision() -> str:
-    """The commit measured, taken when the run starts (``+dirty`` when the tree has changes
-    under ``pipeline/``, ``spec/`` or ``engines/``: the CLI runs import whatever is there)."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--", "pipeline", "spec", "engines"],
-                           capture_output=True, text=True).stdout.strip()
-    return f"{commit}+dirty" if dirty else commit
-
-
 def main(argv=None) -> int:
     args = arguments(argv)
-    commit = revision()
+    commit = bench_util.commit()       # taken when the run starts
     with tempfile.TemporaryDirectory(prefix="streamspec-bench-pipeline-") as tmp:
         work = Path(args.work or tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -223,7 +213,7 @@ def main(argv=None) -> int:
         alone, windows = engine_alone(args, stream, pairs)
         print(f"engine alone: {alone:.2f} s, {len(windows)} windows", flush=True)
         rows = [dict(mode="engine", partitions=0, wall_s=round(alone, 3), windows=len(windows),
-                     load1=round(os.getloadavg()[0], 2))]
+                     load1=bench_util.load())]
         for fmt in args.formats.split(","):
             if fmt not in ("parquet", "text", "text-driver"):
                 raise SystemExit(f"--formats: unknown input format {fmt!r}")
@@ -231,14 +221,14 @@ def main(argv=None) -> int:
             tag = "" if fmt == "parquet" else f"{fmt}-"
             for p in [int(x) for x in args.partitions.split(",")]:
                 out = Path(tmp) / f"out-{tag}p{p}"
-                load = os.getloadavg()[0]
+                load = bench_util.load()
                 wall = cli(args, source, queries, p, out, driver_read=fmt == "text-driver")
                 got = output_rows(out)
                 print(f"cli {fmt} --partitions {p}: {wall:.1f} s, {len(got)} windows", flush=True)
                 if got != windows:
                     raise SystemExit(f"{fmt} --partitions {p} wrote other windows than the engine's")
                 rows.append(dict(mode=f"cli-{tag}p{p}", partitions=p, wall_s=round(wall, 3),
-                                 windows=len(got), load1=round(load, 2)))
+                                 windows=len(got), load1=load))
     by = {r["mode"]: r["wall_s"] for r in rows}
     verdicts = []
     if "cli-p1" in by:
@@ -267,7 +257,7 @@ def main(argv=None) -> int:
             w.writeheader()
             w.writerows(old)
         for r in rows:
-            w.writerow(dict(when=stamp, commit=commit, machine=f"{platform.machine()} {os.cpu_count()} cpus",
+            w.writerow(dict(when=stamp, commit=commit, machine=bench_util.machine(),
                             edges=args.edges, vertices=args.vertices,
                             per_timestamp=args.per_timestamp, window=args.window,
                             slide=args.slide, queries=args.queries, engine=args.engine, **r))
@@ -327,7 +317,7 @@ def write_tasks(args, parquet: Path, queries: Path, tmp: Path, commit: str) -> i
               "launch_s", "duration_s", "executor_run_s"]
     new = not out.exists()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-    load = round(os.getloadavg()[0], 2)
+    load = bench_util.load()
     with out.open("a", newline="") as f:
         w = csv.DictWriter(f, fields)
         if new:
@@ -350,10 +340,8 @@ def write_phases(args, parquet: Path, queries: Path, tmp: Path) -> int:
             print(f"--partitions {p}: " + ", ".join(f"{k} {v:.1f} s" for k, v in timed.items()),
                   flush=True)
             stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-            commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                                    text=True).stdout.strip()
             for phase, wall in timed.items():
-                w.writerow([stamp, commit, args.edges, p, phase, wall])
+                w.writerow([stamp, bench_util.commit(), args.edges, p, phase, wall])
     return 0
 
 

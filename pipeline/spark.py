@@ -67,6 +67,18 @@ def spec_error(err) -> str | None:
     return None
 
 
+def checkpointed_unless_rejected(rows):
+    """``rows`` materialised (``localCheckpoint(eager=True)``), or None when a task stopped
+    on one of the spec's typed errors: a path whose tasks validate records then hands the
+    input to the validating reader, which names the record.  Other failures propagate."""
+    try:
+        return rows.localCheckpoint(eager=True)
+    except Exception as err:    # py4j/pyspark wrap what a task raised
+        if spec_error(err) is None:
+            raise
+        return None
+
+
 def task_error(err) -> str:
     """The most telling line of a Spark error: the spec's message, else the Python error's."""
     lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]

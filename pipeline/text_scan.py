@@ -41,6 +41,7 @@ both must be on a file system every executor sees (as for the range scan).
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shutil
@@ -132,19 +133,38 @@ def _separator(line: bytes, columns: tuple) -> str | None:
     return None
 
 
-def stage(spark, source: TextPlan, staging: str, partitions: int) -> Staged | None:
-    """Parse the data lines into Parquet files in ``staging`` (module docstring); None
-    when some task's parser refused its range (the validating reader then judges)."""
-    cuts = line_cuts(source.source, source.size, max(partitions, -(-source.size // CHUNK_BYTES)))
-    cuts = [source.data_start] + [c for c in cuts if c > source.data_start]
+def stage_spans(spark, path: str, size: int, start: int, staging: str, partitions: int,
+                stage_one) -> list | None:
+    """Bytes ``[start, size)`` of a text file cut at line starts into at least
+    ``partitions`` ranges (and one per ``CHUNK_BYTES``), each staged by one Spark task as
+    ``stage_one(start, stop, out, part) -> (ok, ...)`` into ``staging/part-NNNNNN.parquet``;
+    the reports ``(part, ok, ...)`` in file order, or None when there is no range, or a
+    range is missing or refused (the validating reader then judges the file).  Shared by
+    every staged text input (edges here, keyed set streams in ``jobs.simjoin``)."""
+    cuts = line_cuts(path, size, max(partitions, -(-size // CHUNK_BYTES)))
+    cuts = [start] + [c for c in cuts if c > start]
     spans = list(zip(cuts, cuts[1:]))
     if not spans:
         return None
     os.makedirs(staging)
-    task = _stage_task(source, spans, staging)
+
+    def run(numbers):
+        for n in numbers:
+            yield (n, *stage_one(*spans[n], os.path.join(staging, f"part-{n:06d}.parquet"), n))
+
     reports = sorted(spark.sparkContext.parallelize(range(len(spans)), len(spans))
-                     .mapPartitions(task).collect())
+                     .mapPartitions(run).collect())
     if [r[0] for r in reports] != list(range(len(spans))) or not all(r[1] for r in reports):
+        return None
+    return reports
+
+
+def stage(spark, source: TextPlan, staging: str, partitions: int) -> Staged | None:
+    """Parse the data lines into Parquet files in ``staging`` (module docstring); None
+    when some task's parser refused its range (the validating reader then judges)."""
+    reports = stage_spans(spark, source.source, source.size, source.data_start, staging,
+                          partitions, functools.partial(stage_span, source))
+    if reports is None:
         return None
     kinds = {r[2] for r in reports if r[3]}         # the key kinds of ranges with edges
     if len(kinds) > 1:
@@ -226,14 +246,6 @@ def filter_late(path: str, before: int | None) -> int:
     pq.write_table(table.filter(pa.array(keep)), tmp, row_group_size=GROUP_ROWS)
     os.replace(tmp, path)
     return int(len(t) - keep.sum())
-
-
-def _stage_task(source: TextPlan, spans, staging: str):
-    def run(numbers):
-        for n in numbers:
-            out = os.path.join(staging, f"part-{n:06d}.parquet")
-            yield (n, *stage_span(source, *spans[n], out, part=n))
-    return run
 
 
 def stage_span(source: TextPlan, start: int, stop: int, out: str, part: int = 0) -> tuple:

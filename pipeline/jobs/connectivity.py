@@ -213,7 +213,7 @@ def replay_staged_keys(spark, plan: Plan, engine_cls, partitions: int, staging: 
     of order or before the origin (the validating reader names the line)."""
     from streamspec.pipeline import replay as spread
     from streamspec.pipeline.io import edges as edge_io
-    from streamspec.pipeline.spark import spec_error
+    from streamspec.pipeline.spark import checkpointed_unless_rejected
 
     staged = text_scan.stage(spark, plan.staged, staging, partitions)
     if staged is None or not staged.edges:
@@ -224,12 +224,8 @@ def replay_staged_keys(spark, plan: Plan, engine_cls, partitions: int, staging: 
     plan.params = attrs.evolve(plan.base, workload=workload)
     df = plan.stream.df.repartition(partitions, "key")
     rows = spread.keyed(df, functools.partial(run_checked_stream, engine_cls, plan.params), SCHEMA)
-    try:    # materialised here: a key out of order is the reader's to locate
-        return materialised(rows.localCheckpoint(eager=True))
-    except Exception as err:    # py4j/pyspark wrap what a task raised
-        if spec_error(err) is None:
-            raise
-        return None
+    kept = checkpointed_unless_rejected(rows)   # a key out of order: the reader locates it
+    return materialised(kept) if kept is not None else None
 
 
 def run_checked_stream(engine_cls, params: Params, events: pd.DataFrame) -> pd.DataFrame:

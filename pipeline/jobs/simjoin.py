@@ -201,34 +201,24 @@ def replay_keyed_lines(spark, plan: Plan, engine_cls, partitions: int):
     a kind (ids, tokens, keys: one each, as ``read_sets`` requires), a side turned up in a
     self join chosen by default, or an engine rejected a record (``read_sets`` then names
     it).  The staged files are removed once the rows are checkpointed."""
-    import os
+    import functools
 
     from streamspec.pipeline import text_scan
-    from streamspec.pipeline.io.lines import line_cuts
     from streamspec.pipeline.io.simjoin import stage_keyed_span
-    from streamspec.pipeline.spark import spec_error
+    from streamspec.pipeline.spark import checkpointed_unless_rejected
 
     lines, params = plan.keyed_lines, plan.params
     staging = text_scan.staging_dir(plan.output)
     if staging is None:
         return None
-    cuts = line_cuts(lines.source, lines.size,
-                     max(partitions, -(-lines.size // text_scan.CHUNK_BYTES)))
-    spans = list(zip(cuts, cuts[1:]))
-
-    def stage(numbers):
-        for n in numbers:
-            out = os.path.join(staging, f"part-{n:06d}.parquet")
-            yield (n, *stage_keyed_span(lines, *spans[n], out, n))
-
     try:
-        os.makedirs(staging)
-        reports = sorted(spark.sparkContext.parallelize(range(len(spans)), len(spans))
-                         .mapPartitions(stage).collect())
+        reports = text_scan.stage_spans(spark, lines.source, lines.size, 0, staging, partitions,
+                                        functools.partial(stage_keyed_span, lines))
+        if reports is None:
+            return None
         full = [r for r in reports if r[2]]
         kinds = [{r[k] for r in full} - ({None} if k == 4 else set()) for k in (3, 4, 5)]
-        if [r[0] for r in reports] != list(range(len(spans))) or not all(r[1] for r in reports) \
-                or not full or any(len(k) != 1 for k in (kinds[0], kinds[2])) or len(kinds[1]) > 1 \
+        if not full or any(len(k) != 1 for k in (kinds[0], kinds[2])) or len(kinds[1]) > 1 \
                 or ("str" in kinds[1] and any(r[4] is None for r in full)) \
                 or kinds[0] != {"str" if lines.id_type == "string" else "int"}:
             return None
@@ -237,12 +227,8 @@ def replay_keyed_lines(spark, plan: Plan, engine_cls, partitions: int):
         plan.staged_records = sum(r[2] for r in full)
         rows = replay_keys(spark.read.parquet(staging), engine_cls, params, partitions,
                            plan.id_type)
-        try:
-            return materialised(rows.localCheckpoint(eager=True))
-        except Exception as err:    # py4j/pyspark wrap what a task raised
-            if spec_error(err) is None:
-                raise
-            return None             # a record an engine rejected: read_sets locates it
+        kept = checkpointed_unless_rejected(rows)   # rejected: read_sets locates the record
+        return materialised(kept) if kept is not None else None
     finally:
         text_scan.remove(staging)
 

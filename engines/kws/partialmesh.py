@@ -20,7 +20,7 @@ as usual.  A buffer counts as dry when purging (or a deletion) leaves it
 empty.  Every materialised join runs (no demand-driven sleeping), and
 purging is eager, bottom-up from the expired tuples' sources (Figure 4.5;
 paper Section 5: lazy purging and demand-driven execution are FM's): PM
-trades CPU for memory.  ``purge="lazy"`` is the ablation.  Processing
+trades CPU for memory.  ``purge="lazy"`` is the ablation (``partialmesh:purge=lazy``).  Processing
 otherwise as ``streamspec.engines.kws.mesh``.
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ from streamspec.engines.kws.operators import Op, join_condition
 class PartialMeshEngine(MeshEngine):
     name = "partialmesh"
     description = "operator mesh grown at run time from the sources and shrunk when input dries up"
+    options = {"purge": ("eager", "lazy"), "index_buffers": (True, False)}
     shared = True
     demand_driven = False
     purge = "eager"   # Section 5: lazy purging needs demand-driven execution (FM only)

@@ -2,15 +2,24 @@
 
 ``python -m streamspec.bench.kws.targets [--seconds S] [--memory-seconds S] [--only cpu,memory,init]``
 
+- ``forest_vs_fm.csv`` (``--only forest``): total CPU of the paper's forest
+  (``forest``: Section 3.3's independent trees, Figure 4.5's eager pass),
+  the project's forest (``forest-shared``) and the full mesh at |K| 2, T_max 4
+  and w = 20 and 80 min over ``--forest-seconds`` of stream, one fresh process
+  per run, with the commit and the 1-minute load before and after each run
+  (the machine is shared); ``cpu_vs_fm`` is the ratio to FM at the same w.
 - ``fm_vs_forest.csv``: total CPU (``time.process_time``, one core, engine
-  construction excluded: it is in init.csv) of the forest (and of its
-  ablation with FM's lazy purging, ``forest:purge=lazy``), the full mesh and
-  the partial mesh over the default stream (w 20 min, |K| 2, T_max 4, |SR|
+  construction excluded: it is in init.csv) of the paper's forest, the
+  project's forest (``forest-shared``, and its ablation with FM's lazy
+  purging, ``forest-shared:purge=lazy``), the full mesh and the partial mesh
+  over the default stream (w 20 min, |K| 2, T_max 4, |SR|
   15, KWF 0.01, 1/sel 1/1000, ``--seconds`` of stream, one tuple per SR per
   second; also |K| = 3 over ``--k3-seconds``, and T_max = 5 and 6 at |K| = 2
   over ``--tmax-seconds``: the paper's trend, FM's advantage growing with the
   mesh), and the work each does, counted in a second, instrumented run:
-  ``probes`` (an arriving tuple probing the left buffer of a running join),
+  ``probes`` (an arriving tuple probing the left buffer of a running join;
+  the paper's forest also scans a right input buffer for every new composite,
+  counted in ``scanned`` too),
   ``scanned`` (composites looked at by those probes; ``scanned_by_cn_joins``:
   by the joins producing MTJNT, which the mesh cannot share: no CN is
   another's prefix; a nested-loop probe looks at all of them), ``matched``
@@ -46,23 +55,21 @@ from collections import Counter
 from streamspec.bench.kws.generator import params, stream
 
 OUT = os.path.join("bench", "results", "kws")   # relative to the working directory (the checkout)
-# "name:option=value,...": an engine with ablation options (class attributes)
-ENGINES = ("forest", "forest:purge=lazy", "fullmesh", "partialmesh")
+# "name:option=value,...": an engine with ablation options (streamspec.spec.registry)
+ENGINES = ("forest", "forest-shared", "forest-shared:purge=lazy", "fullmesh", "partialmesh")
+FOREST_ENGINES = ("forest", "forest-shared", "fullmesh")
+FOREST_WINDOWS = (1200, 4800)    # w = 20 min (the default) and 80 min (Figure 5.1's largest)
 SAMPLE = 300
 
 
 def _engine(spec: str):
     """The engine class of ``name`` or ``name:option=value,...`` (an ablation)."""
     from streamspec.spec.registry import Registry
-    name, _, options = spec.partition(":")
-    cls = Registry.get("kws", name)
-    if not options:
-        return cls
-    return type(cls.__name__, (cls,), dict(o.split("=", 1) for o in options.split(",")))
+    return Registry.get("kws", spec)
 
 
-def _cpu_run(name: str, k: int, seconds: int, t_max: int = 4) -> dict:
-    p = params(15, k, t_max, 1200)
+def _cpu_run(name: str, k: int, seconds: int, t_max: int = 4, window: int = 1200) -> dict:
+    p = params(15, k, t_max, window)
     events = list(stream(p, seconds, 0.01, 1000))
     c0 = time.process_time()
     eng = _engine(name)(p)
@@ -74,10 +81,47 @@ def _cpu_run(name: str, k: int, seconds: int, t_max: int = 4) -> dict:
                 cpu_s=round(c2 - c1, 3), outputs=n)
 
 
+def _forest_work(cls, count: Counter):
+    """The paper's forest, counting its nested loops (``_work_run``)."""
+
+    class Counted(cls):
+        def _probe_left(self, tree, i, row, t_end):
+            buf = tree.left[i]
+            if buf:
+                count["probes"] += 1
+                count["scanned"] += len(buf)
+                count["scanned_by_cn_joins"] += len(buf) if i == len(tree.nodes) - 1 else 0
+                pp, (pa, xa) = tree.parent[i], tree.cond[i]
+                xv = row.values[xa]
+                if xv is not None:
+                    count["matched"] += sum(c[1][pp].values[pa] == xv for c in buf)
+            new = super()._probe_left(tree, i, row, t_end)
+            count["built"] += len(new)
+            return new
+
+        def _probe_right(self, tree, i, composites):
+            count["scanned"] += len(composites) * len(tree.right[i])
+            new = super()._probe_right(tree, i, composites)
+            count["built"] += len(new)
+            return new
+
+    return Counted
+
+
 def _work_run(name: str, k: int, seconds: int, t_max: int = 4) -> dict:
     """The same stream through an instrumented subclass (slower; counts only)."""
+    from streamspec.engines.kws.forest import ForestEngine
     p = params(15, k, t_max, 1200)
     count = Counter()
+    if issubclass(_engine(name), ForestEngine):
+        eng = _forest_work(_engine(name), count)(p)
+        for _ in eng.process(stream(p, seconds, 0.01, 1000)):
+            pass
+        eng.flush()
+        return dict(probes=count["probes"], scanned=count["scanned"],
+                    scanned_by_cn_joins=count["scanned_by_cn_joins"], matched=count["matched"],
+                    built=count["built"], operators=sum(len(t.nodes) for t in eng.trees),
+                    joins=sum(len(t.nodes) - 1 for t in eng.trees))
 
     class Counted(_engine(name)):
         def _route(self, row, results):
@@ -183,7 +227,7 @@ def _plot(cpu, mem, init) -> None:
     if cpu:
         rows = [r for r in cpu if r["keywords"] == 2 and int(r.get("t_max", 4)) == 4]
         ax[0].bar([r["engine"].replace(":", "\n") for r in rows], [r["cpu_s"] for r in rows],
-                  color=["#b44", "#d88", "#48b", "#4a4"][:len(rows)])
+                  color=["#b44", "#d88", "#e99", "#48b", "#4a4"][:len(rows)])
         ax[0].set_ylabel("total CPU (s)")
         ax[0].set_title(f"defaults, {rows[0]['seconds']} s of stream ({rows[0]['tuples']} tuples)")
     if mem:
@@ -222,6 +266,25 @@ def _read(name: str) -> list:
     return rows
 
 
+def _forest_rows(seconds: int) -> list:
+    """The rows of ``forest_vs_fm.csv`` (module docstring); every engine must give the
+    same number of outputs at each w (the comparison is of one answer)."""
+    from streamspec.bench.pipeline_util import commit, load
+    rows = []
+    for window in FOREST_WINDOWS:
+        for name in FOREST_ENGINES:
+            before = load()
+            r = _fresh("cpu", name, 2, seconds, 4, window)
+            rows.append(dict(r, window=window, commit=commit(), load1_before=before, load1_after=load()))
+            print("  ", rows[-1], flush=True)
+        same = {r["outputs"] for r in rows if r["window"] == window}
+        assert len(same) == 1, f"w = {window}: the engines disagree on the number of outputs {same}"
+    for r in rows:
+        fm = next(x for x in rows if x["engine"] == "fullmesh" and x["window"] == r["window"])
+        r["cpu_vs_fm"] = round(r["cpu_s"] / fm["cpu_s"], 2)
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=5 * 3600, help="stream length for fm_vs_forest")
@@ -231,7 +294,9 @@ def main(argv=None) -> None:
     ap.add_argument("--memory-seconds", type=int, default=3600, help="stream length for memory")
     ap.add_argument("--memory-keywords", default="2,3,4")
     ap.add_argument("--memory-csv", default="memory.csv")
-    ap.add_argument("--only", default="cpu,memory,init")
+    ap.add_argument("--forest-seconds", type=int, default=5 * 3600,
+                    help="stream length for forest_vs_fm (--only forest)")
+    ap.add_argument("--only", default="cpu,memory,init", help="any of cpu,memory,init,forest")
     ap.add_argument("--max-keywords", type=int, default=5, help="largest |K| for init")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -242,6 +307,8 @@ def main(argv=None) -> None:
         print(json.dumps(fn(*args)))
         return
     only = set(a.only.split(","))
+    if "forest" in only:
+        _write("forest_vs_fm.csv", _forest_rows(a.forest_seconds))
     if "cpu" in only:
         rows = []
         cases = [(2, 4, a.seconds), (3, 4, a.k3_seconds)]

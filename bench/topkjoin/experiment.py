@@ -20,8 +20,12 @@ Setting (notes/topkjoin.md, "Experiments"): omega 100 s, beta 60 s, 150
 evaluations, K 5, N 10, gamma 7, CH 20; mention counts (``sum`` of x = 1);
 weights 0.7/0.3; the stream range is the min/max per-window mention count and
 the remote range the min/max of the dataset (computed once per dataset, as
-the authors did); dataset ``i`` of CH ``x`` is ``ds_ch(x, seed=i)`` with the
-mention stream of seed ``i``; the replica starts from each user's first
+the authors did); dataset ``i`` of CH ``x`` is ``ds_ch(x, seed=i)`` joined
+with the one seeded mention stream (``data.STREAM_SEED``), the same for the
+five datasets and every CH, as in the paper (§6.1: one collected stream; the
+DS-CH-x datasets differ on the remote side only; issue 15), so the error bars
+show the spread over remote datasets, not over streams; WSJ-RND's generator is
+seeded with ``i``; the replica starts from each user's first
 snapshot (``data.timeline_rows``), as in the authors' code.  ``--budget G``
 sets the default budget of the ch/k/n sweeps (the authors' committed code ran
 K and N at 15; files get the suffix ``-bG``).
@@ -40,9 +44,9 @@ files get the suffix ``-java``.
 ``--stream real`` (issue 15): the paper's real mention stream instead of the
 seeded one, as the authors' Java saw it (``real_stream``: the file carries
 the Java's {1, 2} per-window values, so this is the ``--java-compat``
-setting with its two diagnostic engines, without the rewrite); one stream for
-the five datasets of each CH, as in the paper (only the remote side, the
-regenerated DS-CH-x, differs between datasets); files get the suffix
+setting with its two diagnostic engines, without the rewrite); as with the
+seeded stream, one stream for the five datasets of each CH (only the remote
+side, the regenerated DS-CH-x, differs between datasets); files get the suffix
 ``-real``.  Every run also writes ``<experiment><suffix>-margins.csv``, the
 relative differences ``table6`` summarises.
 """
@@ -54,7 +58,8 @@ from pathlib import Path
 
 import numpy as np
 
-from streamspec.bench.topkjoin.data import BETA, OMEGA, T0, ds_ch, load_snapshots, mentions, timeline_rows
+from streamspec.bench.topkjoin.data import (BETA, OMEGA, STREAM_SEED, T0, ds_ch, load_snapshots, mentions,
+                                            timeline_rows)
 from streamspec.bench.topkjoin.java_compat import DIAGNOSTICS as JAVA_DIAGNOSTICS, slide_presence
 from streamspec.bench.topkjoin import real_stream, table6 as t6
 from streamspec.engines.topkjoin import policies
@@ -119,24 +124,45 @@ def real_items():
     return _REAL["items"]
 
 
-def dataset(ch: int, seed: int, snapshots, java_compat: bool = False, stream: str = "seeded"):
-    """``(remote, ids, x, ts)`` of dataset ``seed`` of DS-CH-``ch`` (x = 1 per mention, or the
-    Java's slide-presence rewrite with ``java_compat``; with ``stream="real"`` the real stream,
-    whose values already are the Java's)."""
-    remote = TimelineDataset.from_rows(timeline_rows(ds_ch(snapshots, ch, seed)))
+def stream_items(snapshots, java_compat: bool = False, stream: str = "seeded"):
+    """``(ids, x, ts)`` of the one mention stream of the experiments, cut to the 150 evaluated windows.
+
+    Seeded: ``mentions`` of seed ``STREAM_SEED`` over the snapshot users (the keys of DS-CH-x),
+    x = 1 per mention, or the Java's slide-presence rewrite with ``java_compat``; real: the paper's
+    stream, whose values already are the Java's.  It does not depend on the dataset (§6.1)."""
     end = T0 + OMEGA + 149 * BETA              # the 150 evaluated windows
     if stream == "real":
         ids, x, ts = real_items()
         keep = ts < end
-        return remote, ids[keep], x[keep], ts[keep]
-    ids, ts = mentions(list(snapshots), seed)
+        return ids[keep], x[keep], ts[keep]
+    ids, ts = mentions(list(snapshots), STREAM_SEED)
     keep = ts < end
     ids, ts = ids[keep], ts[keep]
     if java_compat:
-        ids, x, ts = slide_presence(ids, ts, T0, OMEGA, BETA)
-    else:
-        x = np.ones(ids.size)
-    return remote, ids, x, ts
+        return slide_presence(ids, ts, T0, OMEGA, BETA)
+    return ids, np.ones(ids.size), ts
+
+
+def remote_dataset(ch: int, seed: int, snapshots) -> TimelineDataset:
+    """Dataset ``seed`` of DS-CH-``ch`` as the replica's timeline (first snapshots at t0 - 1)."""
+    return TimelineDataset.from_rows(timeline_rows(ds_ch(snapshots, ch, seed)))
+
+
+def dataset(ch: int, seed: int, snapshots, java_compat: bool = False, stream: str = "seeded", items=None):
+    """``(remote, ids, x, ts)`` of dataset ``seed`` of DS-CH-``ch``: its remote side and the one
+    stream (``stream_items``; ``items`` passes it in when already drawn)."""
+    ids, x, ts = items if items is not None else stream_items(snapshots, java_compat, stream)
+    return remote_dataset(ch, seed, snapshots), ids, x, ts
+
+
+def inputs(setting: dict, seed: int, snapshots, items) -> Params:
+    """The query parameters of one run: ``setting`` (budget, ch, k, n) on dataset ``seed`` of
+    DS-CH-``setting["ch"]`` joined with the stream ``items``; the stream range is the stream's
+    (the same for every dataset), the remote range the dataset's (computed once, as the authors)."""
+    remote = remote_dataset(setting["ch"], seed, snapshots)
+    return Params(omega=OMEGA, beta=BETA, k=setting["k"], n=setting["n"], budget=setting["budget"],
+                  t0=T0, remote=remote, stream_range=stream_range(*items),
+                  remote_range=remote.value_range(), seed=seed)
 
 
 def run(engine: str, params: Params, ids, x, ts):
@@ -149,14 +175,11 @@ def run(engine: str, params: Params, ids, x, ts):
 def experiment(name: str, datasets: int, snapshots, java_compat: bool = False,
                default: dict = DEFAULT, stream: str = "seeded") -> list[dict]:
     rows = []
+    ids, x, ts = items = stream_items(snapshots, java_compat, stream)   # once: every dataset's stream
     for value in GRIDS[name]:
         setting = default | {name: value}
         for seed in range(1, datasets + 1):
-            remote, ids, x, ts = dataset(setting["ch"], seed, snapshots, java_compat, stream)
-            params = Params(omega=OMEGA, beta=BETA, k=setting["k"], n=setting["n"],
-                            budget=setting["budget"], t0=T0, remote=remote,
-                            stream_range=stream_range(ids, x, ts), remote_range=remote.value_range(),
-                            seed=seed)
+            params = inputs(setting, seed, snapshots, items)
             truth = evaluate(list(zip(ids.tolist(), x.tolist(), ts.tolist())), params)[:150]
             for engine in engines(java_compat):
                 answers, fetches = run(engine, params, ids, x, ts)

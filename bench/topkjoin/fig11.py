@@ -4,7 +4,8 @@ The paper runs every policy for 150 evaluations at the default setting
 (DS-CH-20, K 5, N 10, gamma 7) and plots, per iteration, the cumulative
 nDCG and precision *error*: the sum over the iterations so far of
 ``1 - nDCG@K`` and ``1 - precision@K`` (analysis note §7.4).  It shows WST
-highest, AT-ASM lowest, the others indistinct before ~50 iterations.
+highest, AT-ASM lowest, the others indistinct before ~50 iterations.  As in
+``experiment``, the five datasets share one stream and differ on the remote side.
 
 ``python -m streamspec.bench.topkjoin.fig11 [--stream real|seeded]`` writes
 ``fig11[-real].csv`` (engine, dataset, iteration, cumulative errors) and
@@ -19,11 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from streamspec.bench.topkjoin.data import BETA, OMEGA, T0, load_snapshots
-from streamspec.bench.topkjoin.experiment import DEFAULT, ENGINES, WsjWbmStale, dataset, run, stream_range
+from streamspec.bench.topkjoin.data import load_snapshots
+from streamspec.bench.topkjoin.experiment import DEFAULT, ENGINES, WsjWbmStale, inputs, run, stream_items
 from streamspec.bench.topkjoin.table6 import write
 from streamspec.reference.topkjoin import evaluate
-from streamspec.spec.topkjoin import Params
 from streamspec.spec.topkjoin_quality import ndcg_at_k, precision_at_k
 
 RESULTS = Path("bench", "results", "topkjoin")
@@ -31,11 +31,9 @@ RESULTS = Path("bench", "results", "topkjoin")
 
 def curves(stream: str, datasets: int) -> list[dict]:
     snapshots, k, rows = load_snapshots(), DEFAULT["k"], []
+    ids, x, ts = items = stream_items(snapshots, stream == "real", stream)   # one stream, five datasets
     for seed in range(1, datasets + 1):
-        remote, ids, x, ts = dataset(DEFAULT["ch"], seed, snapshots, stream == "real", stream)
-        params = Params(omega=OMEGA, beta=BETA, k=k, n=DEFAULT["n"], budget=DEFAULT["budget"], t0=T0,
-                        remote=remote, stream_range=stream_range(ids, x, ts),
-                        remote_range=remote.value_range(), seed=seed)
+        params = inputs(DEFAULT, seed, snapshots, items)
         truth = evaluate(list(zip(ids.tolist(), x.tolist(), ts.tolist())), params)[:150]
         for engine in [e for e in ENGINES if e != WsjWbmStale.name]:
             answers, _ = run(engine, params, ids, x, ts)

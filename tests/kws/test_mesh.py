@@ -5,7 +5,7 @@ import pickle
 import pytest
 
 from streamspec.conformance import kws as suite
-from streamspec.engines.kws.forest import ForestEngine
+from streamspec.engines.kws.forest import ForestEngine, ForestSharedEngine
 from streamspec.engines.kws.fullmesh import FullMeshEngine
 from streamspec.engines.kws.partialmesh import PartialMeshEngine
 from streamspec.spec.kws import Insert, Params
@@ -30,7 +30,8 @@ def test_mesh_options_match_oracle(options):
 
 @pytest.mark.parametrize("base, options", [(PartialMeshEngine, dict(purge="lazy")),
                                            (PartialMeshEngine, dict(index_buffers=False)),
-                                           (ForestEngine, dict(index_buffers=False)),
+                                           (ForestSharedEngine, dict(index_buffers=False)),
+                                           (ForestSharedEngine, dict(purge="lazy")),
                                            (ForestEngine, dict(purge="lazy"))],
                          ids=lambda x: getattr(x, "name", str(x)))
 def test_partial_mesh_and_forest_options_match_oracle(base, options):
@@ -41,7 +42,8 @@ def test_partial_mesh_and_forest_options_match_oracle(base, options):
         assert mismatch is None, f"seed {seed}: {mismatch}\n{suite.dump(case)}"
 
 
-@pytest.mark.parametrize("cls", [ForestEngine, FullMeshEngine, PartialMeshEngine], ids=lambda c: c.name)
+@pytest.mark.parametrize("cls", [ForestEngine, ForestSharedEngine, FullMeshEngine, PartialMeshEngine],
+                         ids=lambda c: c.name)
 def test_state_pickles_mid_stream(cls):
     case = suite.random_case(7)
     half = len(case.events) // 2

@@ -1,18 +1,25 @@
 """Numba kernels of the maximum-spanning-forest engine (``streamspec.engines.connectivity.msf``).
 
-A link-cut tree (Sleator and Tarjan, "A data structure for dynamic trees",
-JCSS 26(3), 1983; splay-based version, Sleator and Tarjan, JACM 32(3), 1985)
-over the forest of the stream's edges kept with the largest times: a forest
-edge is a node of its own (so a path aggregate over nodes is an aggregate over
-edges), each splay subtree knows its node of minimum edge time.
+The forest of the stream's edges that keeps the newest edges, stored as
+rooted trees with parent pointers (the representation of D-Tree and of the
+AM-tree line of work on sliding-window connectivity; issue 13 of the
+tracker): each non-root vertex holds its parent and the time of the edge to
+it.  One record of four int64 per vertex (``V[x]``, one cache line holds two),
+so a step up a tree touches one record:
 
-Node layout: vertex ``x`` is node ``2x``, edge slot ``k`` is node ``2k + 1``
-(so growing the vertex capacity never moves a node).  ``L``, ``R``, ``P``:
-splay children and parent (``P`` of a splay root is its path-parent, ``-1``
-at a tree's root path); ``REV``: pending reversal (makeroot); ``AGG``: the node
-of minimum time in the splay subtree; ``ET[k]``: time of edge slot ``k``
-(vertex nodes count as +inf).  Only ``@njit`` functions over numpy arrays and
-scalars live here; recursion is avoided (``STACK`` is the push-down scratch).
+- ``PARENT``: parent vertex, ``-1`` at a root;
+- ``PTIME``: time of the edge to the parent; at a root, the tree's size
+  (small-to-large linking);
+- ``MARK``: the lowest-common-ancestor search's stamp (``2 * epoch + side``);
+- ``SEEN``: the last time the vertex was an endpoint (presence).
+
+Operations (all O(depth) steps, no amortized structure, nothing deferred):
+``lowest_common_ancestor`` walks up from both ends in turn, marking;
+``reroot`` reverses the path from a vertex to its root (evert);
+``insert_edge`` links two trees (the smaller rerooted at its endpoint and hung
+below the other) or, inside a tree, replaces the oldest edge of the cycle the
+new edge closes when it is older.  Only ``@njit`` functions over numpy arrays
+and scalars live here.
 """
 from __future__ import annotations
 
@@ -21,233 +28,163 @@ from streamspec.spec._numba import njit
 
 INF = np.iinfo(np.int64).max
 NEVER = np.iinfo(np.int64).min
+# columns of the vertex records V
+PARENT = 0
+PTIME = 1
+MARK = 2
+SEEN = 3
+N_V = 4
 # slots of the state vector ``st``
-FRESH = 0        # edge slots ever used (slots below it are live or on the free stack)
-FREE_TOP = 1     # height of the free stack of edge slots
-LAST_T = 2       # time of the last applied edge (NEVER before the first)
-N_ST = 3
-
-
-@njit(cache=True, inline="always")
-def _time(ET, n):
-    return ET[n >> 1] if n & 1 else INF
-
-
-@njit(cache=True, inline="always")
-def _is_root(L, R, P, x):
-    """``x`` is the root of its splay tree (its parent pointer, if any, is a path-parent)."""
-    p = P[x]
-    return p == -1 or (L[p] != x and R[p] != x)
-
-
-@njit(cache=True, inline="always")
-def _push(L, R, REV, x):
-    # a pending reversal swaps x's children and moves down to them
-    if REV[x]:
-        a = L[x]
-        b = R[x]
-        L[x] = b
-        R[x] = a
-        if a != -1:
-            REV[a] ^= 1
-        if b != -1:
-            REV[b] ^= 1
-        REV[x] = 0
-
-
-@njit(cache=True, inline="always")
-def _pull(L, R, AGG, ET, x):
-    best = x
-    bt = _time(ET, x)
-    a = L[x]
-    if a != -1:
-        m = AGG[a]
-        mt = _time(ET, m)
-        if mt < bt:
-            best = m
-            bt = mt
-    b = R[x]
-    if b != -1:
-        m = AGG[b]
-        if _time(ET, m) < bt:
-            best = m
-    AGG[x] = best
-
-
-@njit(cache=True, inline="always")
-def _rotate(L, R, P, AGG, ET, x):
-    p = P[x]
-    g = P[p]
-    if L[p] == x:
-        c = R[x]
-        L[p] = c
-        R[x] = p
-    else:
-        c = L[x]
-        R[p] = c
-        L[x] = p
-    if c != -1:
-        P[c] = p
-    if g != -1:
-        if L[g] == p:
-            L[g] = x
-        elif R[g] == p:
-            R[g] = x
-    P[x] = g
-    P[p] = x
-    _pull(L, R, AGG, ET, p)
+EPOCH = 0        # stamps of the last ancestor search (marks below 2 * epoch are stale)
+LAST_T = 1       # time of the last applied edge (NEVER before the first)
+N_ST = 2
 
 
 @njit(cache=True)
-def splay(L, R, P, REV, AGG, ET, STACK, x):
-    """Make ``x`` the root of its splay tree (pending reversals pushed top-down first)."""
-    n = 0
-    y = x
-    STACK[0] = y
-    while not _is_root(L, R, P, y):
-        y = P[y]
-        n += 1
-        STACK[n] = y
-    while n >= 0:
-        _push(L, R, REV, STACK[n])
-        n -= 1
-    while not _is_root(L, R, P, x):
-        p = P[x]
-        if not _is_root(L, R, P, p):
-            g = P[p]
-            if (L[g] == p) == (L[p] == x):
-                _rotate(L, R, P, AGG, ET, p)    # zig-zig
-            else:
-                _rotate(L, R, P, AGG, ET, x)    # zig-zag
-        _rotate(L, R, P, AGG, ET, x)
-    _pull(L, R, AGG, ET, x)
+def lowest_common_ancestor(V, st, a, b):
+    """The lowest common ancestor of ``a != b``, or ``-1`` when they are in different trees.
+
+    Both ends step up in turn, each marking what it visits with a stamp of
+    this search: the first vertex one side reaches that the other side has
+    marked is the answer, found after at most twice the longer of the two
+    distances to it (not the depths, when the ends are close).
+    """
+    st[EPOCH] += 1
+    ma = 2 * st[EPOCH]
+    mb = ma + 1
+    V[a, MARK] = ma
+    V[b, MARK] = mb
+    x = a
+    y = b
+    while x != -1 or y != -1:
+        if x != -1:
+            x = V[x, PARENT]
+            if x != -1:
+                if V[x, MARK] == mb:
+                    return x
+                V[x, MARK] = ma
+        if y != -1:
+            y = V[y, PARENT]
+            if y != -1:
+                if V[y, MARK] == ma:
+                    return y
+                V[y, MARK] = mb
+    return -1
 
 
 @njit(cache=True)
-def access(L, R, P, REV, AGG, ET, STACK, x):
-    """Make the tree path root..``x`` preferred; ``x`` ends as its splay root, deepest node."""
-    last = -1
-    y = x
-    while y != -1:
-        splay(L, R, P, REV, AGG, ET, STACK, y)
-        R[y] = last
-        _pull(L, R, AGG, ET, y)
-        last = y
-        y = P[y]
-    splay(L, R, P, REV, AGG, ET, STACK, x)
+def root_of(V, x):
+    while V[x, PARENT] != -1:
+        x = V[x, PARENT]
+    return x
 
 
 @njit(cache=True)
-def make_root(L, R, P, REV, AGG, ET, STACK, x):
-    """Reroot ``x``'s tree at ``x`` (``x`` ends as the splay root of the root path)."""
-    access(L, R, P, REV, AGG, ET, STACK, x)
-    REV[x] ^= 1
+def reroot(V, x):
+    """Make ``x`` the root of its tree by reversing the path from ``x`` to the root.
+
+    The old root's size field is overwritten by an edge time: the caller
+    hangs ``x`` at once or stores the size at ``x``.
+    """
+    cur = x
+    p = V[x, PARENT]
+    pt = V[x, PTIME]
+    V[x, PARENT] = -1
+    while p != -1:
+        nxt = V[p, PARENT]
+        nt = V[p, PTIME]
+        V[p, PARENT] = cur
+        V[p, PTIME] = pt
+        cur = p
+        p = nxt
+        pt = nt
 
 
 @njit(cache=True)
-def uf_find(UF, x):
-    """Root of ``x`` in the union-find of forest components (full path compression)."""
-    root = x
-    while UF[root] != root:
-        root = UF[root]
-    while UF[x] != root:
-        nxt = UF[x]
-        UF[x] = root
-        x = nxt
-    return root
+def oldest_on_path(V, a, y):
+    """``(time, vertex)`` of the oldest edge from ``a`` up to its ancestor ``y``
+    (the edge is ``vertex``-parent); ``(INF, -1)`` when ``a == y``."""
+    best = INF
+    c = -1
+    while a != y:
+        pt = V[a, PTIME]
+        if pt < best:
+            best = pt
+            c = a
+        a = V[a, PARENT]
+    return best, c
 
 
 @njit(cache=True)
-def path_min(L, R, P, REV, AGG, ET, STACK, a, b):
-    """Time of the oldest edge on the forest path between vertices ``a != b`` of one tree."""
-    make_root(L, R, P, REV, AGG, ET, STACK, 2 * a)
-    access(L, R, P, REV, AGG, ET, STACK, 2 * b)
-    # the splay tree of 2b is now exactly the path a..b
-    return _time(ET, AGG[2 * b])
-
-
-@njit(cache=True)
-def insert_edge(L, R, P, REV, AGG, ET, STACK, UF, FREE, st, u, v, t):
+def insert_edge(V, st, u, v, t):
     """Add edge ``(u, v, t)`` (``t`` >= every time in the forest) to the maximum spanning forest.
 
-    Different trees: link by a new edge node.  Same tree: the new edge closes
-    a cycle; the oldest edge on it (the path u..v) leaves the forest if it is
-    older than ``t`` and its node is reused for the new edge.  Returns 1 when
-    the forest changed.
+    Different trees: the smaller is rerooted at its endpoint and hung below
+    the other endpoint (small-to-large keeps trees shallow).  Same tree: the
+    path u..v plus the new edge is a cycle; if its oldest edge is older than
+    ``t`` it leaves the forest, and the side it cut off (holding u or v) is
+    rerooted at that endpoint and hung below the other.  Equal times: either
+    edge gives a maximum forest, the old one stays.
     """
     if u == v:
-        return 0                         # self-loops only count for presence
-    nu = 2 * u
-    nv = 2 * v
-    ru = uf_find(UF, u)
-    rv = uf_find(UF, v)
-    if ru != rv:
-        # a new tree edge: take a free slot (live forest edges < vertices <= capacity)
-        if st[FREE_TOP] > 0:
-            st[FREE_TOP] -= 1
-            k = FREE[st[FREE_TOP]]
-        else:
-            k = st[FRESH]
-            st[FRESH] += 1
-        f = 2 * k + 1
-        ET[k] = t
-        L[f] = -1
-        R[f] = -1
-        REV[f] = 0
-        AGG[f] = f
-        make_root(L, R, P, REV, AGG, ET, STACK, nu)
-        P[nu] = f                        # u's tree hangs below the edge node,
-        P[f] = nv                        # which hangs below v
-        UF[ru] = rv
-        return 1
-    make_root(L, R, P, REV, AGG, ET, STACK, nu)
-    access(L, R, P, REV, AGG, ET, STACK, nv)
-    e = AGG[nv]
-    if _time(ET, e) >= t:
-        return 0                         # equal times: either edge is a maximum forest
-    # cut e out of the path u..e..v: after splaying it, its left splay subtree
-    # is the path part on u's side (rooted at u), its right the part on v's side
-    splay(L, R, P, REV, AGG, ET, STACK, e)
-    a = L[e]
-    b = R[e]
-    P[a] = -1
-    P[b] = -1
-    L[e] = -1
-    R[e] = -1
-    ET[e >> 1] = t
-    AGG[e] = e
-    # link again through e: u is the root of its part; splay it so that its
-    # whole splay tree (the root path) hangs below e
-    splay(L, R, P, REV, AGG, ET, STACK, nu)
-    P[nu] = e
-    P[e] = nv
-    return 1
+        return                           # self-loops only count for presence
+    y = lowest_common_ancestor(V, st, u, v)
+    if y == -1:
+        ru = root_of(V, u)
+        rv = root_of(V, v)
+        size = V[ru, PTIME] + V[rv, PTIME]
+        if V[ru, PTIME] > V[rv, PTIME]:
+            u, v, rv = v, u, ru
+        reroot(V, u)
+        V[u, PARENT] = v
+        V[u, PTIME] = t
+        V[rv, PTIME] = size
+        return
+    tu, cu = oldest_on_path(V, u, y)
+    tv, cv = oldest_on_path(V, v, y)
+    if tu <= tv:
+        if tu >= t:
+            return
+        c = cu
+    else:
+        if tv >= t:
+            return
+        c = cv
+        u, v = v, u
+    # c is on u's side: cutting c's edge detaches the part holding u
+    V[c, PARENT] = -1
+    reroot(V, u)
+    V[u, PARENT] = v
+    V[u, PTIME] = t
 
 
 @njit(cache=True)
-def answer(L, R, P, REV, AGG, ET, STACK, UF, SEEN, a, b, start, cache, q):
+def answer(V, st, a, b, start, cache, q):
     """``Q(a, b)`` on the window starting at ``start`` (every applied edge is before its end).
 
     ``cache[q]`` holds a path minimum found earlier for this query: the
-    bottleneck (largest path minimum over all paths) only grows as edges
-    arrive, so a cached value at or after ``start`` already answers true.
+    bottleneck (the largest path minimum over all a-b paths of the edges so
+    far) only grows as edges arrive, and the forest path's minimum is that
+    bottleneck, so a cached value at or after ``start`` already answers true.
     """
-    if SEEN[a] < start or SEEN[b] < start:
+    if V[a, SEEN] < start or V[b, SEEN] < start:
         return False
     if a == b:
         return True
     if cache[q] >= start:
         return True
-    if uf_find(UF, a) != uf_find(UF, b):
+    y = lowest_common_ancestor(V, st, a, b)
+    if y == -1:
         return False
-    m = path_min(L, R, P, REV, AGG, ET, STACK, a, b)
+    ta, _ = oldest_on_path(V, a, y)
+    tb, _ = oldest_on_path(V, b, y)
+    m = min(ta, tb)
     cache[q] = m
     return m >= start
 
 
 @njit(cache=True)
-def msf_run(L, R, P, REV, AGG, ET, STACK, UF, FREE, SEEN, st, u, v, t, t0, r, s,
-            first_window, upto, qa, qb, cache, out):
+def msf_run(V, st, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
     """Apply edges ``(u, v, t)`` in order, evaluating windows ``first_window..upto-1``.
 
     Window ``w`` (``[t0 + w*s, t0 + w*s + r)``) is answered before the first
@@ -272,49 +209,14 @@ def msf_run(L, R, P, REV, AGG, ET, STACK, UF, FREE, SEEN, st, u, v, t, t0, r, s,
                 continue
             row = w - first_window
             for q in range(nq):
-                out[row, q] = answer(L, R, P, REV, AGG, ET, STACK, UF, SEEN, qa[q], qb[q],
-                                     start, cache, q)
+                out[row, q] = answer(V, st, qa[q], qb[q], start, cache, q)
             w += 1
         if i == n:
             break
         a = u[i]
         b = v[i]
-        SEEN[a] = ti
-        SEEN[b] = ti
+        V[a, SEEN] = ti
+        V[b, SEEN] = ti
         st[LAST_T] = ti
-        insert_edge(L, R, P, REV, AGG, ET, STACK, UF, FREE, st, a, b, ti)
+        insert_edge(V, st, a, b, ti)
     return w
-
-
-@njit(cache=True)
-def forest_edges(L, R, P, REV, AGG, ET, STACK, UF, n_vertices):
-    """The represented forest as (child vertex, parent vertex, time) rows, for tests:
-    every tree rooted at its union-find root, edges read off by walking each
-    vertex's path to that root (a slow check, O(n) link-cut operations)."""
-    rows = np.empty((max(n_vertices - 1, 0), 3), dtype=np.int64)
-    k = 0
-    for x in range(n_vertices):
-        root = uf_find(UF, x)
-        if root == x:
-            continue
-        make_root(L, R, P, REV, AGG, ET, STACK, 2 * root)
-        access(L, R, P, REV, AGG, ET, STACK, 2 * x)
-        # the splay tree of 2x is the path root..x: its in-order predecessor
-        # of 2x is the edge node to x's parent, before it the parent itself
-        e = L[2 * x]
-        _push(L, R, REV, e)
-        while R[e] != -1:
-            e = R[e]
-            _push(L, R, REV, e)
-        splay(L, R, P, REV, AGG, ET, STACK, e)
-        p = L[e]
-        _push(L, R, REV, p)
-        while R[p] != -1:
-            p = R[p]
-            _push(L, R, REV, p)
-        splay(L, R, P, REV, AGG, ET, STACK, p)
-        rows[k, 0] = x
-        rows[k, 1] = p >> 1
-        rows[k, 2] = ET[e >> 1]
-        k += 1
-    return rows[:k]

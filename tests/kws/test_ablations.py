@@ -75,3 +75,10 @@ def test_paper_forest_declares_no_mesh_options():
     for option in ("demand_driven", "index_buffers"):
         with pytest.raises(UnknownEngineOption, match=f"'forest'.*'{option}'"):
             Registry.get("kws", f"forest:{option}=false")
+
+
+def test_bench_engine_lists_keep_option_lists_together():
+    from streamspec.bench.kws.run import engine_list
+    assert engine_list("forest,fullmesh:demand_driven=false,purge=eager,partialmesh:purge=lazy,oracle") == [
+        "forest", "fullmesh:demand_driven=false,purge=eager", "partialmesh:purge=lazy", "oracle"]
+    assert engine_list("forest,fullmesh") == ["forest", "fullmesh"]

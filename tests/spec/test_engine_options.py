@@ -70,6 +70,16 @@ def test_a_configured_engine_and_its_instances_pickle():
     assert type(copy) is cls and copy.params == "p" and copy.mode == "fast"
 
 
+def test_spark_ships_a_configured_engine_by_reference():
+    """Spark's cloudpickle finds the class by name (an executor rebuilds it from the
+    registry) instead of pickling the class body."""
+    cloudpickle = pytest.importorskip("pyspark.cloudpickle")
+    cls = Registry.get("kws", "fullmesh:purge=eager")
+    blob = cloudpickle.dumps(cls)
+    assert cloudpickle.loads(blob) is cls
+    assert b"streamspec.spec.registry" in blob and len(blob) < 300
+
+
 def test_kws_ablation_by_name():
     eager = Registry.get("kws", "fullmesh:purge=eager")
     assert eager.purge == "eager" and eager.demand_driven is True

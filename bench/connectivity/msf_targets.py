@@ -1,0 +1,165 @@
+"""Issue 13's targets for the MSF engine, measured against BIC in one run.
+
+Targets (issue 13 of the tracker), on each stream: the ``msf`` engine's window
+P99 at most 0.1 ms with nothing deferred, its throughput at least BIC's, its
+peak memory at most BIC's.  Streams (``targets.py``'s derivation: windows of
+a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
+
+- ``rmat``: R-MAT, 10M edges over 1M ids, r = 1000, s = 50, 100 queries drawn
+  from the top-1000-degree vertices (the project's 10M-edge stream);
+- ``powerlaw``: Chung-Lu (exponent 2.5), 3M edges over 300K ids, r = 300,
+  s = 15, 100 queries drawn uniformly from all the stream's vertices (most
+  answers false: BIC's bridging search runs).
+
+Engines: ``msf``; ``bic`` with its default deferral (the backward build of a
+completed chunk waits for ``build_defer`` edges of the next chunk, outside the
+triggering call); ``bic-inline``, BIC with ``build_defer = 0`` (the paper's
+driver: the build runs inside the triggering call).  Each is measured by
+``measure.run`` (through ``process``, ``hold_back=False``: a window's latency
+is the call with its triggering edge, i.e. its queries and that edge's insert,
+plus whatever the engine does there) and ``measure.run_engine`` (ids remapped
+up front), on the CPU clock (``time.process_time``: the machine is shared).
+Peak memory: ``tracemalloc`` peak of a replay in a fresh subprocess
+(``memory.measure``; numpy allocations, which is all these engines allocate;
+``bic-inline`` shares BIC's arrays and is not run there).
+
+Rows go to ``bench/results/connectivity/msf-targets[-quick].csv`` (one per
+stream, engine and kind, with commit, 1-minute load before and after, the
+command) and the verdicts to ``msf-verdicts[-quick].csv``.  ``--quick``
+divides both stream sizes by 10 (windows too).
+Run: ``python -m streamspec.bench.connectivity.msf_targets [--quick] [--streams rmat,powerlaw]``.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import gc
+import os
+import sys
+import time
+from pathlib import Path
+
+from streamspec.spec.connectivity import Params
+
+from streamspec.bench.connectivity import memory, peers
+from streamspec.bench.connectivity.generators import powerlaw_stream, rmat_stream, workload
+from streamspec.bench.connectivity.measure import run, run_engine
+from streamspec.bench.pipeline_util import commit
+from streamspec.engines.connectivity.bic import BicEngine
+
+RESULTS = Path("bench", "results", "connectivity")   # relative to the checkout
+ENGINES = ("msf", "bic", "bic-inline")
+
+
+class BicInlineEngine(BicEngine):
+    """BIC with the backward build inside the triggering call (the paper's driver)."""
+
+    name = "bic-inline"
+    description = "BIC, backward build in the call that completes a chunk (build_defer = 0)"
+    build_defer = 0
+
+
+# measure.run builds engines through peers.create, which looks here first
+peers.PEERS.setdefault("bic-inline", BicInlineEngine)
+
+
+def streams(quick: bool, which: list[str]):
+    scale = 10 if quick else 1
+    if "rmat" in which:
+        edges = 10_000_000 // scale
+        s = rmat_stream(edges // 10, edges, 1000, seed=0)
+        r = edges // 10 // 1000
+        yield "rmat", s, Params(r=r, s=r // 20, workload=workload(s, 100, seed=0)), \
+            f"R-MAT {edges} edges, {edges // 10} ids, r={r} s={r // 20}, 100 top-1000-degree queries"
+    if "powerlaw" in which:
+        edges = 3_000_000 // scale
+        s = powerlaw_stream(edges // 10, edges, 1000, seed=0)
+        r = edges // 10 // 1000
+        yield "powerlaw", s, Params(r=r, s=r // 20, workload=workload(s, 100, seed=0, top=None)), \
+            f"Chung-Lu 2.5 {edges} edges, {edges // 10} ids, r={r} s={r // 20}, 100 uniform queries"
+
+
+def verdicts(name: str, m: dict, mem: dict) -> list[dict]:
+    msf, bic = m["msf", "contract"], m["bic", "contract"]
+    rows = [{"stream": name, "target": "msf_p99_ms", "value": round(msf.percentile(99) * 1e3, 4),
+             "required": "<= 0.1", "pass": msf.percentile(99) <= 1e-4,
+             "how": "through process(), nothing deferred, CPU clock"},
+            {"stream": name, "target": "msf_over_bic_throughput",
+             "value": round(msf.throughput / bic.throughput, 3), "required": ">= 1",
+             "pass": msf.throughput >= bic.throughput,
+             "how": f"msf {msf.throughput:.0f} / bic {bic.throughput:.0f} edges/CPU-s through "
+                    f"process(); bic-inline {m['bic-inline', 'contract'].throughput:.0f}"}]
+    if mem:
+        a, b = mem["msf"], mem["bic"]
+        rows.append({"stream": name, "target": "msf_over_bic_peak_memory",
+                     "value": round(a / b, 3), "required": "<= 1", "pass": a <= b,
+                     "how": f"tracemalloc peak in a fresh subprocess, msf {a} B, bic {b} B"})
+    return rows
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="python -m streamspec.bench.connectivity.msf_targets",
+                                description="issue 13's MSF targets against BIC (module docstring)")
+    p.add_argument("--quick", action="store_true", help="streams a tenth of the size")
+    p.add_argument("--streams", default="rmat,powerlaw")
+    p.add_argument("--no-memory", action="store_true")
+    p.add_argument("--suffix", default="", help="appended to the CSV names (e.g. -busy)")
+    args = p.parse_args(argv)
+    command = "python -m streamspec.bench.connectivity.msf_targets " + " ".join(
+        argv if argv is not None else sys.argv[1:])
+    tag = ("-quick" if args.quick else "") + args.suffix
+    rows, verdict_rows = [], []
+    code = commit()
+    for name, stream, params, note in streams(args.quick, args.streams.split(",")):
+        print(note, flush=True)
+        m, mem = {}, {}
+        for engine in ENGINES:
+            for kind, how in (("contract", run), ("engine", run_engine)):
+                gc.collect()
+                load_before = os.getloadavg()[0]
+                x = m[engine, kind] = how(engine, stream, params, clock="cpu",
+                                          warm=kind == "contract")
+                load_after = os.getloadavg()[0]
+                print(f"  {engine:10} {kind:8} {x.throughput:12,.0f} edges/CPU-s  P50 "
+                      f"{x.percentile(50) * 1e3:.4f}  P95 {x.percentile(95) * 1e3:.4f}  P99 "
+                      f"{x.percentile(99) * 1e3:.4f} ms  load {load_before:.2f}-{load_after:.2f}",
+                      flush=True)
+                rows.append(dict(x.row(), stream=name, kind=kind, commit=code,
+                                 load1_before=round(load_before, 2),
+                                 load1_after=round(load_after, 2), stream_note=note,
+                                 tracemalloc_peak_bytes="", command=command))
+        if not args.no_memory:
+            for engine in ("msf", "bic"):
+                mem[engine] = memory.measure(engine, stream, params,
+                                             tracemalloc=True)["tracemalloc_peak_bytes"]
+                print(f"  {engine:10} tracemalloc peak {mem[engine] / 2**20:.1f} MiB", flush=True)
+                for row in rows:
+                    if row["stream"] == name and row["engine"] == engine and row["kind"] == "contract":
+                        row["tracemalloc_peak_bytes"] = mem[engine]
+        verdict_rows += verdicts(name, m, mem)
+        del stream
+    fields = ["commit", "stream", "engine", "kind", "edges_fed", "windows", "total_s",
+              "throughput_eps", "p50_ms", "p95_ms", "p99_ms", "tracemalloc_peak_bytes",
+              "load1_before", "load1_after", "truncated", "method", "stream_note", "command"]
+    # measure's rows may carry more columns (e.g. its GC accounting): keep them, after ours
+    fields += sorted({k for row in rows for k in row} - set(fields))
+    out = RESULTS / f"msf-targets{tag}.csv"
+    with open(out, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    vout = RESULTS / f"msf-verdicts{tag}.csv"
+    with open(vout, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["commit", "stream", "target", "value",
+                                                    "required", "pass", "how"])
+        writer.writeheader()
+        writer.writerows(dict(r, commit=code) for r in verdict_rows)
+    for r in verdict_rows:
+        print(f"  [{'pass' if r['pass'] else 'FAIL'}] {r['stream']} {r['target']} = {r['value']} "
+              f"(required {r['required']})")
+    print(f"wrote {out}, {vout}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -13,9 +13,11 @@ from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch_row
 from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
+from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
+    prereduce_step)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
-    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, B_SIZE, CU, CV, CP, EB, EF, U_STAMP, U_PARENT,
+    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, U_STAMP, U_PARENT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, ONE)
 
 
@@ -23,47 +25,6 @@ from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP,
 # of a 1M-vertex stream do not stay cached across a slide, and each find is a
 # chain of dependent misses
 PREFETCH = 16
-
-
-@njit(cache=True)
-def build_backward(st, V, C, end):
-    """B of the completed chunk (edges ``C[:, :end]``) by a reverse scan over
-    slots K-1..1: union by size (ties: the source's root stays), each new tree
-    edge labelled with its slot, each vertex labelled with the slot it is first
-    met in; no path compression (TR Section 5.2, note Section 4)."""
-    st[B_EP] += 1
-    bep = st[B_EP]
-    nv = 0
-    e = end - 1
-    while e >= 0 and C[CP, e] >= 1:
-        if e >= PREFETCH:               # as in ``run``: endpoints, then their B-parents
-            prefetch_row(V, C[CU, e - PREFETCH])
-            prefetch_row(V, C[CV, e - PREFETCH])
-            h = e - PREFETCH // 2
-            prefetch_row(V, V[C[CU, h], B_PARENT])
-            prefetch_row(V, V[C[CV, h], B_PARENT])
-        j = C[CP, e]
-        x = C[CU, e]
-        y = C[CV, e]
-        for w in (x, y):
-            if V[w, B_STAMP] != bep:
-                V[w, B_STAMP] = bep
-                V[w, B_PARENT] = -1
-                V[w, B_SIZE] = 1
-                V[w, B_VLABEL] = j
-                nv += 1
-        while V[x, B_PARENT] != -1:
-            x = V[x, B_PARENT]
-        while V[y, B_PARENT] != -1:
-            y = V[y, B_PARENT]
-        if x != y:
-            if V[x, B_SIZE] < V[y, B_SIZE]:
-                x, y = y, x
-            V[y, B_PARENT] = x
-            V[y, B_ELABEL] = j
-            V[x, B_SIZE] += V[y, B_SIZE]
-        e -= 1
-    st[B_NV] = nv
 
 
 @njit(cache=True)
@@ -82,7 +43,7 @@ def rollover(st, V, C, H):
 
 
 @njit(cache=True)
-def settle(st, V, U, C, E, M, H, K):
+def settle(st, V, U, A, W, C, E, M, H, K):
     """Finish a deferred rollover: build B from the completed chunk's edges,
     then register the new chunk's vertices that F took in meanwhile, each at
     the snapshot index of its first appearance with its current F-root (what
@@ -95,13 +56,11 @@ def settle(st, V, U, C, E, M, H, K):
             st[H_USED] = 0
         old = st[C_OLD]
         n_new = st[COUNT] - old
-        build_backward(st, V, C, old)
+        build_backward(st, V, A, W, C, old)
         for e in range(n_new):
             C[CU, e] = C[CU, old + e]
             C[CV, e] = C[CV, old + e]
             C[CP, e] = C[CP, old + e]
-            V[C[CU, e], HF_HEAD] = -1     # B_SIZE borrowed the column while B was built
-            V[C[CV, e], HF_HEAD] = -1
         st[COUNT] = n_new
         st[C_OLD] = -1
         st[U_EP] += 1                     # U stamps mark vertices already replayed
@@ -238,7 +197,7 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
 
 
 @njit(cache=True)
-def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
+def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     """Close slots ``cur .. target-1``, evaluating each window whose last slot
     closes and rolling the chunk over lazily (the rollover after a ``j = 0``
     window waits for the next slot or edge, so that window stays queryable;
@@ -249,7 +208,7 @@ def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     while st[CUR] < target:
         if st[PEND]:
             rollover(st, V, C, H)
-        if unsettled(st) and settle(st, V, U, C, E, M, H, K):
+        if unsettled(st) and settle(st, V, U, A, W, C, E, M, H, K):
             return 2
         cur = st[CUR]
         if cur % K == 0 and st[COUNT] == 0 and st[B_NV] == 0:
@@ -272,7 +231,7 @@ def close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
 
 
 @njit(cache=True)
-def run(st, V, U, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out):
+def run(st, V, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out):
     """Apply edges ``i0..`` (times ``t``, slot ``(t - t0) // g``; dense ids ``u``,
     ``v``) in one loop,
     closing slots and evaluating windows on the way, then close up to slot
@@ -291,13 +250,13 @@ def run(st, V, U, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out
             prefetch_row(V, V[u[h], F_PARENT])
             prefetch_row(V, V[v[h], F_PARENT])
         s = (t[i] - t0) // g
-        if st[CUR] < s and close_to(st, V, U, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
+        if st[CUR] < s and close_to(st, V, U, A, W, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
             st[RESUME] = i
             return 2
         if st[PEND]:
             rollover(st, V, C, H)
         if (st[C_OLD] >= 0 and st[COUNT] - st[C_OLD] >= st[DEFER]) or st[REPLAY] >= 0:
-            if settle(st, V, U, C, E, M, H, K):
+            if settle(st, V, U, A, W, C, E, M, H, K):
                 st[RESUME] = i
                 return 2
         p = s % K
@@ -318,6 +277,14 @@ def run(st, V, U, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out
         C[CV, cnt] = y
         C[CP, cnt] = p
         st[COUNT] = cnt + 1
+        # the chunk's last slot: slots 0..K-2 are complete, so the backward
+        # build's reverse scan over them can be pre-reduced now, a few edges
+        # per insert (``_bic_build``)
+        if p == K - 1 and st[C_OLD] < 0:
+            if st[PRE_HI] < 0 and (cnt == 0 or C[CP, cnt - 1] != p):
+                prereduce_start(st, C, cnt, K)
+            if st[PRE_POS] >= 0:
+                prereduce_step(st, A, W, C, st[PRE_STEP])
         # forward buffer: union by size; "new in F" is the register-once test
         fe = st[F_EP]
         new_x = V[x, F_STAMP] != fe
@@ -353,7 +320,7 @@ def run(st, V, U, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out
                 register(st, V, E, M, H, x, root, j)
             if new_y:
                 register(st, V, E, M, H, y, root, j)
-    if close_to(st, V, U, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
+    if close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
         st[RESUME] = t.shape[0]
         return 2
     return 0

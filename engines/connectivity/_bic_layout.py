@@ -11,11 +11,16 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   buffer F (union-find with path halving) with the head of an F-root's BFBG
   edge list, and the backward buffer B (union by size, no compression, edge
   labels and vertex labels, TR Section 5 / note Section 4).  Stamps equal to
-  the epoch mean "present"; B's sizes borrow the edge-list column while B is
-  built (F is discarded right after).
+  the epoch mean "present".
+- ``A`` int32 ``(vcap, 4)``: the pre-reduction's union-find (stamp, parent,
+  size; ``_bic_build``); ``W`` int32 ``(vcap,)``: the backward build's
+  auxiliary union-find (0 absent, ``p + 1`` a child of ``p``, ``-size`` a
+  root), whose compressed paths find B's roots without walking B.
 - ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot
   (while a backward build is deferred, ``st[C_OLD]`` edges of the completed
-  chunk come first: ``rollover`` and ``settle``).
+  chunk come first: ``rollover`` and ``settle``; once the last slot has
+  started, the pre-reduction compacts the survivors of slots ``< K-1`` into
+  ``C[:, PRE_LO:PRE_HI]``, ``_bic_build``).
 - ``E`` int32 ``(ecap, 4)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
   with their index bitsets (note Section 5) in one list per F-root; ``H``
   int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` for
@@ -43,11 +48,18 @@ import numpy as np
 # st
 CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER = \
     range(14)
-N_ST = 14
+# the backward build's auxiliary union-find epoch and the pre-reduction
+# (``_bic_build``): start of the last slot in C (-1: not started), survivors'
+# start, next edge read (-1: done), edges read per insert, smallest chunk
+A_EP, PRE_HI, PRE_LO, PRE_POS, PRE_STEP, PRE_MIN = range(14, 20)
+W_DIRTY = 20       # the build's union-find W holds a past build (not all zero)
+N_ST = 21
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
-B_SIZE = HF_HEAD   # only while B is built
 N_V = 8
+# A columns (the backward build's auxiliary union-find, ``_bic_build``)
+A_STAMP, A_PARENT, A_SIZE = range(3)
+N_A = 4
 # C rows
 CU, CV, CP = range(3)
 # E columns
@@ -70,6 +82,10 @@ H_HEADROOM = EDGE_HEADROOM + 2 * T_SMALL * 34
 # inspection needs B), so the call whose edge completes the chunk, which also
 # answers the chunk's last window, does not pay it (see ``rollover``)
 BUILD_DEFER = 1024
+# default st[PRE_MIN]: chunks whose slots 0..K-2 hold fewer edges are built by
+# the full reverse scan (the pre-reduction saves nothing worth its bookkeeping
+# there, and small examples keep the paper's forest)
+PREREDUCE_MIN = 1 << 14
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 ONE = np.uint64(1)
 ZERO = np.uint64(0)

@@ -272,3 +272,107 @@ def test_pickle_at_every_edge_continues_identically():
                     [engine.connected(a, b) for a in range(9) for b in range(9)]
             engine = clone
         assert got + engine.flush() == evaluate(edges, params)
+
+
+# -- the pre-reduced backward build (_bic_build) ------------------------------------------
+@pytest.mark.parametrize("build_defer", [None, 0, 1, 37], ids=lambda d: f"defer={d}")
+def test_random_streams_match_reference_with_prereduction(build_defer, monkeypatch):
+    # prereduce_min 0: every chunk with a last slot pre-reduces its slots 0..K-2
+    monkeypatch.setattr(BicEngine, "prereduce_min", 0)
+    if build_defer is not None:
+        monkeypatch.setattr(BicEngine, "build_defer", build_defer)
+    rng = random.Random(20241124)
+    for k in range(N_RANDOM // 2):
+        n_vertices = rng.randint(1, 12)
+        edges = random_stream(rng, rng.randint(0, 80), n_vertices, rng.choice([1, 3, 12]))
+        r, s = rng.randint(1, 12), rng.randint(1, 6)
+        workload = [(rng.randrange(n_vertices + 1), rng.randrange(n_vertices + 1))
+                    for _ in range(rng.randint(0, 6))]
+        params = Params(r, s, workload)
+        engine = BicEngine(params)
+        got = []
+        size = rng.choice([1, 5, 1000])
+        for i in range(0, len(edges), size):
+            got += list(engine.process(edges[i:i + size]))
+        assert got + engine.flush() == evaluate(edges, params), (k, edges, params)
+
+
+def _snapshots(engine, n_dense, K):
+    """Every ``b[j]``: which present vertices share a root, as a comparable set."""
+    from streamspec.engines.connectivity._bic_bfbg import b_find_at
+    from streamspec.engines.connectivity import _bic_layout as lay
+    engine._settle()
+    V, ep = engine._V, engine._st[lay.B_EP]
+    out = []
+    for j in range(1, K):
+        roots = [int(b_find_at(V, ep, x, j)) for x in range(n_dense)]
+        groups = {}
+        for x, root in enumerate(roots):
+            if root != -1:
+                groups.setdefault(root, []).append(x)
+        out.append(sorted(tuple(g) for g in groups.values()))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prereduced_build_gives_every_snapshot_of_the_full_scan(seed):
+    # same stream, same cut: B of each completed chunk built from the last slot
+    # plus the survivors must answer every b[j] (components and presence,
+    # self-loops included) exactly as the paper's full reverse scan
+    from streamspec.engines.connectivity import _bic_layout as lay
+    rng = np.random.default_rng(seed)
+    n, nv, K = 6000, 300, 10
+    u = rng.integers(0, nv, n)
+    v = np.where(rng.random(n) < 0.05, u, rng.integers(0, nv, n))
+    t = np.arange(n, dtype=np.int64) // 30                  # 30 edges per slot, 300 per chunk
+    params = Params(K, 1, [(0, 1)])
+    engines = {}
+    for mode, minimum in (("full", 1 << 30), ("prereduced", 0)):
+        engines[mode] = BicEngine(params, hold_back=False)
+        engines[mode].prereduce_min = minimum      # read when the engine starts
+        engines[mode].build_defer = 0
+    chunk = 30 * K
+    survivors = []
+    for lo in range(0, n - chunk, chunk):
+        hi = lo + chunk + 1                 # through the next chunk's first edge: B is built
+        for mode, engine in engines.items():
+            list(engine.process(EdgeBatch(u[lo:hi] if lo == 0 else u[lo + 1:hi],
+                                          v[lo:hi] if lo == 0 else v[lo + 1:hi],
+                                          t[lo:hi] if lo == 0 else t[lo + 1:hi])))
+        pre = engines["prereduced"]
+        survivors.append(int(pre._st[lay.PRE_LO]))
+        assert engines["full"]._st[lay.PRE_LO] == 0          # never pre-reduced
+        dense = pre.vertices.size
+        assert _snapshots(pre, dense, K) == _snapshots(engines["full"], dense, K), lo
+        assert pre._st[lay.B_NV] == engines["full"]._st[lay.B_NV]
+    # the pre-reduction ran and dropped edges: survivors start above 0 in C
+    assert all(lo > 0 for lo in survivors[1:])
+
+
+def test_prereduction_spreads_over_the_last_slot(monkeypatch):
+    # on a chunk past PREREDUCE_MIN the pre-reduction starts with the last
+    # slot's first edge and is finished by the inserts of that slot (each reads
+    # PRE_STEP edges of it), not by the build; the answers equal the full scan's
+    from streamspec.engines.connectivity import _bic_layout as lay
+    rng = np.random.default_rng(1)
+    n, K, per_slot = 100_000, 20, 2500
+    u = rng.integers(0, 20_000, n)
+    v = rng.integers(0, 20_000, n)
+    t = np.arange(n, dtype=np.int64) // per_slot
+    params = Params(K, 1, [tuple(rng.integers(0, 20_000, 2).tolist()) for _ in range(50)])
+    engine = BicEngine(params, hold_back=False)
+    start = (K - 1) * per_slot                    # the last slot's first edge
+    assert start >= lay.PREREDUCE_MIN
+    got = list(engine.process(EdgeBatch(u[:start + 1], v[:start + 1], t[:start + 1])))
+    st = engine._st
+    assert st[lay.PRE_HI] == start and st[lay.PRE_POS] >= 0                 # started, not done
+    got += engine.process(EdgeBatch(u[start + 1:K * per_slot], v[start + 1:K * per_slot],
+                                    t[start + 1:K * per_slot]))
+    assert st[lay.PRE_POS] == -1                                            # done before the end
+    assert 0 < st[lay.PRE_LO] < st[lay.PRE_HI]
+    got += engine.process(EdgeBatch(u[K * per_slot:], v[K * per_slot:], t[K * per_slot:]))
+    got += engine.flush()
+    monkeypatch.setattr(BicEngine, "prereduce_min", 1 << 62)            # the paper's full scan
+    full = BicEngine(params, hold_back=False)
+    expected = list(full.process(EdgeBatch(u, v, t))) + full.flush()
+    assert got == expected and any(any(w.answers) for w in got)

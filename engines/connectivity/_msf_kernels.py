@@ -4,17 +4,20 @@ The forest of the stream's edges that keeps the newest edges, stored as
 rooted trees with parent pointers (the representation of D-Tree and of the
 AM-tree line of work on sliding-window connectivity; issue 13 of the
 tracker): each non-root vertex holds its parent and the time of the edge to
-it.  One record of four int64 per vertex (``V[x]``, one cache line holds two),
-so a step up a tree touches one record:
+it.  One record of six int64 per vertex (``V[x]``), so a step up a tree
+touches one record:
 
 - ``PARENT``: parent vertex, ``-1`` at a root;
 - ``PTIME``: time of the edge to the parent; at a root, the tree's size
   (small-to-large linking);
 - ``MARK``: the lowest-common-ancestor search's stamp (``2 * epoch + side``);
-- ``SEEN``: the last time the vertex was an endpoint (presence).
+- ``SEEN``: the last time the vertex was an endpoint (presence);
+- ``PMIN``, ``PARG``: the search's oldest edge from its start up to here.
 
 Operations (all O(depth) steps, no amortized structure, nothing deferred):
-``lowest_common_ancestor`` walks up from both ends in turn, marking;
+``lowest_common_ancestor`` walks up from both ends in turn, marking, and
+finds the oldest edge of the path on the way (for a query, over the window's
+edges only);
 ``reroot`` reverses the path from a vertex to its root (evert);
 ``insert_edge`` links two trees (the smaller rerooted at its endpoint and hung
 below the other) or, inside a tree, replaces the oldest edge of the cycle the
@@ -33,7 +36,9 @@ PARENT = 0
 PTIME = 1
 MARK = 2
 SEEN = 3
-N_V = 4
+PMIN = 4         # the search's oldest edge time from its start up to here
+PARG = 5         # and the vertex below that edge
+N_V = 6
 # slots of the state vector ``st``
 EPOCH = 0        # stamps of the last ancestor search (marks below 2 * epoch are stale)
 LAST_T = 1       # time of the last applied edge (NEVER before the first)
@@ -41,42 +46,72 @@ N_ST = 2
 
 
 @njit(cache=True)
-def lowest_common_ancestor(V, st, a, b):
-    """The lowest common ancestor of ``a != b``, or ``-1`` when they are in different trees.
+def lowest_common_ancestor(V, st, a, b, start):
+    """The lowest common ancestor ``y`` of ``a != b`` over the forest's edges at or after
+    ``start`` (``NEVER``: all of them), and the oldest edge on each half of the
+    path: ``(y, ta, ca, tb, cb)``, the edge ``c``-parent of time ``t`` on ``a``'s
+    (``b``'s) side (``(INF, -1)`` when that side is empty).  ``y == -1`` when
+    those edges do not connect them; ``ca`` and ``cb`` are then where the two
+    walks stopped (with ``NEVER``: the two roots).
 
     Both ends step up in turn, each marking what it visits with a stamp of
-    this search: the first vertex one side reaches that the other side has
-    marked is the answer, found after at most twice the longer of the two
-    distances to it (not the depths, when the ends are close).
+    this search and the oldest edge met so far: the first vertex one side
+    reaches that the other side has marked is ``y``, found after at most twice
+    the longer of the two distances to it (not the depths, when the ends are
+    close), and the other side's oldest edge up to ``y`` is read off its mark.
+    A side stops at its root or at an edge older than ``start``: in a rooted
+    forest the recent edges' components each have one top, so two stopped
+    walks that never met are not connected.
     """
     st[EPOCH] += 1
     ma = 2 * st[EPOCH]
     mb = ma + 1
     V[a, MARK] = ma
+    V[a, PMIN] = INF
+    V[a, PARG] = -1
     V[b, MARK] = mb
+    V[b, PMIN] = INF
+    V[b, PARG] = -1
     x = a
     y = b
-    while x != -1 or y != -1:
-        if x != -1:
-            x = V[x, PARENT]
-            if x != -1:
-                if V[x, MARK] == mb:
-                    return x
-                V[x, MARK] = ma
-        if y != -1:
-            y = V[y, PARENT]
-            if y != -1:
-                if V[y, MARK] == ma:
-                    return y
-                V[y, MARK] = mb
-    return -1
-
-
-@njit(cache=True)
-def root_of(V, x):
-    while V[x, PARENT] != -1:
-        x = V[x, PARENT]
-    return x
+    ta = INF
+    ca = -1
+    tb = INF
+    cb = -1
+    xdone = False
+    ydone = False
+    while not (xdone and ydone):
+        if not xdone:
+            p = V[x, PARENT]
+            pt = V[x, PTIME]
+            if p == -1 or pt < start:
+                xdone = True
+            else:
+                if pt < ta:
+                    ta = pt
+                    ca = x
+                if V[p, MARK] == mb:
+                    return p, ta, ca, V[p, PMIN], V[p, PARG]
+                V[p, MARK] = ma
+                V[p, PMIN] = ta
+                V[p, PARG] = ca
+                x = p
+        if not ydone:
+            p = V[y, PARENT]
+            pt = V[y, PTIME]
+            if p == -1 or pt < start:
+                ydone = True
+            else:
+                if pt < tb:
+                    tb = pt
+                    cb = y
+                if V[p, MARK] == ma:
+                    return p, V[p, PMIN], V[p, PARG], tb, cb
+                V[p, MARK] = mb
+                V[p, PMIN] = tb
+                V[p, PARG] = cb
+                y = p
+    return -1, INF, x, INF, y
 
 
 @njit(cache=True)
@@ -101,21 +136,6 @@ def reroot(V, x):
 
 
 @njit(cache=True)
-def oldest_on_path(V, a, y):
-    """``(time, vertex)`` of the oldest edge from ``a`` up to its ancestor ``y``
-    (the edge is ``vertex``-parent); ``(INF, -1)`` when ``a == y``."""
-    best = INF
-    c = -1
-    while a != y:
-        pt = V[a, PTIME]
-        if pt < best:
-            best = pt
-            c = a
-        a = V[a, PARENT]
-    return best, c
-
-
-@njit(cache=True)
 def insert_edge(V, st, u, v, t):
     """Add edge ``(u, v, t)`` (``t`` >= every time in the forest) to the maximum spanning forest.
 
@@ -128,10 +148,10 @@ def insert_edge(V, st, u, v, t):
     """
     if u == v:
         return                           # self-loops only count for presence
-    y = lowest_common_ancestor(V, st, u, v)
+    y, tu, cu, tv, cv = lowest_common_ancestor(V, st, u, v, NEVER)
     if y == -1:
-        ru = root_of(V, u)
-        rv = root_of(V, v)
+        ru = cu
+        rv = cv                          # the two roots
         size = V[ru, PTIME] + V[rv, PTIME]
         if V[ru, PTIME] > V[rv, PTIME]:
             u, v, rv = v, u, ru
@@ -140,8 +160,6 @@ def insert_edge(V, st, u, v, t):
         V[u, PTIME] = t
         V[rv, PTIME] = size
         return
-    tu, cu = oldest_on_path(V, u, y)
-    tv, cv = oldest_on_path(V, v, y)
     if tu <= tv:
         if tu >= t:
             return
@@ -162,10 +180,13 @@ def insert_edge(V, st, u, v, t):
 def answer(V, st, a, b, start, cache, q):
     """``Q(a, b)`` on the window starting at ``start`` (every applied edge is before its end).
 
-    ``cache[q]`` holds a path minimum found earlier for this query: the
-    bottleneck (the largest path minimum over all a-b paths of the edges so
-    far) only grows as edges arrive, and the forest path's minimum is that
-    bottleneck, so a cached value at or after ``start`` already answers true.
+    The forest's edges at or after ``start`` connect exactly what the window's
+    edges connect (the cycle property of a maximum spanning forest), so the
+    ancestor search runs over those edges only: a false answer stops at the
+    first older edge on each side.  ``cache[q]`` holds the pair's path minimum
+    found by an earlier true answer, a lower bound of its bottleneck (the
+    largest path minimum over all a-b paths), which only grows as edges
+    arrive: a cached value at or after ``start`` already answers true.
     """
     if V[a, SEEN] < start or V[b, SEEN] < start:
         return False
@@ -173,14 +194,11 @@ def answer(V, st, a, b, start, cache, q):
         return True
     if cache[q] >= start:
         return True
-    y = lowest_common_ancestor(V, st, a, b)
+    y, ta, _, tb, _ = lowest_common_ancestor(V, st, a, b, start)
     if y == -1:
         return False
-    ta, _ = oldest_on_path(V, a, y)
-    tb, _ = oldest_on_path(V, b, y)
-    m = min(ta, tb)
-    cache[q] = m
-    return m >= start
+    cache[q] = min(ta, tb)
+    return True
 
 
 @njit(cache=True)
@@ -190,9 +208,9 @@ def msf_run(V, st, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
     Window ``w`` (``[t0 + w*s, t0 + w*s + r)``) is answered before the first
     edge with ``t >= end(w)`` is inserted, so every edge in the forest then is
     before its end; windows left after the last edge are answered at the end.
-    Row ``w - first_window`` of ``out`` (all false on entry) receives the
-    answers; a window that starts after the last applied edge is empty and its
-    row stays false (a gap costs nothing per window).
+    Row ``w - first_window`` of ``out`` receives the answers (every cell is
+    written); a window that starts after the last applied edge is empty, its
+    row all false (a gap costs one fill, not a loop per window).
     """
     w = first_window
     nq = qa.shape[0]
@@ -203,9 +221,9 @@ def msf_run(V, st, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
             start = t0 + w * s
             if st[LAST_T] < start:
                 # empty window: so is every later one up to the next edge's
-                if i == n:
-                    break
-                w = min(upto, (ti - t0 - r) // s + 1)
+                due = upto if i == n else min(upto, (ti - t0 - r) // s + 1)
+                out[w - first_window:due - first_window, :] = False
+                w = due
                 continue
             row = w - first_window
             for q in range(nq):

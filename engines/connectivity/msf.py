@@ -54,6 +54,8 @@ class MsfEngine(ConnectivityEngine):
         self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
         self._cache = np.full(len(q), kernels.NEVER, dtype=np.int64)
         self._one = np.full(1, kernels.NEVER, dtype=np.int64)
+        self._one_row = np.zeros((1, len(q)), dtype=bool)
+        self._no_rows = np.zeros((0, len(q)), dtype=bool)
         self._reserve(max(self.n_vertices, _MIN_CAPACITY))
 
     def _reserve(self, n: int) -> None:
@@ -70,17 +72,29 @@ class MsfEngine(ConnectivityEngine):
         V[old:, kernels.PTIME] = 1          # a root's size
         V[old:, kernels.MARK] = -1          # no search stamp (stamps are >= 2)
         V[old:, kernels.SEEN] = kernels.NEVER
+        V[old:, kernels.PMIN] = kernels.INF
+        V[old:, kernels.PARG] = -1
         self._V = V
 
     # -- engine hooks -------------------------------------------------------------
     def _run(self, u, v, t, upto):
-        self._reserve(self.n_vertices)
+        # a window's triggering call runs on caches a slide of inserts has just
+        # evicted, where every Python or numpy step costs microseconds: keep
+        # them few (the driver hands over contiguous int64 columns; the kernel
+        # writes every cell of every row it evaluates or skips, so the output
+        # needs no zeroing, and a one-window call reuses one row, which the
+        # driver copies out before the next call)
         nw = self.next_window
-        out = np.zeros((max(upto - nw, 0), len(self._qa)), dtype=bool)
+        if upto == nw + 1:
+            out = self._one_row
+        elif upto > nw:
+            out = np.empty((upto - nw, len(self._qa)), dtype=bool)
+        else:
+            out = self._no_rows
+        if self.n_vertices > self._V.shape[0]:
+            self._reserve(self.n_vertices)
         w = self.windows
-        kernels.msf_run(self._V, self._st, np.ascontiguousarray(u, dtype=np.int64),
-                        np.ascontiguousarray(v, dtype=np.int64),
-                        np.ascontiguousarray(t, dtype=np.int64), w.t0, w.r, w.s, nw, upto,
+        kernels.msf_run(self._V, self._st, u, v, t, w.t0, w.r, w.s, nw, upto,
                         self._qa, self._qb, self._cache, out)
         return out
 

@@ -141,6 +141,7 @@ def random_forest(rnd, n):
             parent[x] = order[rnd.randrange(i)]
     V = np.zeros((n, kernels.N_V), dtype=np.int64)
     V[:, kernels.PARENT] = parent
+    V[:, kernels.PMIN] = kernels.INF
     V[:, kernels.PTIME] = [rnd.randrange(100) for _ in range(n)]
     V[:, kernels.MARK] = -1
     return parent, V
@@ -163,16 +164,31 @@ def test_lowest_common_ancestor_and_reroot_against_naive(seed):
     for _ in range(60):
         a, b = rnd.sample(range(n), 2)
         up = ancestors(parent, a)
-        common = [x for x in ancestors(parent, b) if x in up]
-        assert kernels.lowest_common_ancestor(V, st, a, b) == (common[0] if common else -1)
-        if common:
-            path = up[:up.index(common[0])]
-            t, c = kernels.oldest_on_path(V, a, common[0])
+        upb = ancestors(parent, b)
+        common = [x for x in upb if x in up]
+        y, ta, ca, tb, cb = kernels.lowest_common_ancestor(V, st, a, b, kernels.NEVER)
+        if not common:
+            assert (y, ca, cb) == (-1, up[-1], upb[-1])     # the two roots
+            continue
+        assert y == common[0]
+        for side, t, c in ((up, ta, ca), (upb, tb, cb)):
+            path = side[:side.index(y)]
             if path:    # ties: any edge of the oldest time will do
                 assert t == min(int(V[x, kernels.PTIME]) for x in path)
                 assert c in path and V[c, kernels.PTIME] == t
             else:
                 assert (t, c) == (kernels.INF, -1)
+        # over the edges at or after start: met iff the two walks reach one top
+        start = rnd.randrange(100)
+
+        def top(x):
+            while parent[x] != -1 and V[x, kernels.PTIME] >= start:
+                x = parent[x]
+            return x
+        y, ta, _, tb, _ = kernels.lowest_common_ancestor(V, st, a, b, start)
+        assert (y != -1) == (top(a) == top(b))
+        if y != -1:
+            assert min(ta, tb) >= start
     # reroot keeps every edge (as an unordered pair with its time) and makes x the root
     for _ in range(20):
         x = rnd.randrange(n)

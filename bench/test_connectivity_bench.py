@@ -11,16 +11,21 @@ same run, so ``python -m streamspec.bench.ratios`` can compare medians within th
   windows of 5K edges, K = 20): the same engines plus networkx per window.
 - ``connectivity-ci-window``: one window in steady state, the paper's latency
   (a round = the ``process`` call with the window's triggering edge: its
-  queries, that edge's insert, BIC's backward build when a chunk completes;
-  the rest of the slide goes in, untimed, in the round's setup); the median is
-  the typical window latency (BIC answers most windows without rebuilding
-  anything, RWC rebuilds the whole window).
+  queries and that edge's insert; the rest of the slide goes in, untimed, in
+  the round's setup); the median is the typical window latency (BIC answers
+  most windows without rebuilding anything, RWC rebuilds the whole window).
+  BIC runs as it ships: its backward build is deferred out of the triggering
+  call (``BicEngine.build_defer``), so no round holds one; the build-inside
+  placement (the paper's) is measured by ``python -m
+  streamspec.bench.connectivity.targets`` (``measure``'s ``build="inside"``).
 
 Engines come from the registry; one that is not registered is skipped with
 its reason, and ``streamspec.bench.ratios`` then reports its floors as missing.
 Run: ``pytest bench/ -m bench --benchmark-json=bench.json`` (about a minute
 on a quiet machine), then ``python -m streamspec.bench.ratios bench.json``.  On a busy
-shared machine add ``--benchmark-timer=time.process_time``.
+shared machine add ``--benchmark-timer=time.process_time`` (and
+``--benchmark-disable-gc`` to keep collector passes out of the rounds;
+``measure`` freezes the GC after warm-up instead).
 """
 from __future__ import annotations
 

@@ -10,9 +10,13 @@ Two experiments on one seeded R-MAT stream (the paper's GF is Graph500 R-MAT):
 For each setting and engine: throughput (edges/s) and the P95 and P99 of the
 paper's per-window latency (analysis note Section 1.3; ``streamspec.bench.connectivity.
 measure``): engines built with ``hold_back=False``, each window's latency is
-the ``process`` call with its triggering edge (queries, that edge's insert,
-BIC's backward build when a chunk completes), the rest of the slide goes in
-a second call.  ``--engine-alone`` measures the same calls without the spec
+the ``process`` call with its triggering edge (queries and that edge's
+insert), the rest of the slide goes in a second call.  Where BIC's backward
+build lands is chosen by ``--build``: ``deferred`` (the engine as it ships,
+the build in a later call that answers no window), ``inside`` (the paper's
+placement, ``build_defer = 0``: the build in the triggering call), or
+``both`` (default: engines with a deferrable build get one row per
+placement, the others one row; the ``build`` column says which).  ``--engine-alone`` measures the same calls without the spec
 boundary (``measure.run_engine``: ids remapped up front, as the paper's
 in-memory replay).  Engines that would take too long are stopped after
 ``--budget`` seconds per setting; their row says ``truncated`` and the
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,15 +51,16 @@ from streamspec.spec.registry import Registry
 from streamspec.bench.connectivity.generators import rmat_stream, workload
 from streamspec.bench.connectivity.loaders import load_edge_list
 from streamspec.bench.connectivity.measure import run, run_engine, warm_up
-from streamspec.bench.connectivity.peers import PEERS
+from streamspec.bench.connectivity.peers import PEERS, create
 
 RESULTS = Path("bench", "results", "connectivity")   # relative to the working directory (the checkout)
 SLIDES_PER_WINDOW = (10, 20, 40, 80)
 QUICK = dict(edges=300_000, vertices=30_000, rate=100, slide=10, window=400, budget=3.0)
 FULL = dict(edges=10_000_000, vertices=1_000_000, rate=1000, slide=50, window=2000, budget=30.0)
-FIELDS = ["mode", "experiment", "engine", "r", "s", "slides_per_window", "window_edges",
-          "slide_edges", "stream_edges", "edges_fed", "windows", "total_s", "throughput_eps",
-          "p50_ms", "p95_ms", "p99_ms", "truncated", "method"]
+FIELDS = ["mode", "experiment", "engine", "build", "r", "s", "slides_per_window",
+          "window_edges", "slide_edges", "stream_edges", "edges_fed", "windows", "total_s",
+          "throughput_eps", "p50_ms", "p95_ms", "p99_ms", "truncated", "gc_passes_in_triggers",
+          "gc_ms_in_triggers", "load1", "method"]
 
 
 def settings(window: int, slide: int):
@@ -81,6 +87,9 @@ def arguments(argv=None):
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                    help="wall (perf_counter, the paper's metric; default) or cpu (process_time, "
                         "robust on a busy shared machine)")
+    p.add_argument("--build", choices=["deferred", "inside", "both"], default="both",
+                   help="where BIC's backward build lands: deferred (as shipped), inside the "
+                        "triggering call (the paper's), or both (default; one row each)")
     p.add_argument("--engine-alone", action="store_true",
                    help="leave the spec boundary out (ids remapped up front, measure.run_engine)")
     p.add_argument("--out", help="CSV path (default bench/results/connectivity/experiment[-quick].csv)")
@@ -104,6 +113,10 @@ def available(names):
             print(f"skipped {name}: not registered (entry point connectivity.{name})", flush=True)
 
 
+def label(row) -> str:
+    return f"{row['engine']} (inside)" if row["build"] == "inside" else row["engine"]
+
+
 def plot(rows, path: Path, title: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
@@ -117,9 +130,9 @@ def plot(rows, path: Path, title: str) -> None:
     for i, (experiment, (xkey, xlabel)) in enumerate(axes_x.items()):
         for j, (metric, ylabel) in enumerate(metrics):
             ax = axes[i][j]
-            for engine in dict.fromkeys(r["engine"] for r in rows):
+            for engine in dict.fromkeys(label(r) for r in rows):
                 pts = sorted((r[xkey], r[metric], r["truncated"]) for r in rows
-                             if r["experiment"] == experiment and r["engine"] == engine)
+                             if r["experiment"] == experiment and label(r) == engine)
                 if not pts:
                     continue
                 line, = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o",
@@ -135,7 +148,8 @@ def plot(rows, path: Path, title: str) -> None:
             ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend()
     fig.suptitle(title + "\nlatency = the call with the window's triggering edge (queries + that "
-                 "insert; BIC defers backward builds); hollow ring: run sampled (time budget)", fontsize=10)
+                 "insert); bic (inside): its backward build in that call, the paper's; bic: "
+                 "deferred, as shipped; hollow ring: run sampled (time budget)", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -160,20 +174,29 @@ def main(argv=None) -> int:
              f"{args.rate} edges/timestamp, {args.queries} queries, budget {args.budget:g} s "
              f"per run, {args.clock} clock, {how}")
     measure = run_engine if args.engine_alone else run
+    builds = ["deferred", "inside"] if args.build == "both" else [args.build]
+    defers = {name: hasattr(create(name, Params(r=1, s=1, workload=[])), "build_defer")
+              for name in engines}
     print(title, flush=True)
     rows = []
     for experiment, r, s in settings(args.window, args.slide):
         params = Params(r=r, s=s, workload=queries)
         for name in engines:
-            m = measure(name, stream, params, budget=args.budget, warm=False, clock=args.clock)
-            row = {"mode": args.mode, "experiment": experiment, "r": r, "s": s,
-                   "slides_per_window": r // s, "window_edges": r * args.rate,
-                   "slide_edges": s * args.rate, "stream_edges": len(stream)}
-            row.update(m.row())
-            rows.append(row)
-            print(f"  {experiment:6} r={r:<6} s={s:<5} {name:9} {m.throughput:14,.0f} edges/s "
-                  f"P95 {row['p95_ms']:10.3f} ms P99 {row['p99_ms']:10.3f} ms"
-                  f"{'  (sampled)' if m.truncated else ''}", flush=True)
+            for build in builds:
+                if build == "inside" and len(builds) > 1 and not defers[name]:
+                    continue                  # nothing deferred: the deferred row is the same
+                m = measure(name, stream, params, budget=args.budget, warm=False,
+                            clock=args.clock, build=build)
+                row = {"mode": args.mode, "experiment": experiment, "r": r, "s": s,
+                       "slides_per_window": r // s, "window_edges": r * args.rate,
+                       "slide_edges": s * args.rate, "stream_edges": len(stream),
+                       "load1": f"{os.getloadavg()[0]:.2f}"}
+                row.update(m.row())
+                rows.append(row)
+                print(f"  {experiment:6} r={r:<6} s={s:<5} {label(row):14} "
+                      f"{m.throughput:14,.0f} edges/s P95 {row['p95_ms']:10.3f} ms "
+                      f"P99 {row['p99_ms']:10.3f} ms{'  (sampled)' if m.truncated else ''}",
+                      flush=True)
     with open(args.out, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=FIELDS)
         writer.writeheader()

@@ -1,26 +1,54 @@
 """One measured run of a connectivity engine over a stream (BIC TR Section 7.1 metrics).
 
 Per-window latency is the paper's (analysis note Section 1.3): "from just
-before the query to just after inserting the triggering edge", so for BIC it
-includes the backward build when a chunk completes.  Engines are built with
-``hold_back=False`` (the contract applies every edge on arrival), and the
-stream is cut at the window ends ``end(n) = t0 + r + n*s`` (and every ``s``
-before the first end, the fill).  Each piece is fed in two calls:
+before the query to just after inserting the triggering edge".  Engines are
+built with ``hold_back=False`` (the contract applies every edge on arrival),
+and the stream is cut at the window ends ``end(n) = t0 + r + n*s`` (and every
+``s`` before the first end, the fill).  Each piece is fed in two calls:
 
 1. ``process(<its first edge>)``: the triggering edge.  It makes window ``n``
    due, so the call answers every query of window ``n``, then inserts the
-   edge (and builds BIC's backward buffer when a chunk completes).  Its time
-   is window ``n``'s latency (split evenly if it makes several windows due,
-   which only happens across empty slides); fill pieces make none due.
+   edge.  Its time is window ``n``'s latency (split evenly if it makes several
+   windows due, which only happens across empty slides); fill pieces make
+   none due.
 2. ``process(<the rest of the piece>)``: inserts only; counted in throughput,
    not in latency.
+
+**Where BIC's backward build lands** (``build``, BIC TR Section 5.2).  The
+paper's BIC builds the backward buffer of a completed chunk when the chunk's
+first edge after it is inserted, which is a window's triggering edge: that
+window's latency includes a whole-chunk build every ``K`` windows.  This
+project's ``BicEngine`` defers that build by default until the new chunk
+holds ``BicEngine.build_defer`` edges (1024), i.e. into a call that answers
+no window.  ``build="deferred"`` measures the engine as it ships (the build
+in throughput, not in latency); ``build="inside"`` sets ``build_defer = 0``
+on the engine so the build runs inside the triggering call, the paper's
+placement and the honest worst case of a window.  Engines without a
+``build_defer`` attribute defer nothing, and both settings measure the same
+thing (``Measurement.defers`` is then False).  Reports show both side by
+side (``targets`` and ``experiment``); a latency column never says "build
+included" unless ``build == "inside"``.
+
+**Garbage collection** (``freeze_gc``).  CPython's cyclic collector runs when
+allocations outnumber deallocations by a threshold, wherever that happens; a
+full (generation 2) pass walks every tracked object (the harness's stream
+bookkeeping, numba's and numpy's module objects): 40-60 ms here, 4-10 times
+a BIC window's build.  None of the engines creates cyclic garbage on its hot
+path (the collector has nothing to free), so the pass is pure harness noise.
+With ``freeze_gc=True`` (default) the harness, not the engine (an engine
+must not change the process's GC state behind its user's back), runs
+``gc.collect(); gc.freeze()`` after warm-up and construction, so later passes
+only walk objects made during the run, and ``gc.unfreeze()`` at the end.
+Either way every collector pass that starts inside a timed triggering call
+is counted with its time (``gc_passes_in_triggers``, ``gc_ms_in_triggers``,
+``gc_full_in_triggers``), so the rows show whether GC touched the latency.
 
 Throughput = all edges / total time of every call (``flush`` included).
 Construction and numba compilation are not in it (``warm_up`` compiles
 first), nor is making the calls' inputs (the ``EdgeBatch`` views of the
 stream, or the slices of the remapped columns): each input is made before
-the clock starts, as a source would hand it over.  Windows that ``flush`` evaluates (no edge triggers them) have no
-latency.
+the clock starts, as a source would hand it over.  Windows that ``flush``
+evaluates (no edge triggers them) have no latency.
 
 Two ways to feed the same calls (``KINDS``):
 
@@ -50,6 +78,7 @@ Two ways to feed the same calls (``KINDS``):
 """
 from __future__ import annotations
 
+import gc
 import time
 
 import attrs
@@ -63,7 +92,9 @@ from streamspec.bench.connectivity.peers import create
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 KINDS = {"contract": "through process(), hold_back=False",
          "engine": "engine alone (ids remapped up front, the driver's _evaluate called directly)"}
-LATENCY = "latency = the triggering edge's call (queries + its insert; BIC defers backward builds)"
+BUILDS = {"deferred": "backward build deferred out of the triggering call (engine default)",
+          "inside": "backward build inside the triggering call (build_defer=0, the paper's)"}
+LATENCY = "latency = the triggering edge's call (queries + its insert)"
 
 
 @attrs.frozen
@@ -78,6 +109,12 @@ class Measurement:
     stream_edges: int             # length of the whole stream
     clock: str = "wall"
     kind: str = "contract"        # "contract" (run) or "engine" (run_engine)
+    build: str = "deferred"       # where BIC's backward build lands (BUILDS)
+    defers: bool = False          # the engine has a deferrable build (build_defer)
+    gc_frozen: bool = False       # gc.freeze() after warm-up and construction
+    gc_passes_in_triggers: int = 0    # collector passes started inside a triggering call
+    gc_full_in_triggers: int = 0      # of which full (generation 2) passes
+    gc_seconds_in_triggers: float = 0.0
 
     @property
     def n_windows(self) -> int:
@@ -102,7 +139,9 @@ class Measurement:
 
     @property
     def method(self) -> str:
-        how = f"{KINDS[self.kind]}; {LATENCY}; {self.clock} clock"
+        build = BUILDS[self.build] if self.defers else "nothing deferred (no build_defer)"
+        gc_how = "gc frozen after warm-up" if self.gc_frozen else "gc not frozen"
+        how = f"{KINDS[self.kind]}; {LATENCY}; {build}; {gc_how}; {self.clock} clock"
         if self.truncated:
             return (f"{how}; SAMPLED: time budget reached after the first {self.n_windows} "
                     f"windows; throughput = steady-state edges/s from the first trigger on")
@@ -114,7 +153,12 @@ class Measurement:
                 "p50_ms": round(self.percentile(50) * 1e3, 6),
                 "p95_ms": round(self.percentile(95) * 1e3, 6),
                 "p99_ms": round(self.percentile(99) * 1e3, 6),
-                "truncated": self.truncated, "method": self.method}
+                "truncated": self.truncated, "build": self.build if self.defers else "none",
+                "defers": self.defers,
+                "gc_frozen": self.gc_frozen, "gc_passes_in_triggers": self.gc_passes_in_triggers,
+                "gc_full_in_triggers": self.gc_full_in_triggers,
+                "gc_ms_in_triggers": round(self.gc_seconds_in_triggers * 1e3, 3),
+                "method": self.method}
 
 
 def pieces(stream: Stream, params: Params) -> list[tuple[int, int]]:
@@ -166,13 +210,53 @@ def _engine_feed(engine, stream: Stream, params: Params):
     return prepare, feed
 
 
-def _measure(name, stream, params, budget, warm, clock, kind, record) -> Measurement:
+class _GcWatch:
+    """Collector passes (and their time, on ``clock``) that start while ``armed``."""
+
+    def __init__(self, now):
+        self.now, self.armed, self.passes, self.full, self.seconds = now, False, 0, 0, 0.0
+        self._start = None
+
+    def __call__(self, phase, info):
+        if phase == "start":
+            self._start = self.now() if self.armed else None
+            if self.armed:
+                self.passes += 1
+                self.full += info["generation"] == 2
+        elif self._start is not None:
+            self.seconds += self.now() - self._start
+            self._start = None
+
+
+def _measure(name, stream, params, budget, warm, clock, kind, record, build="deferred",
+             freeze_gc=True) -> Measurement:
+    if build not in BUILDS:
+        raise ValueError(f"build must be one of {sorted(BUILDS)}, got {build!r}")
     if warm:
         warm_up(name)
     engine = create(name, params, hold_back=False)
+    defers = hasattr(engine, "build_defer")
+    if defers and build == "inside":
+        engine.build_defer = 0          # read when the engine starts (first edge)
     prepare, feed = _engine_feed(engine, stream, params) if kind == "engine" else \
         _contract_feed(engine, stream)
     now = CLOCKS[clock]
+    watch = _GcWatch(now)
+    gc.callbacks.append(watch)
+    if freeze_gc:
+        gc.collect()
+        gc.freeze()
+    try:
+        return _timed(name, engine, stream, params, budget, now, prepare, feed, record, watch,
+                      dict(clock=clock, kind=kind, build=build, defers=defers,
+                           gc_frozen=freeze_gc))
+    finally:
+        gc.callbacks.remove(watch)
+        if freeze_gc:
+            gc.unfreeze()
+
+
+def _timed(name, engine, stream, params, budget, now, prepare, feed, record, watch, how):
     latencies: list[float] = []
     total = steady = 0.0
     fed = steady_edges = 0
@@ -182,12 +266,17 @@ def _measure(name, stream, params, budget, warm, clock, kind, record) -> Measure
         # arrival of its input, not from the source's making of it
         trigger = prepare(lo, lo + 1)
         rest_in = prepare(lo + 1, hi) if hi > lo + 1 else None
+        before = (watch.passes, watch.full, watch.seconds)
+        watch.armed = True
         start = now()
         out = feed(trigger)                          # the triggering edge
         mid = now()
+        watch.armed = False
         rest = feed(rest_in) if rest_in is not None else []   # the rest: inserts only
         took = now() - start
         produced = len(out)
+        if not produced:              # a fill piece: no window, no latency to disturb
+            watch.passes, watch.full, watch.seconds = before
         if record is not None:
             record.extend(out + rest)
         total += took
@@ -207,22 +296,32 @@ def _measure(name, stream, params, budget, warm, clock, kind, record) -> Measure
         if record is not None:
             record.extend(out)
     return Measurement(name, fed, total, np.asarray(latencies, np.float64), truncated,
-                       steady_edges, steady, len(stream), clock, kind)
+                       steady_edges, steady, len(stream), gc_passes_in_triggers=watch.passes,
+                       gc_full_in_triggers=watch.full, gc_seconds_in_triggers=watch.seconds,
+                       **how)
 
 
 def run(name: str, stream: Stream, params: Params, budget: float | None = None,
-        warm: bool = True, clock: str = "wall", record: list | None = None) -> Measurement:
+        warm: bool = True, clock: str = "wall", record: list | None = None,
+        build: str = "deferred", freeze_gc: bool = True) -> Measurement:
     """Feed ``stream`` to engine ``name`` through ``process`` (triggering edge, then the rest).
 
     ``record``: a list that receives every ``WindowResult`` in order (flush's
     too), so tests can check the measured run against the oracle.
+    ``build``: ``"deferred"`` (the engine's default) or ``"inside"`` (BIC's
+    backward build in the triggering call, the paper's); ``freeze_gc``: see
+    the module docstring.
     """
-    return _measure(name, stream, params, budget, warm, clock, "contract", record)
+    return _measure(name, stream, params, budget, warm, clock, "contract", record, build,
+                    freeze_gc)
 
 
 def run_engine(name: str, stream: Stream, params: Params, budget: float | None = None,
-               warm: bool = True, clock: str = "wall", record: list | None = None) -> Measurement:
-    """The same calls without the spec boundary (ids remapped up front); ``record`` as in ``run``."""
+               warm: bool = True, clock: str = "wall", record: list | None = None,
+               build: str = "deferred", freeze_gc: bool = True) -> Measurement:
+    """The same calls without the spec boundary (ids remapped up front); the
+    other arguments as in ``run``."""
     if len(stream) == 0:
         raise ValueError("empty stream")
-    return _measure(name, stream, params, budget, warm, clock, "engine", record)
+    return _measure(name, stream, params, budget, warm, clock, "engine", record, build,
+                    freeze_gc)

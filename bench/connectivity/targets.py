@@ -43,7 +43,8 @@ second through ``process``, window P95/P99 as the engine ships (BIC: build
 deferred) and with the build inside the triggering call (BIC with
 ``build_defer = 0``, the paper's placement; engines that defer nothing have
 one run, reported in both columns), and the collector passes that landed in
-triggering calls (the harness freezes the GC after warm-up: ``measure``).
+triggering calls (the harness freezes the GC after warm-up: ``measure``;
+``--gc-compare`` runs each engine once more without freezing it).
 Written to ``targets-latency[-quick].csv`` with the commit and the 1-minute
 load before and after each run.
 
@@ -112,6 +113,9 @@ def arguments(argv=None):
                    "registered connectivity engine but the oracle)")
     p.add_argument("--table-budget", type=float, default=60.0,
                    help="seconds per table run after which an engine stops (sampled, stated)")
+    p.add_argument("--gc-compare", action="store_true",
+                   help="table: each engine as shipped once more without freezing the GC "
+                        "(unfrozen_* columns: P95/P99 and collector passes inside triggers)")
     p.add_argument("--powerlaw-edges", type=int,
                    help="edges of the table's power-law stream (default 3/10 of --edges)")
     p.add_argument("--out", help="CSV path (default bench/results/connectivity/targets[-quick].csv)")
@@ -130,7 +134,9 @@ TABLE_FIELDS = ["scale", "stream", "workload", "engine", "edges", "r", "s", "que
                 "windows", "edges_per_s", "window_p95_ms", "window_p99_ms",
                 "inside_edges_per_s", "inside_p95_ms", "inside_p99_ms", "inside_max_ms",
                 "defers", "gc_in_triggers", "gc_full_in_triggers", "gc_ms_in_triggers",
-                "inside_gc_in_triggers", "inside_gc_ms_in_triggers", "truncated", "clock",
+                "inside_gc_in_triggers", "inside_gc_ms_in_triggers", "unfrozen_p95_ms",
+                "unfrozen_p99_ms", "unfrozen_gc_in_triggers", "unfrozen_gc_full_in_triggers",
+                "unfrozen_gc_ms_in_triggers", "truncated", "clock",
                 "commit", "load1_before", "load1_after", "method", "inside_method"]
 
 
@@ -189,12 +195,25 @@ def side_by_side(args, scale: str) -> list[dict]:
                        "load1_after": pipeline_util.load(), "method": shipped.method,
                        "inside_method": inside.method if shipped.defers else
                        "same run (nothing deferred)"}
+                if args.gc_compare:
+                    loose = run(name, stream, params, budget=args.table_budget, warm=False,
+                                clock=args.clock, freeze_gc=False)
+                    row.update(unfrozen_p95_ms=round(loose.percentile(95) * 1e3, 4),
+                               unfrozen_p99_ms=round(loose.percentile(99) * 1e3, 4),
+                               unfrozen_gc_in_triggers=loose.gc_passes_in_triggers,
+                               unfrozen_gc_full_in_triggers=loose.gc_full_in_triggers,
+                               unfrozen_gc_ms_in_triggers=round(
+                                   loose.gc_seconds_in_triggers * 1e3, 3),
+                               load1_after=pipeline_util.load())
                 rows.append(row)
                 print(f"  {stream_name:8} {wl:8} {name:7} {row['edges_per_s']:>11,} edges/s "
                       f"P95 {row['window_p95_ms']:9.3f} P99 {row['window_p99_ms']:9.3f} | inside "
                       f"P95 {row['inside_p95_ms']:9.3f} P99 {row['inside_p99_ms']:9.3f} ms "
                       f"(load {before}->{row['load1_after']})"
-                      f"{' (sampled)' if row['truncated'] else ''}", flush=True)
+                      f"{' (sampled)' if row['truncated'] else ''}"
+                      + (f" | GC not frozen: P99 {row['unfrozen_p99_ms']:.3f} ms, "
+                         f"{row['unfrozen_gc_in_triggers']} passes in triggers"
+                         if args.gc_compare else ""), flush=True)
     return rows
 
 

@@ -124,7 +124,7 @@ def test_gc_passes_in_triggers_are_counted(small, monkeypatch):
 def test_targets_table_has_both_placements_and_workloads(tmp_path):
     out = tmp_path / "targets-quick.csv"
     assert targets.main(["--edges", "20000", "--rate", "100", "--queries", "5", "--clock", "cpu",
-                         "--table-only", "--table-engines", "bic,rwc", "--out", str(out)]) == 0
+                         "--table-only", "--table-engines", "bic,rwc", "--gc-compare", "--out", str(out)]) == 0
     with open(tmp_path / "targets-latency-quick.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert {(r["stream"], r["workload"], r["engine"]) for r in rows} == {
@@ -133,6 +133,7 @@ def test_targets_table_has_both_placements_and_workloads(tmp_path):
     for row in rows:
         assert row["commit"] and float(row["load1_before"]) >= 0
         assert float(row["window_p99_ms"]) > 0 and float(row["inside_p99_ms"]) > 0
+        assert float(row["unfrozen_p99_ms"]) > 0 and int(row["unfrozen_gc_in_triggers"]) >= 0
         if row["engine"] == "bic":
             assert row["defers"] == "True" and "build inside" in row["inside_method"]
             assert "deferred" in row["method"]

@@ -49,6 +49,10 @@ seeded stream, one stream for the five datasets of each CH (only the remote
 side, the regenerated DS-CH-x, differs between datasets); files get the suffix
 ``-real``.  Every run also writes ``<experiment><suffix>-margins.csv``, the
 relative differences ``table6`` summarises.
+
+``--fetch-stats`` runs no sweep: at the default setting (and ``--budget``) it
+writes ``fetch-stats<suffix>.csv``, per engine and dataset the fetches, those
+that found a value other than the replica's, and the distinct keys fetched.
 """
 from __future__ import annotations
 
@@ -56,6 +60,7 @@ import argparse
 import csv
 from pathlib import Path
 
+import attrs
 import numpy as np
 
 from streamspec.bench.topkjoin.data import (BETA, OMEGA, STREAM_SEED, T0, ds_ch, load_snapshots, mentions,
@@ -172,6 +177,45 @@ def run(engine: str, params: Params, ids, x, ts):
     return out[:150], int(sum(e.fetcher.per_evaluation[:150]))
 
 
+class RecordingRemote:
+    """A remote dataset that records the engine's fetches (the bulk load at ``t0`` is not one):
+    how many found a value different from the replica's (its last load or fetch of the key), and
+    which keys were fetched.  Diagnostic of the results README ("Why our margins are smaller")."""
+
+    def __init__(self, inner, t0: int = T0):
+        self.inner, self.t0 = inner, t0
+        self.last: dict = {}
+        self.log: list = []              # (key, tau, changed) per fetch
+
+    def value(self, key, tau: int) -> float:
+        v = self.inner.value(key, tau)
+        if tau != self.t0:
+            self.log.append((key, tau, v != self.last.get(key)))
+        self.last[key] = v
+        return v
+
+    def value_range(self) -> tuple[float, float]:
+        return self.inner.value_range()
+
+
+def fetch_stats(datasets: int, snapshots, java_compat: bool = False, default: dict = DEFAULT,
+                stream: str = "seeded", engines_: tuple = ("at-tsm", "at-bsm", "wsj-wbm", "wsj-lru")):
+    """Per (engine, dataset) at the ``default`` setting: fetches, fetches that found a changed value,
+    distinct keys fetched (the refresh statistics of the results README)."""
+    rows = []
+    items = stream_items(snapshots, java_compat, stream)
+    for seed in range(1, datasets + 1):
+        params = inputs(default, seed, snapshots, items)
+        for engine in engines_:
+            rec = RecordingRemote(params.remote)
+            _, fetches = run(engine, attrs.evolve(params, remote=rec), *items)
+            log = [r for r in rec.log if r[1] <= T0 + OMEGA + 149 * BETA]   # the 150 evaluations
+            assert len(log) == fetches, (engine, len(log), fetches)
+            rows.append(dict(engine=engine, dataset=seed, fetches=fetches,
+                             changed=sum(r[2] for r in log), distinct_keys=len({r[0] for r in log})))
+    return rows
+
+
 def experiment(name: str, datasets: int, snapshots, java_compat: bool = False,
                default: dict = DEFAULT, stream: str = "seeded") -> list[dict]:
     rows = []
@@ -274,6 +318,9 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--replot", action="store_true",
                     help="redraw the PNGs (and margins) from the existing CSVs, no engine runs")
+    ap.add_argument("--fetch-stats", action="store_true",
+                    help="instead of the sweeps: fetches, changed-value fetches and distinct keys "
+                         "fetched per engine and dataset at the default setting (fetch-stats*.csv)")
     args = ap.parse_args(argv)
     args.results.mkdir(parents=True, exist_ok=True)
     snapshots = load_snapshots()
@@ -282,6 +329,15 @@ def main(argv=None) -> int:
     args.java_compat = args.java_compat or real
     suffix = ("-real" if real else "-java" if args.java_compat else "") + (
         f"-b{args.budget}" if args.budget != DEFAULT["budget"] else "")
+    if args.fetch_stats:
+        rows = fetch_stats(args.datasets, snapshots, args.java_compat, default, args.stream)
+        t6.write(rows, args.results / f"fetch-stats{suffix}.csv")
+        for engine in dict.fromkeys(r["engine"] for r in rows):
+            rs = [r for r in rows if r["engine"] == engine]
+            print(f"{engine:8} changed {100 * np.median([r['changed'] / r['fetches'] for r in rs]):5.1f}% "
+                  f"of {np.median([r['fetches'] for r in rs]):.0f} fetches, "
+                  f"{np.median([r['distinct_keys'] for r in rs]):.0f} distinct keys (medians)")
+        return 0
     for name in (GRIDS if args.which == "all" else [args.which]):
         stem = args.results / f"{name}{suffix}"
         if args.replot:

@@ -1,0 +1,261 @@
+"""The paper's experiments as figures (Section 5, Figures 5.1-5.8; issue 14).
+
+``python -m streamspec.bench.kws.figures FIG [FIG ...] [--seconds S] [--out DIR]``
+with ``FIG`` one of ``5.1 .. 5.8`` or ``all``.  Each figure varies one parameter
+of Table 5.1 and keeps the others at the defaults (w 20 min, |K| 2, T_max 4,
+|SR| 15, KWF 0.01, 1/sel 1/1000), as the paper does:
+
+=====  ===========  ===========================================================
+fig    varies       engines (names as everywhere, ``streamspec.spec.registry``)
+=====  ===========  ===========================================================
+5.1    w            forest (the paper's), forest-shared (ours), FM, PM, DuckDB
+5.2    KWF          forest, FM, PM
+5.3    |SR|         forest, FM, PM; FM initialisation time
+5.4    1/sel        forest, FM, PM
+5.5    |K|          forest, FM, PM; FM initialisation time
+5.6    T_max        forest, FM, PM; FM initialisation time
+5.7    w            FM-D-L (``fullmesh``), FM-!D-L (``fullmesh:demand_driven=false``)
+5.8    w            FM-D-L, FM-D-!L (``fullmesh:purge=eager``)
+=====  ===========  ===========================================================
+
+Each (figure, point, engine) runs in a fresh Python process (nothing cached
+from another engine): total CPU (``time.process_time``) of processing the
+stream, initialisation (engine construction: CNGen and the mesh) apart, the
+output cardinality |R| (``Appear`` events), and peak memory as the process's
+peak RSS minus its RSS before the engine was built (no tracing: tracemalloc
+would slow the engines two to three times and skew the CPU figures).  Rows
+go to ``DIR/figures.csv`` with the commit and the 1-minute load before each
+run (the machine may be shared), and one PNG per figure (CPU left, memory
+right, |R| and FM's initialisation printed under the x axis as the paper does).
+
+Departures, stated in every row:
+
+- Stream length: the paper runs 5 hours; ``--seconds`` (default 3600) sets
+  ours, because the sweep is about 100 runs on a 2-core machine.
+- The paper's forest is skipped where it would build more than ``FOREST_CNS``
+  operator trees (|K| 5, T_max 6): its construction alone is the mesh's
+  without sharing, and its trees are the number of CNs.
+- DuckDB (Figure 5.1 only, ``bench/kws/duckdb_peer.py``) re-joins the whole
+  window at every instant, seconds per instant at the larger windows: it is
+  measured over ``--duckdb-instants`` instants once the window is full (the
+  instants before are loaded without re-running the joins), and its row gives
+  CPU per instant next to FM's CPU per instant over the same measured instants
+  (``cpu_per_instant_ms``), and the total extrapolated to the stream
+  (``cpu_s``, marked ``extrapolated``).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+OUT = os.path.join("bench", "results", "kws")
+DEFAULTS = dict(window=1200, keywords=2, t_max=4, relations=15, kwf=0.01, sel=1000)
+FOREST_CNS = 20000
+FIGURES = {
+    "5.1": ("window", (300, 600, 1200, 2400, 4800),
+            ("forest", "forest-shared", "fullmesh", "partialmesh", "duckdb")),
+    "5.2": ("kwf", (0.003, 0.007, 0.01, 0.013, 0.016), ("forest", "fullmesh", "partialmesh")),
+    "5.3": ("relations", (5, 10, 15, 20, 25), ("forest", "fullmesh", "partialmesh")),
+    "5.4": ("sel", (500, 750, 1000, 1250, 1500), ("forest", "fullmesh", "partialmesh")),
+    "5.5": ("keywords", (2, 3, 4, 5), ("forest", "fullmesh", "partialmesh")),
+    "5.6": ("t_max", (2, 3, 4, 5, 6), ("forest", "fullmesh", "partialmesh")),
+    "5.7": ("window", (300, 600, 1200, 2400, 4800), ("fullmesh", "fullmesh:demand_driven=false")),
+    "5.8": ("window", (300, 600, 1200, 2400, 4800), ("fullmesh", "fullmesh:purge=eager")),
+}
+LABELS = {"fullmesh": "FM", "partialmesh": "PM", "fullmesh:demand_driven=false": "FM-!D-L",
+          "fullmesh:purge=eager": "FM-D-!L", "forest": "forest (paper)", "duckdb": "DuckDB"}
+FIELDS = ("figure", "varies", "value", "engine", "seconds", "window", "keywords", "t_max",
+          "relations", "kwf", "sel", "tuples", "cns", "init_s", "cpu_s", "cpu_per_instant_ms",
+          "instants_measured", "peak_rss_mb", "outputs", "status", "commit", "load1")
+
+
+def _rss_mb() -> float:
+    """Current resident set size (Linux ``/proc``), MiB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_rss_mb() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int) -> dict:
+    """One measurement, in this process (called in a fresh one by ``measure``)."""
+    from streamspec.bench.kws.generator import params, stream
+    from streamspec.engines.kws.cngen import cngen
+    from streamspec.spec.kws import Appear
+
+    p = params(cfg["relations"], cfg["keywords"], cfg["t_max"], cfg["window"])
+    events = list(stream(p, seconds, cfg["kwf"], cfg["sel"]))
+    row = dict(tuples=len(events), instants_measured=seconds)
+    if engine == "forest":
+        # counted without filling CNGen's cache: the engine's initialisation must include it
+        cns = len(cngen.__wrapped__(p.schema, cfg["keywords"], cfg["t_max"]))
+        if cns > FOREST_CNS:
+            return dict(row, cns=cns, status=f"skipped: {cns} CNs > {FOREST_CNS} trees")
+    if engine == "duckdb":
+        cns = len(cngen(p.schema, cfg["keywords"], cfg["t_max"]))
+        return dict(row, cns=cns, **_run_duckdb(p, events, seconds, cfg["window"], duckdb_instants))
+    from streamspec.spec.registry import Registry
+    cls = Registry.get("kws", engine)
+    base = _rss_mb()
+    c0 = time.process_time()
+    eng = cls(p)
+    c1 = time.process_time()
+    out = list(eng.process(events)) + eng.flush()
+    c2 = time.process_time()
+    cns = len(cngen(p.schema, cfg["keywords"], cfg["t_max"]))
+    return dict(row, cns=cns, init_s=c1 - c0, cpu_s=c2 - c1,
+                cpu_per_instant_ms=1e3 * (c2 - c1) / seconds,
+                peak_rss_mb=_peak_rss_mb() - base, status="ok",
+                outputs=sum(isinstance(o, Appear) for o in out))
+
+
+def _run_duckdb(p, events, seconds: int, window: int, instants: int) -> dict:
+    """DuckDB and FM over the same measured instants ``[start, start + instants)``,
+    ``start`` = the window length (the window is full): see the module docstring."""
+    from streamspec.bench.kws.duckdb_peer import DuckDbPeer
+    from streamspec.spec.registry import Registry
+
+    start = min(window, seconds - instants)
+    before = [e for e in events if e.t < start]
+    measured = [e for e in events if start <= e.t < start + instants]
+    out = {}
+    for name, cls in (("fullmesh", Registry.get("kws", "fullmesh")), ("duckdb", DuckDbPeer)):
+        eng = cls(p)
+        if name == "duckdb":
+            eng.rerun = False          # load the window without re-running the joins
+        list(eng.process(before))
+        if name == "duckdb":
+            eng.rerun = True
+            list(eng.advance_to(start))   # close the last loaded instant: its joins run once
+        c0 = time.process_time()
+        list(eng.process(measured))
+        list(eng.advance_to(start + instants))
+        out[name] = time.process_time() - c0
+    per = out["duckdb"] / instants
+    return dict(init_s=None, cpu_s=per * seconds, cpu_per_instant_ms=1e3 * per,
+                instants_measured=instants, peak_rss_mb=None, outputs=None,
+                status=f"extrapolated from {instants} instants after t={start}; FM over the same "
+                       f"instants: {1e3 * out['fullmesh'] / instants:.3f} ms/instant")
+
+
+def _commit() -> str:
+    from streamspec.bench.pipeline_util import commit
+    return commit()
+
+
+def measure(fig: str, value, engine: str, seconds: int, duckdb_instants: int) -> dict:
+    varies = FIGURES[fig][0]
+    cfg = dict(DEFAULTS, **{varies: value})
+    code = ("import json, sys; from streamspec.bench.kws.figures import run_one; "
+            "print(json.dumps(run_one(sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), "
+            "int(sys.argv[4]))))")
+    load1 = os.getloadavg()[0]
+    res = subprocess.run([sys.executable, "-c", code, engine, json.dumps(cfg), str(seconds),
+                          str(duckdb_instants)], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise RuntimeError(f"figure {fig} {varies}={value} {engine} failed:\n{res.stderr}")
+    row = json.loads(res.stdout.strip().splitlines()[-1])
+    return dict(figure=fig, varies=varies, value=value, engine=engine, seconds=seconds,
+                **cfg, **row, commit=_commit(), load1=round(load1, 2))
+
+
+def plot(rows: list, fig: str, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    varies, values, engines = FIGURES[fig]
+    mine = [r for r in rows if r["figure"] == fig]
+    fig_, (ax_cpu, ax_mem) = plt.subplots(1, 2, figsize=(11, 4))
+    x = list(range(len(values)))
+    for eng in engines:
+        cpu = [next((float(r["cpu_s"]) for r in mine if r["engine"] == eng and _same(r["value"], v)
+                     and r["cpu_s"] not in ("", None)), float("nan")) for v in values]
+        mem = [next((float(r["peak_rss_mb"]) for r in mine if r["engine"] == eng
+                     and _same(r["value"], v) and r["peak_rss_mb"] not in ("", None)), float("nan"))
+               for v in values]
+        style = "--" if eng == "duckdb" else "-"
+        ax_cpu.plot(x, cpu, style, marker="o", label=LABELS.get(eng, eng))
+        ax_mem.plot(x, mem, style, marker="o", label=LABELS.get(eng, eng))
+    under = []
+    for v in values:
+        ref = next((r for r in mine if r["engine"] == "fullmesh" and _same(r["value"], v)), None)
+        bits = [str(v)]
+        if ref is not None and ref.get("outputs") not in ("", None):
+            bits.append(f"|R| {ref['outputs']}")
+        if ref is not None and varies in ("relations", "keywords", "t_max") \
+                and ref.get("init_s") not in ("", None):
+            bits.append(f"I {float(ref['init_s']):.1f}s")
+        under.append("\n".join(bits))
+    for ax, what in ((ax_cpu, "total CPU (s)"), (ax_mem, "peak memory (MiB, RSS growth)")):
+        ax.set_xticks(x, under, fontsize=7)
+        ax.set_yscale("log")
+        ax.set_xlabel(varies)
+        ax.set_ylabel(what)
+        ax.grid(alpha=0.3)
+    ax_cpu.legend(fontsize=7)
+    seconds = mine[0]["seconds"] if mine else "?"
+    fig_.suptitle(f"Figure {fig}: {varies} ({seconds} s of stream; DuckDB extrapolated)"
+                  if fig == "5.1" else f"Figure {fig}: {varies} ({seconds} s of stream)", fontsize=9)
+    fig_.tight_layout()
+    fig_.savefig(path, dpi=110)
+    plt.close(fig_)
+
+
+def _same(a, b) -> bool:
+    return abs(float(a) - float(b)) < 1e-12
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("figures", nargs="+", help="5.1 .. 5.8 or all")
+    ap.add_argument("--seconds", type=int, default=3600, help="stream length (paper: 18000)")
+    ap.add_argument("--duckdb-instants", type=int, default=20)
+    ap.add_argument("--engines", help="only these engines (comma-separated)")
+    ap.add_argument("--out", default=OUT)
+    a = ap.parse_args(argv)
+    figs = list(FIGURES) if "all" in a.figures else a.figures
+    unknown = [f for f in figs if f not in FIGURES]
+    if unknown:
+        ap.error(f"unknown figure(s) {', '.join(unknown)}; choose from {', '.join(FIGURES)} or all")
+    only = set(a.engines.split(";")) if a.engines else None
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "figures.csv")
+    old = []
+    if os.path.exists(path):
+        with open(path) as f:
+            old = [r for r in csv.DictReader(f) if r["figure"] not in figs]
+    rows = []
+    for fig in figs:
+        varies, values, engines = FIGURES[fig]
+        for v in values:
+            for eng in engines:
+                if only and eng not in only:
+                    continue
+                r = measure(fig, v, eng, a.seconds, a.duckdb_instants)
+                rows.append(r)
+                print(f"{fig} {varies}={v} {eng:<30} init {r.get('init_s')} cpu {r.get('cpu_s')} "
+                      f"rss {r.get('peak_rss_mb')} |R| {r.get('outputs')} {r['status']} "
+                      f"load {r['load1']}", flush=True)
+        every = old + rows
+        tmp = path + ".tmp"
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+            w.writeheader()
+            for r in every:
+                w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in FIELDS})
+        os.replace(tmp, path)
+        plot([{k: ("" if r.get(k) is None else r.get(k)) for k in FIELDS} for r in every],
+             fig, os.path.join(a.out, f"figure{fig.replace('.', '_')}.png"))
+
+
+if __name__ == "__main__":
+    main()

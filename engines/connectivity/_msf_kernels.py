@@ -4,15 +4,14 @@ The forest of the stream's edges that keeps the newest edges, stored as
 rooted trees with parent pointers (the representation of D-Tree and of the
 AM-tree line of work on sliding-window connectivity; issue 13 of the
 tracker): each non-root vertex holds its parent and the time of the edge to
-it.  One record of six int64 per vertex (``V[x]``), so a step up a tree
-touches one record:
+it.  One record of four int64 per vertex (``V[x]``, 32 bytes, two per cache
+line), so a step up a tree touches one record:
 
 - ``PARENT``: parent vertex, ``-1`` at a root;
 - ``PTIME``: time of the edge to the parent; at a root, the tree's size
   (small-to-large linking);
 - ``MARK``: the lowest-common-ancestor search's stamp (``2 * epoch + side``);
-- ``SEEN``: the last time the vertex was an endpoint (presence);
-- ``PMIN``, ``PARG``: the search's oldest edge from its start up to here.
+- ``SEEN``: the last time the vertex was an endpoint (presence).
 
 Operations (all O(depth) steps, no amortized structure, nothing deferred):
 ``lowest_common_ancestor`` walks up from both ends in turn, marking, and
@@ -36,13 +35,25 @@ PARENT = 0
 PTIME = 1
 MARK = 2
 SEEN = 3
-PMIN = 4         # the search's oldest edge time from its start up to here
-PARG = 5         # and the vertex below that edge
-N_V = 6
+N_V = 4          # 32 bytes: two records per (64-byte aligned) cache line
 # slots of the state vector ``st``
 EPOCH = 0        # stamps of the last ancestor search (marks below 2 * epoch are stale)
 LAST_T = 1       # time of the last applied edge (NEVER before the first)
 N_ST = 2
+
+
+@njit(cache=True)
+def _oldest_up_to(V, x, y):
+    """``(time, vertex)`` of the oldest edge from ``x`` up to its ancestor ``y``."""
+    best = INF
+    c = -1
+    while x != y:
+        pt = V[x, PTIME]
+        if pt < best:
+            best = pt
+            c = x
+        x = V[x, PARENT]
+    return best, c
 
 
 @njit(cache=True)
@@ -55,10 +66,12 @@ def lowest_common_ancestor(V, st, a, b, start):
     walks stopped (with ``NEVER``: the two roots).
 
     Both ends step up in turn, each marking what it visits with a stamp of
-    this search and the oldest edge met so far: the first vertex one side
-    reaches that the other side has marked is ``y``, found after at most twice
-    the longer of the two distances to it (not the depths, when the ends are
-    close), and the other side's oldest edge up to ``y`` is read off its mark.
+    this search and keeping the oldest edge it passed: the first vertex one
+    side reaches that the other side has marked is ``y``, found after at most
+    twice the longer of the two distances to it (not the depths, when the
+    ends are close); the other side's oldest edge up to ``y`` is found by
+    walking its part again (records still in cache; storing running minima
+    in the records instead made them 48 bytes, and the search slower).
     A side stops at its root or at an edge older than ``start``: in a rooted
     forest the recent edges' components each have one top, so two stopped
     walks that never met are not connected.
@@ -67,11 +80,7 @@ def lowest_common_ancestor(V, st, a, b, start):
     ma = 2 * st[EPOCH]
     mb = ma + 1
     V[a, MARK] = ma
-    V[a, PMIN] = INF
-    V[a, PARG] = -1
     V[b, MARK] = mb
-    V[b, PMIN] = INF
-    V[b, PARG] = -1
     x = a
     y = b
     ta = INF
@@ -91,10 +100,9 @@ def lowest_common_ancestor(V, st, a, b, start):
                     ta = pt
                     ca = x
                 if V[p, MARK] == mb:
-                    return p, ta, ca, V[p, PMIN], V[p, PARG]
+                    tb, cb = _oldest_up_to(V, b, p)
+                    return p, ta, ca, tb, cb
                 V[p, MARK] = ma
-                V[p, PMIN] = ta
-                V[p, PARG] = ca
                 x = p
         if not ydone:
             p = V[y, PARENT]
@@ -106,10 +114,9 @@ def lowest_common_ancestor(V, st, a, b, start):
                     tb = pt
                     cb = y
                 if V[p, MARK] == ma:
-                    return p, V[p, PMIN], V[p, PARG], tb, cb
+                    ta, ca = _oldest_up_to(V, a, p)
+                    return p, ta, ca, tb, cb
                 V[p, MARK] = mb
-                V[p, PMIN] = tb
-                V[p, PARG] = cb
                 y = p
     return -1, INF, x, INF, y
 
@@ -148,6 +155,15 @@ def insert_edge(V, st, u, v, t):
     """
     if u == v:
         return                           # self-loops only count for presence
+    # a repeat of a forest edge: the cycle is the two copies, the older leaves
+    if V[u, PARENT] == v:
+        if V[u, PTIME] < t:
+            V[u, PTIME] = t
+        return
+    if V[v, PARENT] == u:
+        if V[v, PTIME] < t:
+            V[v, PTIME] = t
+        return
     y, tu, cu, tv, cv = lowest_common_ancestor(V, st, u, v, NEVER)
     if y == -1:
         ru = cu

@@ -66,14 +66,15 @@ class MsfEngine(ConnectivityEngine):
         cap = max(old, _MIN_CAPACITY)
         while cap < n:
             cap *= 2
-        V = np.empty((cap, kernels.N_V), dtype=np.int64)
+        # 64-byte aligned, so that no record straddles two cache lines
+        raw = np.empty(cap * kernels.N_V + 8, dtype=np.int64)
+        skip = (-raw.ctypes.data % 64) // 8
+        V = raw[skip:skip + cap * kernels.N_V].reshape(cap, kernels.N_V)
         V[:old] = self._V
         V[old:, kernels.PARENT] = -1
         V[old:, kernels.PTIME] = 1          # a root's size
         V[old:, kernels.MARK] = -1          # no search stamp (stamps are >= 2)
         V[old:, kernels.SEEN] = kernels.NEVER
-        V[old:, kernels.PMIN] = kernels.INF
-        V[old:, kernels.PARG] = -1
         self._V = V
 
     # -- engine hooks -------------------------------------------------------------

@@ -141,7 +141,6 @@ def random_forest(rnd, n):
             parent[x] = order[rnd.randrange(i)]
     V = np.zeros((n, kernels.N_V), dtype=np.int64)
     V[:, kernels.PARENT] = parent
-    V[:, kernels.PMIN] = kernels.INF
     V[:, kernels.PTIME] = [rnd.randrange(100) for _ in range(n)]
     V[:, kernels.MARK] = -1
     return parent, V

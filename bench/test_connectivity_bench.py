@@ -42,7 +42,7 @@ from streamspec.bench.connectivity.peers import PEERS, create
 
 pytestmark = pytest.mark.bench
 
-ENGINES = ["bic", "rwc", "dtree"]
+ENGINES = ["bic", "rwc", "dtree", "msf"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,7 +101,7 @@ def test_small(benchmark, subject):
     assert windows == expected_windows(stream, params)
 
 
-@pytest.mark.parametrize("subject", ["bic", "rwc", "scipy"])
+@pytest.mark.parametrize("subject", ["bic", "rwc", "scipy", "msf"])
 def test_window(benchmark, subject):
     """One steady-state window per round: its median is the typical window latency."""
     name = available(subject)

@@ -9,7 +9,12 @@ a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
   from the top-1000-degree vertices (the project's 10M-edge stream);
 - ``powerlaw``: Chung-Lu (exponent 2.5), 3M edges over 300K ids, r = 300,
   s = 15, 100 queries drawn uniformly from all the stream's vertices (most
-  answers false: BIC's bridging search runs).
+  answers false: BIC's bridging search runs);
+- ``ring`` (adversarial, not in the default set): a ring of 10K vertices
+  streamed edge after edge, 1M edges, 100 per timestamp, r = 1000, s = 50,
+  100 uniform queries.  Every spanning forest of a ring is a path, so each
+  edge closes a cycle of 10K edges: the MSF engine walks O(n) per edge here
+  (parent-pointer trees have no balancing), where BIC's union-finds do not.
 
 Engines: ``msf``; ``bic`` with its default deferral (the backward build of a
 completed chunk waits for ``build_defer`` edges of the next chunk, outside the
@@ -39,10 +44,12 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from streamspec.spec.connectivity import Params
 
 from streamspec.bench.connectivity import memory, peers
-from streamspec.bench.connectivity.generators import powerlaw_stream, rmat_stream, workload
+from streamspec.bench.connectivity.generators import Stream, powerlaw_stream, rmat_stream, workload
 from streamspec.bench.connectivity.measure import run, run_engine
 from streamspec.bench.pipeline_util import commit
 from streamspec.engines.connectivity.bic import BicEngine
@@ -77,6 +84,13 @@ def streams(quick: bool, which: list[str]):
         r = edges // 10 // 1000
         yield "powerlaw", s, Params(r=r, s=r // 20, workload=workload(s, 100, seed=0, top=None)), \
             f"Chung-Lu 2.5 {edges} edges, {edges // 10} ids, r={r} s={r // 20}, 100 uniform queries"
+    if "ring" in which:
+        k, edges = 10_000 // scale, 1_000_000 // scale
+        i = np.arange(edges, dtype=np.int64) % k
+        s = Stream(i, (i + 1) % k, np.arange(edges, dtype=np.int64) // 100, "ring")
+        r = edges // 10 // 100
+        yield "ring", s, Params(r=r, s=r // 20, workload=workload(s, 100, seed=0, top=None)), \
+            f"ring of {k} vertices streamed in order, {edges} edges, r={r} s={r // 20}, 100 uniform queries"
 
 
 def verdicts(name: str, m: dict, mem: dict) -> list[dict]:

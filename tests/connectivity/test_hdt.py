@@ -171,3 +171,27 @@ def test_string_vertices_self_loops_and_a_long_gap():
     assert out == evaluate(edges, params)
     assert out[-1].answers == (False, False, True, False)
     assert engine.connected("d", "a") and not engine.connected("c", "c")
+
+
+def test_competitors_script_writes_rows_with_answers_equal_to_bic(tmp_path, monkeypatch):
+    import csv
+
+    from streamspec.bench.connectivity import competitors
+    from streamspec.bench.connectivity.generators import rmat_stream, workload
+
+    def tiny(series, edges):
+        s = rmat_stream(300, 3000, 100, seed=3)
+        yield s, Params(r=4, s=1, workload=workload(s, 10, seed=3, top=None))
+    monkeypatch.setattr(competitors, "settings", tiny)
+    out = tmp_path / "competitors.csv"
+    assert competitors.main(["--series", "table,length", "--out", str(out)]) == 0
+    rows = list(csv.DictReader(open(out)))
+    assert [(r["series"], r["engine"]) for r in rows] == [
+        ("table", "bic"), ("table", "bic"), ("table", "ettree"), ("table", "hdt"),
+        ("length", "ettree"), ("length", "hdt")]
+    assert [r["answers_equal_bic"] for r in rows[:4]] == ["True"] * 4
+    for r in rows:
+        # 30 timestamps, r = 4: windows ending at 4..29 are triggered (26), the rest flushed
+        assert int(r["windows"]) == 26 and float(r["throughput_eps"]) > 0
+        assert float(r["p50_ms"]) <= float(r["p95_ms"]) <= float(r["p99_ms"])
+        assert r["load1_before"] and "cpu clock" in r["method"]

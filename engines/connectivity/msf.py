@@ -22,10 +22,15 @@ query caches the last path minimum it computed: the bottleneck of a pair only
 grows as edges arrive, so a cached minimum at or after ``start`` answers true
 without walking (exact).
 
-Cost: a step per vertex on the path (no balancing beyond small-to-large and
-rerooting the cut-off side), so a stream that builds long paths (a road
-network, a chain) makes walks long; on the heavy-tailed streams of the
-benchmarks the trees stay about 10 deep (bench/results/connectivity/msf*.csv).
+Cost: a step per vertex on the path (no balancing beyond small-to-large
+links), nothing amortized and nothing deferred.  On the heavy-tailed streams
+of the benchmarks the trees stay shallow (mean depth 10-19 on the 10M-edge
+R-MAT stream and the 3M-edge Chung-Lu stream), but every spanning forest of a
+long cycle or chain is a long path: a ring of 10K vertices streamed in order
+costs O(n) per edge (``msf_targets --streams ring``;
+bench/results/connectivity/msf-targets*.csv).  The first version of this
+engine used link-cut trees (O(log n) amortized per operation, commit
+ef1ffa7): about 12 us per edge on a 1M-edge R-MAT stream, 40x slower there.
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ and King 1995 for the Euler-tour tree) and Section 2 (the spanning-tree
 framework of fully dynamic connectivity).  Semantics: notes/connectivity.md.
 
 ``EulerTourTrees`` keeps a spanning forest as Euler tours, each tour a treap
-ordered by position (implicit keys) over flat Python lists.  The tour of a
+ordered by position (implicit keys) over one flat int64 array, its operations
+numba kernels (``_ett_kernels``); the engines around it are plain Python.  The tour of a
 tree holds one node per vertex and one node per arc (each tree edge gives two
 arcs, ``u->v`` and ``v->u``), so a tour is a cyclic sequence and:
 
@@ -36,203 +37,102 @@ from collections import deque
 
 import numpy as np
 
+from streamspec.engines.connectivity import _ett_kernels as kernels
 from streamspec.spec.connectivity import ConnectivityEngine
 
 FREE, TREE, NONTREE, LOOP = 0, 1, 2, 3
 NT, TE = 1, 2       # flag bits: vertex with non-tree edges, arc of a tree edge (of a level)
+_MIN_NODES = 64
 
 
 class EulerTourTrees:
-    """A pool of treap nodes holding any number of Euler tours (one per tree)."""
+    """A pool of treap nodes holding any number of Euler tours (one per tree):
+    the fields are rows of one int64 array, the operations ``_ett_kernels``."""
 
     def __init__(self, seed: int = 0x5EED):
-        self.left: list[int] = []
-        self.right: list[int] = []
-        self.parent: list[int] = []
-        self.prio: list[float] = []
-        self.cnt: list[int] = []       # nodes in the subtree (tour positions)
-        self.vcnt: list[int] = []      # vertex nodes in the subtree (tree size at a root)
-        self.isv: list[int] = []       # 1 for a vertex node, 0 for an arc
-        self.own: list[int] = []       # this node's flag bits
-        self.agg: list[int] = []       # OR of the flag bits in the subtree
-        self.label: list[int] = []     # the vertex of a vertex node, the edge id of an arc
+        self.N = np.full((kernels.FIELDS, _MIN_NODES), -1, dtype=np.int64)
+        self.size = 0
         self._free: list[int] = []
         self._rng = random.Random(seed)   # seeded: runs are reproducible
+        self._out = np.empty(_MIN_NODES, dtype=np.int64)
+
+    # field rows (views: re-read after ``node`` may have grown the pool)
+    left = property(lambda self: self.N[kernels.LEFT])
+    right = property(lambda self: self.N[kernels.RIGHT])
+    parent = property(lambda self: self.N[kernels.PARENT])
+    prio = property(lambda self: self.N[kernels.PRIO])
+    cnt = property(lambda self: self.N[kernels.CNT])
+    vcnt = property(lambda self: self.N[kernels.VCNT])
+    isv = property(lambda self: self.N[kernels.ISV])
+    own = property(lambda self: self.N[kernels.OWN])
+    agg = property(lambda self: self.N[kernels.AGG])
+    label = property(lambda self: self.N[kernels.LABEL])
 
     # -- nodes ----------------------------------------------------------------
     def node(self, label: int, is_vertex: bool) -> int:
         """A new one-node tour (a vertex alone, or an arc before ``link``)."""
-        v = 1 if is_vertex else 0
-        p = self._rng.random()
         if self._free:
             x = self._free.pop()
-            self.left[x] = self.right[x] = self.parent[x] = -1
-            self.prio[x], self.cnt[x], self.vcnt[x], self.isv[x] = p, 1, v, v
-            self.own[x] = self.agg[x] = 0
-            self.label[x] = label
-            return x
-        self.left.append(-1), self.right.append(-1), self.parent.append(-1)
-        self.prio.append(p), self.cnt.append(1), self.vcnt.append(v), self.isv.append(v)
-        self.own.append(0), self.agg.append(0), self.label.append(label)
-        return len(self.left) - 1
+        else:
+            x = self.size
+            self.size += 1
+            if x == self.N.shape[1]:
+                grown = np.full((kernels.FIELDS, 2 * x), -1, dtype=np.int64)
+                grown[:, :x] = self.N
+                self.N = grown
+        kernels.init_node(self.N, x, self._rng.getrandbits(62), 1 if is_vertex else 0, label)
+        return x
 
     def release(self, x: int) -> None:
         self._free.append(x)
 
-    def _pull(self, x: int) -> None:
-        left, right = self.left, self.right
-        c, vc, a = 1, self.isv[x], self.own[x]
-        y = left[x]
-        if y != -1:
-            c += self.cnt[y]
-            vc += self.vcnt[y]
-            a |= self.agg[y]
-        y = right[x]
-        if y != -1:
-            c += self.cnt[y]
-            vc += self.vcnt[y]
-            a |= self.agg[y]
-        self.cnt[x], self.vcnt[x], self.agg[x] = c, vc, a
-
-    # -- sequence operations (treap with implicit keys) -------------------------------
-    def _merge(self, a: int, b: int) -> int:
-        if a == -1:
-            return b
-        if b == -1:
-            return a
-        if self.prio[a] > self.prio[b]:
-            r = self._merge(self.right[a], b)
-            self.right[a] = r
-            self.parent[r] = a
-            self._pull(a)
-            return a
-        l_ = self._merge(a, self.left[b])
-        self.left[b] = l_
-        self.parent[l_] = b
-        self._pull(b)
-        return b
-
+    # -- sequence and tree operations (kernels) ------------------------------------
     def merge(self, a: int, b: int) -> int:
-        t = self._merge(a, b)
-        if t != -1:
-            self.parent[t] = -1
-        return t
-
-    def _split(self, t: int, k: int) -> tuple[int, int]:
-        # the first k positions of t, the rest
-        if t == -1:
-            return -1, -1
-        y = self.left[t]
-        lc = self.cnt[y] if y != -1 else 0
-        if k <= lc:
-            a, b = self._split(y, k)
-            self.left[t] = b
-            if b != -1:
-                self.parent[b] = t
-            self._pull(t)
-            return a, t
-        a, b = self._split(self.right[t], k - lc - 1)
-        self.right[t] = a
-        if a != -1:
-            self.parent[a] = t
-        self._pull(t)
-        return t, b
+        return kernels.merge(self.N, a, b)
 
     def split(self, t: int, k: int) -> tuple[int, int]:
-        a, b = self._split(t, k)
-        if a != -1:
-            self.parent[a] = -1
-        if b != -1:
-            self.parent[b] = -1
-        return a, b
+        """The first ``k`` positions of ``t``, the rest."""
+        return kernels.split(self.N, t, k)
 
     def position(self, x: int) -> tuple[int, int]:
         """(index of ``x`` in its tour, the tour's root)."""
-        left, parent = self.left, self.parent
-        y = left[x]
-        i = self.cnt[y] if y != -1 else 0
-        p = parent[x]
-        while p != -1:
-            if self.right[p] == x:
-                y = left[p]
-                i += (self.cnt[y] if y != -1 else 0) + 1
-            x, p = p, parent[p]
-        return i, x
+        return kernels.position(self.N, x)
 
     def root(self, x: int) -> int:
-        parent = self.parent
-        p = parent[x]
-        while p != -1:
-            x, p = p, parent[p]
-        return x
+        return kernels.root(self.N, x)
 
-    # -- tree operations ------------------------------------------------------------
     def reroot(self, x: int) -> int:
         """Rotate ``x``'s tour so that it starts at ``x``; returns the root."""
-        i, t = self.position(x)
-        if i == 0:
-            return t
-        a, b = self.split(t, i)
-        return self.merge(b, a)
+        return kernels.reroot(self.N, x)
 
     def link(self, xu: int, xv: int, a1: int, a2: int) -> int:
         """Join the trees of vertex nodes ``xu``, ``xv`` (different trees) by the
         arcs ``a1`` (u->v) and ``a2`` (v->u)."""
-        tu = self.reroot(xu)
-        tv = self.reroot(xv)
-        return self.merge(self.merge(self.merge(tu, a1), tv), a2)
+        return kernels.link(self.N, xu, xv, a1, a2)
 
     def cut(self, a1: int, a2: int) -> tuple[int, int]:
         """Remove the tree edge whose arcs are ``a1``, ``a2`` (both released);
         returns the roots of the two tours."""
-        i1, t = self.position(a1)
-        i2, _ = self.position(a2)
-        if i1 > i2:
-            i1, i2 = i2, i1
-        x, rest = self.split(t, i1)
-        _, rest = self.split(rest, 1)
-        y, rest = self.split(rest, i2 - i1 - 1)
-        _, z = self.split(rest, 1)
-        self.release(a1)
-        self.release(a2)
-        return self.merge(x, z), y
+        t1, t2 = kernels.cut(self.N, a1, a2)
+        self._free.append(a1)
+        self._free.append(a2)
+        return t1, t2
 
     # -- flags ----------------------------------------------------------------
     def set_own(self, x: int, bits: int) -> None:
         """Set ``x``'s flag bits and refresh the aggregates up to the root."""
-        self.own[x] = bits
-        parent = self.parent
-        while x != -1:
-            self._pull(x)
-            x = parent[x]
+        kernels.set_own(self.N, x, bits)
 
     def find_flag(self, t: int, bit: int) -> int:
         """A node under ``t`` whose own flags hold ``bit`` (-1 if none)."""
-        if t == -1 or not self.agg[t] & bit:
-            return -1
-        left, right, agg = self.left, self.right, self.agg
-        while True:
-            y = left[t]
-            if y != -1 and agg[y] & bit:
-                t = y
-            elif self.own[t] & bit:
-                return t
-            else:
-                t = right[t]
+        return kernels.find_flag(self.N, t, bit)
 
     def vertices(self, t: int) -> list[int]:
         """The vertices of the tour rooted at ``t``."""
-        out, stack = [], [t] if t != -1 else []
-        left, right, isv, label = self.left, self.right, self.isv, self.label
-        while stack:
-            x = stack.pop()
-            if isv[x]:
-                out.append(label[x])
-            if left[x] != -1:
-                stack.append(left[x])
-            if right[x] != -1:
-                stack.append(right[x])
-        return out
+        if len(self._out) < self.size:
+            self._out = np.empty(self.N.shape[1], dtype=np.int64)
+        k = kernels.tour_vertices(self.N, t, self._out)
+        return self._out[:k].tolist()
 
 
 class FdcWindowEngine(ConnectivityEngine):

@@ -152,11 +152,11 @@ def test_released_nodes_are_reused():
     a, b = ett.node(0, True), ett.node(1, True)
     a1, a2 = ett.node(5, False), ett.node(5, False)
     ett.link(a, b, a1, a2)
-    size = len(ett.left)
+    size = ett.size
     t1, t2 = ett.cut(a1, a2)
     assert {t1, t2} == {a, b} and ett.vcnt[t1] == ett.vcnt[t2] == 1
     ett.link(a, b, ett.node(6, False), ett.node(6, False))
-    assert len(ett.left) == size
+    assert ett.size == size
 
 
 # -- the ET-Tree engine ---------------------------------------------------------------

@@ -20,8 +20,11 @@ edges only);
 ``reroot`` reverses the path from a vertex to its root (evert);
 ``insert_edge`` links two trees (the smaller rerooted at its endpoint and hung
 below the other) or, inside a tree, replaces the oldest edge of the cycle the
-new edge closes when it is older.  Only ``@njit`` functions over numpy arrays
-and scalars live here.
+new edge closes when it is older.  When the searches grow long (mean steps
+per insert past ``SWITCH_STEPS``: long paths, as in a ring or a chain), the
+forest moves into link-cut trees for good (``to_link_cut``; the ``lct_*``
+functions below), O(log n) amortized per operation.  Only ``@njit`` functions
+over numpy arrays and scalars live here.
 """
 from __future__ import annotations
 
@@ -39,7 +42,15 @@ N_V = 4          # 32 bytes: two records per (64-byte aligned) cache line
 # slots of the state vector ``st``
 EPOCH = 0        # stamps of the last ancestor search (marks below 2 * epoch are stale)
 LAST_T = 1       # time of the last applied edge (NEVER before the first)
-N_ST = 2
+MODE = 2         # 0: parent-pointer trees; 1: link-cut trees (after a switch, for good)
+STEPS = 3        # ancestor-search steps of the inserts since the last check
+COUNT = 4        # inserts since the last check
+RESUME = 5       # where msf_run stopped to ask for the switch (-1: it did not)
+FRESH = 6        # link-cut: edge slots ever used
+FREE_TOP = 7     # link-cut: height of the free stack of edge slots
+N_ST = 8
+CHECK = 4096     # inserts between two looks at the mean search length
+SWITCH_STEPS = 256   # mean steps per insert beyond which the trees go link-cut
 
 
 @njit(cache=True)
@@ -104,6 +115,7 @@ def lowest_common_ancestor(V, st, a, b, start):
                     return p, ta, ca, tb, cb
                 V[p, MARK] = ma
                 x = p
+                st[STEPS] += 1
         if not ydone:
             p = V[y, PARENT]
             pt = V[y, PTIME]
@@ -118,6 +130,7 @@ def lowest_common_ancestor(V, st, a, b, start):
                     return p, ta, ca, tb, cb
                 V[p, MARK] = mb
                 y = p
+                st[STEPS] += 1
     return -1, INF, x, INF, y
 
 
@@ -218,7 +231,7 @@ def answer(V, st, a, b, start, cache, q):
 
 
 @njit(cache=True)
-def msf_run(V, st, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
+def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
     """Apply edges ``(u, v, t)`` in order, evaluating windows ``first_window..upto-1``.
 
     Window ``w`` (``[t0 + w*s, t0 + w*s + r)``) is answered before the first
@@ -227,10 +240,17 @@ def msf_run(V, st, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
     Row ``w - first_window`` of ``out`` receives the answers (every cell is
     written); a window that starts after the last applied edge is empty, its
     row all false (a gap costs one fill, not a loop per window).
+
+    In parent-pointer mode, every ``CHECK`` inserts the mean ancestor-search
+    length is looked at; past ``SWITCH_STEPS`` the call stops before edge
+    ``st[RESUME]`` (windows up to the returned one answered) so that the caller
+    moves the forest into link-cut trees (``to_link_cut``) and calls again.
     """
     w = first_window
     nq = qa.shape[0]
     n = u.shape[0]
+    st[RESUME] = -1
+    lct = st[MODE] == 1
     for i in range(n + 1):
         ti = t[i] if i < n else INF
         while w < upto and ti >= t0 + w * s + r:
@@ -242,15 +262,279 @@ def msf_run(V, st, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
                 w = due
                 continue
             row = w - first_window
-            for q in range(nq):
-                out[row, q] = answer(V, st, qa[q], qb[q], start, cache, q)
+            if lct:
+                for q in range(nq):
+                    out[row, q] = lct_answer(LT, ET, V, qa[q], qb[q], start, cache, q)
+            else:
+                for q in range(nq):
+                    out[row, q] = answer(V, st, qa[q], qb[q], start, cache, q)
             w += 1
         if i == n:
             break
         a = u[i]
         b = v[i]
+        if lct:
+            lct_insert_edge(LT, ET, st, a, b, ti)
+        else:
+            if st[COUNT] >= CHECK:
+                if st[STEPS] > SWITCH_STEPS * st[COUNT]:
+                    st[RESUME] = i
+                    return w
+                st[COUNT] = 0
+                st[STEPS] = 0
+            st[COUNT] += 1
+            insert_edge(V, st, a, b, ti)
         V[a, SEEN] = ti
         V[b, SEEN] = ti
         st[LAST_T] = ti
-        insert_edge(V, st, a, b, ti)
     return w
+
+# -- the same forest in link-cut trees (the fallback for deep trees) ---------------
+# Sleator and Tarjan, "A data structure for dynamic trees" (JCSS 26(3) 1983),
+# splay-based (JACM 32(3) 1985): O(log n) amortized per operation where a
+# parent-pointer walk is O(depth).  Node 2x is vertex x, node 2k+1 edge slot k;
+# LT = (L, R, P, AGG, REV, STACK, UF, FREE) int32 arrays: splay children and
+# parent (a splay root's P is its path-parent), the node of minimum time in
+# the splay subtree, the pending reversal, a push-down scratch, the union-find
+# of trees (components only merge), the free edge slots; ET[k] the time of
+# edge slot k.  Vertex records V keep presence (SEEN).
+@njit(cache=True, inline="always")
+def _time(ET, n):
+    return ET[n >> 1] if n & 1 else INF
+
+
+@njit(cache=True, inline="always")
+def _is_root(L, R, P, x):
+    p = P[x]
+    return p == -1 or (L[p] != x and R[p] != x)
+
+
+@njit(cache=True, inline="always")
+def _push(L, R, REV, x):
+    if REV[x]:
+        a = L[x]
+        b = R[x]
+        L[x] = b
+        R[x] = a
+        if a != -1:
+            REV[a] ^= 1
+        if b != -1:
+            REV[b] ^= 1
+        REV[x] = 0
+
+
+@njit(cache=True, inline="always")
+def _pull(L, R, AGG, ET, x):
+    best = x
+    bt = _time(ET, x)
+    a = L[x]
+    if a != -1 and _time(ET, AGG[a]) < bt:
+        best = AGG[a]
+        bt = _time(ET, best)
+    b = R[x]
+    if b != -1 and _time(ET, AGG[b]) < bt:
+        best = AGG[b]
+    AGG[x] = best
+
+
+@njit(cache=True)
+def _rotate(L, R, P, AGG, ET, x):
+    p = P[x]
+    g = P[p]
+    if L[p] == x:
+        c = R[x]
+        L[p] = c
+        R[x] = p
+    else:
+        c = L[x]
+        R[p] = c
+        L[x] = p
+    if c != -1:
+        P[c] = p
+    if g != -1:
+        if L[g] == p:
+            L[g] = x
+        elif R[g] == p:
+            R[g] = x
+    P[x] = g
+    P[p] = x
+    _pull(L, R, AGG, ET, p)
+
+
+@njit(cache=True)
+def lct_splay(LT, ET, x):
+    """Make ``x`` the root of its splay tree (pending reversals pushed top-down first)."""
+    L, R, P, AGG, REV, STACK = LT[0], LT[1], LT[2], LT[3], LT[4], LT[5]
+    n = 0
+    y = x
+    STACK[0] = y
+    while not _is_root(L, R, P, y):
+        y = P[y]
+        n += 1
+        STACK[n] = y
+    while n >= 0:
+        _push(L, R, REV, STACK[n])
+        n -= 1
+    while not _is_root(L, R, P, x):
+        p = P[x]
+        if not _is_root(L, R, P, p):
+            if (L[P[p]] == p) == (L[p] == x):
+                _rotate(L, R, P, AGG, ET, p)    # zig-zig
+            else:
+                _rotate(L, R, P, AGG, ET, x)    # zig-zag
+        _rotate(L, R, P, AGG, ET, x)
+    _pull(L, R, AGG, ET, x)
+
+
+@njit(cache=True)
+def lct_access(LT, ET, x):
+    """Make the path root..``x`` preferred; ``x`` ends as its splay root (deepest node)."""
+    L, R, AGG, P = LT[0], LT[1], LT[3], LT[2]
+    last = -1
+    y = x
+    while y != -1:
+        lct_splay(LT, ET, y)
+        R[y] = last
+        _pull(L, R, AGG, ET, y)
+        last = y
+        y = P[y]
+    lct_splay(LT, ET, x)
+
+
+@njit(cache=True)
+def lct_make_root(LT, ET, x):
+    lct_access(LT, ET, x)
+    LT[4][x] ^= 1
+
+
+@njit(cache=True)
+def uf_find(UF, x):
+    root = x
+    while UF[root] != root:
+        root = UF[root]
+    while UF[x] != root:
+        nxt = UF[x]
+        UF[x] = root
+        x = nxt
+    return root
+
+
+@njit(cache=True)
+def lct_insert_edge(LT, ET, st, u, v, t):
+    """``insert_edge`` on the link-cut trees: link different trees by a new edge
+    node; inside a tree, cut the oldest edge node of the path u..v (splayed, its
+    two splay subtrees are the two sides) and reuse it for the new edge."""
+    if u == v:
+        return
+    L, R, P, AGG, REV, UF, FREE = LT[0], LT[1], LT[2], LT[3], LT[4], LT[6], LT[7]
+    nu = 2 * u
+    nv = 2 * v
+    ru = uf_find(UF, u)
+    rv = uf_find(UF, v)
+    if ru != rv:
+        if st[FREE_TOP] > 0:
+            st[FREE_TOP] -= 1
+            k = FREE[st[FREE_TOP]]
+        else:
+            k = st[FRESH]
+            st[FRESH] += 1
+        f = 2 * k + 1
+        ET[k] = t
+        L[f] = -1
+        R[f] = -1
+        REV[f] = 0
+        AGG[f] = f
+        lct_make_root(LT, ET, nu)
+        P[nu] = f
+        P[f] = nv
+        UF[ru] = rv
+        return
+    lct_make_root(LT, ET, nu)
+    lct_access(LT, ET, nv)
+    e = AGG[nv]                          # the splay tree of nv is the path u..v
+    if _time(ET, e) >= t:
+        return
+    lct_splay(LT, ET, e)
+    P[L[e]] = -1
+    P[R[e]] = -1
+    L[e] = -1
+    R[e] = -1
+    ET[e >> 1] = t
+    AGG[e] = e
+    lct_splay(LT, ET, nu)                # u roots its part: hang its root path below e
+    P[nu] = e
+    P[e] = nv
+
+
+@njit(cache=True)
+def lct_answer(LT, ET, V, a, b, start, cache, q):
+    """``answer`` on the link-cut trees (path minimum by make_root(a), access(b))."""
+    if V[a, SEEN] < start or V[b, SEEN] < start:
+        return False
+    if a == b or cache[q] >= start:
+        return True
+    if uf_find(LT[6], a) != uf_find(LT[6], b):
+        return False
+    lct_make_root(LT, ET, 2 * a)
+    lct_access(LT, ET, 2 * b)
+    m = _time(ET, LT[3][2 * b])
+    cache[q] = m
+    return m >= start
+
+
+@njit(cache=True)
+def to_link_cut(V, LT, ET, st, n):
+    """The parent-pointer forest of vertices ``0..n-1`` as link-cut trees: every
+    preferred path a single node (a valid representation: each node's path-parent
+    is its tree parent), vertex x's parent edge in slot x, roots' slots free."""
+    L, R, P, AGG, REV, STACK, UF, FREE = LT
+    free = 0
+    for x in range(n):
+        for node in (2 * x, 2 * x + 1):
+            L[node] = -1
+            R[node] = -1
+            P[node] = -1
+            AGG[node] = node
+            REV[node] = 0
+        UF[x] = -1
+        p = V[x, PARENT]
+        if p == -1:
+            ET[x] = INF
+            FREE[free] = x
+            free += 1
+        else:
+            ET[x] = V[x, PTIME]
+            P[2 * x] = 2 * x + 1
+            P[2 * x + 1] = 2 * p
+    for x in range(n):                   # union-find: every vertex points at its root
+        k = 0
+        y = x
+        while UF[y] == -1 and V[y, PARENT] != -1:
+            STACK[k] = y
+            k += 1
+            y = V[y, PARENT]
+        root = y if UF[y] == -1 else UF[y]
+        UF[y] = root
+        for i in range(k):
+            UF[STACK[i]] = root
+    st[FREE_TOP] = free
+    st[FRESH] = n
+
+
+@njit(cache=True)
+def lct_edge_ends(LT, ET, e, n):
+    """The two vertices next to edge node ``e`` (tests; O(n) accesses): rooted at
+    ``e``, vertex x is a neighbour iff the path e..x holds just e and x."""
+    L, R, REV = LT[0], LT[1], LT[4]
+    ends = np.full(2, -1, dtype=np.int64)
+    found = 0
+    for x in range(n):
+        lct_make_root(LT, ET, e)
+        lct_access(LT, ET, 2 * x)
+        c = L[2 * x]
+        if c == e and L[e] == -1 and R[e] == -1:
+            ends[found] = x
+            found += 1
+            if found == 2:
+                break
+    return ends

@@ -27,10 +27,13 @@ links), nothing amortized and nothing deferred.  On the heavy-tailed streams
 of the benchmarks the trees stay shallow (mean depth 10-19 on the 10M-edge
 R-MAT stream and the 3M-edge Chung-Lu stream), but every spanning forest of a
 long cycle or chain is a long path: a ring of 10K vertices streamed in order
-costs O(n) per edge (``msf_targets --streams ring``;
-bench/results/connectivity/msf-targets*.csv).  The first version of this
-engine used link-cut trees (O(log n) amortized per operation, commit
-ef1ffa7): about 12 us per edge on a 1M-edge R-MAT stream, 40x slower there.
+costs O(n) per edge there (``msf_targets --streams ring``, 22K edges/CPU-s).
+So the kernel watches the mean search length and, past ``SWITCH_STEPS`` per
+insert, moves the forest into link-cut trees (Sleator-Tarjan, splay-based,
+O(log n) amortized; the conversion is O(n): every preferred path a single
+node) and stays there: 169K edges/CPU-s on that ring.  Link-cut trees from
+the start were about 40x slower than parent pointers on the R-MAT stream
+(about 12 us per edge, commit ef1ffa7), hence parent pointers first.
 """
 from __future__ import annotations
 
@@ -60,6 +63,9 @@ class MsfEngine(ConnectivityEngine):
         self._cache = np.full(len(q), kernels.NEVER, dtype=np.int64)
         self._one = np.full(1, kernels.NEVER, dtype=np.int64)
         self._one_row = np.zeros((1, len(q)), dtype=bool)
+        # the link-cut trees: empty until the forest moves there (_to_link_cut)
+        self._LT = tuple(np.zeros(0, np.int32) for _ in range(8))
+        self._ET = np.zeros(0, np.int64)
         self._no_rows = np.zeros((0, len(q)), dtype=bool)
         self._reserve(max(self.n_vertices, _MIN_CAPACITY))
 
@@ -81,6 +87,38 @@ class MsfEngine(ConnectivityEngine):
         V[old:, kernels.MARK] = -1          # no search stamp (stamps are >= 2)
         V[old:, kernels.SEEN] = kernels.NEVER
         self._V = V
+        if self._st[kernels.MODE] == 1:
+            self._grow_link_cut(old, cap)
+
+    def _grow_link_cut(self, old: int, cap: int) -> None:
+        """Link-cut arrays for vertices ``old..cap-1`` (isolated vertices, unused slots)."""
+        def grown(arr, size, fill):
+            out = np.full(size, fill, dtype=arr.dtype)
+            out[:len(arr)] = arr
+            return out
+        L, R, P, AGG, REV, _, UF, FREE = self._LT
+        AGG = grown(AGG, 2 * cap, 0)
+        AGG[2 * old:] = np.arange(2 * old, 2 * cap, dtype=np.int32)
+        UF = grown(UF, cap, 0)
+        UF[old:] = np.arange(old, cap, dtype=np.int32)
+        self._LT = (grown(L, 2 * cap, -1), grown(R, 2 * cap, -1), grown(P, 2 * cap, -1), AGG,
+                    grown(REV, 2 * cap, 0), np.zeros(2 * cap, np.int32), UF, grown(FREE, cap, 0))
+        self._ET = grown(self._ET, cap, kernels.INF)
+
+    def _to_link_cut(self) -> None:
+        """Move the forest into link-cut trees, for good: the parent-pointer
+        searches grew past ``SWITCH_STEPS`` steps per insert on average (long
+        paths: a ring, a chain), where link-cut trees take O(log n) amortized."""
+        cap = self._V.shape[0]
+        self._LT = tuple(np.zeros(size, np.int32) for size in (2 * cap,) * 6 + (cap, cap))
+        self._ET = np.zeros(cap, np.int64)
+        kernels.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
+        self._st[kernels.MODE] = 1
+
+    @property
+    def link_cut(self) -> bool:
+        """Whether the forest lives in link-cut trees (see ``_to_link_cut``)."""
+        return bool(self._st[kernels.MODE] == 1)
 
     # -- engine hooks -------------------------------------------------------------
     def _run(self, u, v, t, upto):
@@ -100,21 +138,41 @@ class MsfEngine(ConnectivityEngine):
         if self.n_vertices > self._V.shape[0]:
             self._reserve(self.n_vertices)
         w = self.windows
-        kernels.msf_run(self._V, self._st, u, v, t, w.t0, w.r, w.s, nw, upto,
-                        self._qa, self._qb, self._cache, out)
-        return out
+        first, rows = nw, out
+        while True:
+            done = kernels.msf_run(self._V, self._st, self._LT, self._ET, u, v, t, w.t0, w.r,
+                                   w.s, first, upto, self._qa, self._qb, self._cache, rows)
+            stop = int(self._st[kernels.RESUME])
+            if stop < 0:
+                return out
+            # the searches grew long: go on from edge ``stop`` in link-cut trees
+            self._to_link_cut()
+            u, v, t = u[stop:], v[stop:], t[stop:]
+            rows = out[done - nw:]
+            first = done
 
     def _connected(self, a, b):
         if a >= self._V.shape[0] or b >= self._V.shape[0]:
             return False            # first seen in an edge not applied yet
         self._one[0] = kernels.NEVER
         start = self.windows.start(self.next_window - 1)
+        if self.link_cut:
+            return bool(kernels.lct_answer(self._LT, self._ET, self._V, a, b, start, self._one, 0))
         return bool(kernels.answer(self._V, self._st, a, b, start, self._one, 0))
 
     # -- inspection (tests) ---------------------------------------------------------
     def forest(self) -> list[tuple[int, int, int]]:
         """The forest's edges as ``(dense id, dense id, time)``, smaller id first, sorted."""
-        V = self._V[:min(self.n_vertices, self._V.shape[0])]
+        n = min(self.n_vertices, self._V.shape[0])
+        if self.link_cut:
+            free = set(self._LT[7][:int(self._st[kernels.FREE_TOP])].tolist())
+            rows = []
+            for k in range(int(self._st[kernels.FRESH])):
+                if k not in free:
+                    a, b = kernels.lct_edge_ends(self._LT, self._ET, 2 * k + 1, n).tolist()
+                    rows.append((min(a, b), max(a, b), int(self._ET[k])))
+            return sorted(rows)
+        V = self._V[:n]
         child = np.flatnonzero(V[:, kernels.PARENT] != -1)
         par, ptime = V[child, kernels.PARENT], V[child, kernels.PTIME]
         return sorted((min(a, b), max(a, b), c)

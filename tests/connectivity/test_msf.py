@@ -233,3 +233,63 @@ def test_ad_hoc_queries_on_every_window_equal_the_oracle():
             pairs = [(a, b) for a in range(13) for b in range(13)]
             assert tuple(engine.connected(a, b) for a, b in pairs) == \
                 window_answers(window, pairs)
+
+
+# -- the link-cut fallback ------------------------------------------------------------
+class LinkCutFromStart(MsfEngine):
+    """The engine with its forest in link-cut trees from the first edge on."""
+
+    def _start(self):
+        super()._start()
+        self._to_link_cut()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_link_cut_trees_keep_the_maximum_spanning_forest(seed):
+    # from the start, or moved there at a random call (growing afterwards)
+    rnd = random.Random(seed)
+    n = rnd.randint(2, 9) if seed % 2 else rnd.randint(10, 70)
+    t, edges = 0, []
+    for _ in range(rnd.randint(1, 120)):
+        t += rnd.choice([0, 0, 1, 1, 2, 7])
+        edges.append((rnd.randrange(n), rnd.randrange(n), t))
+    params = Params(rnd.randint(1, 6), rnd.randint(1, 6), [(0, 1), (1, 2), (2, 2), (3, 0)])
+    engine = LinkCutFromStart(params) if seed % 3 == 0 else MsfEngine(params)
+    got = []
+    for i in range(len(edges)):
+        got += list(engine.process(edges[i:i + 1]))
+        if engine.windows is not None and not engine.link_cut and rnd.random() < 0.2:
+            engine._to_link_cut()
+        if engine.next_window:
+            applied = [e for e in edges[:i + 1] if e[2] < engine.windows.end(engine.next_window - 1)]
+            if n < 10 or i % 10 == 0:
+                check_forest(engine, dense(engine, applied))
+            a, b = rnd.randrange(n), rnd.randrange(n)
+            w = engine.windows
+            start, end = w.start(engine.next_window - 1), w.end(engine.next_window - 1)
+            window = [(x, y) for x, y, tt in edges if start <= tt < end]
+            assert engine.connected(a, b) == window_answers(window, [(a, b)])[0]
+    got += engine.flush()
+    assert got == evaluate(edges, params)
+
+
+def test_long_searches_move_the_forest_to_link_cut_trees():
+    # every spanning forest of a ring is a path: the cycle each edge closes is
+    # the whole ring, the parent-pointer searches pass ~k/2 vertices per insert
+    k, n = 600, 3 * kernels.CHECK
+    edges = [(i % k, (i + 1) % k, i // 10) for i in range(n)]
+    params = Params(50, 5, [(0, k // 2), (1, k // 3), (7, 7)])
+    for hold_back in (True, False):
+        engine = MsfEngine(params, hold_back=hold_back)
+        got = []
+        for lo in range(0, n, 997):      # the switch falls inside a call
+            got += list(engine.process(edges[lo:lo + 997]))
+        assert engine.link_cut
+        assert got + engine.flush() == evaluate(edges, params)
+    # heavy-tailed streams keep their parent-pointer trees
+    rnd = random.Random(1)
+    edges = [(min(rnd.randrange(1, 400), rnd.randrange(1, 400)), rnd.randrange(400), i // 10)
+             for i in range(3 * kernels.CHECK)]
+    engine = MsfEngine(params)
+    list(engine.process(edges))
+    assert not engine.link_cut

@@ -293,7 +293,8 @@ def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache,
 # Sleator and Tarjan, "A data structure for dynamic trees" (JCSS 26(3) 1983),
 # splay-based (JACM 32(3) 1985): O(log n) amortized per operation where a
 # parent-pointer walk is O(depth).  Node 2x is vertex x, node 2k+1 edge slot k;
-# LT = (L, R, P, AGG, REV, STACK, UF, FREE) int32 arrays: splay children and
+# LT rows (L, R, P, AGG, REV, STACK, UF, FREE) of one int32 array (one argument
+# to dispatch, not eight: the call of a window's trigger pays per argument): splay children and
 # parent (a splay root's P is its path-parent), the node of minimum time in
 # the splay subtree, the pending reversal, a push-down scratch, the union-find
 # of trees (components only merge), the free edge slots; ET[k] the time of
@@ -487,7 +488,7 @@ def to_link_cut(V, LT, ET, st, n):
     """The parent-pointer forest of vertices ``0..n-1`` as link-cut trees: every
     preferred path a single node (a valid representation: each node's path-parent
     is its tree parent), vertex x's parent edge in slot x, roots' slots free."""
-    L, R, P, AGG, REV, STACK, UF, FREE = LT
+    L, R, P, AGG, REV, STACK, UF, FREE = LT[0], LT[1], LT[2], LT[3], LT[4], LT[5], LT[6], LT[7]
     free = 0
     for x in range(n):
         for node in (2 * x, 2 * x + 1):

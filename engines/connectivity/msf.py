@@ -64,7 +64,7 @@ class MsfEngine(ConnectivityEngine):
         self._one = np.full(1, kernels.NEVER, dtype=np.int64)
         self._one_row = np.zeros((1, len(q)), dtype=bool)
         # the link-cut trees: empty until the forest moves there (_to_link_cut)
-        self._LT = tuple(np.zeros(0, np.int32) for _ in range(8))
+        self._LT = np.zeros((8, 0), np.int32)
         self._ET = np.zeros(0, np.int64)
         self._no_rows = np.zeros((0, len(q)), dtype=bool)
         self._reserve(max(self.n_vertices, _MIN_CAPACITY))
@@ -92,25 +92,23 @@ class MsfEngine(ConnectivityEngine):
 
     def _grow_link_cut(self, old: int, cap: int) -> None:
         """Link-cut arrays for vertices ``old..cap-1`` (isolated vertices, unused slots)."""
-        def grown(arr, size, fill):
-            out = np.full(size, fill, dtype=arr.dtype)
-            out[:len(arr)] = arr
-            return out
-        L, R, P, AGG, REV, _, UF, FREE = self._LT
-        AGG = grown(AGG, 2 * cap, 0)
-        AGG[2 * old:] = np.arange(2 * old, 2 * cap, dtype=np.int32)
-        UF = grown(UF, cap, 0)
-        UF[old:] = np.arange(old, cap, dtype=np.int32)
-        self._LT = (grown(L, 2 * cap, -1), grown(R, 2 * cap, -1), grown(P, 2 * cap, -1), AGG,
-                    grown(REV, 2 * cap, 0), np.zeros(2 * cap, np.int32), UF, grown(FREE, cap, 0))
-        self._ET = grown(self._ET, cap, kernels.INF)
+        LT = np.zeros((8, 2 * cap), np.int32)
+        LT[:, :2 * old] = self._LT
+        LT[:3, 2 * old:] = -1                                          # L, R, P: none
+        LT[3, 2 * old:] = np.arange(2 * old, 2 * cap, dtype=np.int32)  # AGG: itself
+        LT[6, old:cap] = np.arange(old, cap, dtype=np.int32)           # UF: its own tree
+        self._LT = LT
+        ET = np.full(cap, kernels.INF, np.int64)
+        ET[:old] = self._ET
+        self._ET = ET
 
     def _to_link_cut(self) -> None:
         """Move the forest into link-cut trees, for good: the parent-pointer
         searches grew past ``SWITCH_STEPS`` steps per insert on average (long
         paths: a ring, a chain), where link-cut trees take O(log n) amortized."""
         cap = self._V.shape[0]
-        self._LT = tuple(np.zeros(size, np.int32) for size in (2 * cap,) * 6 + (cap, cap))
+        # rows L, R, P, AGG, REV, STACK over 2 * cap nodes; UF, FREE over cap (padded)
+        self._LT = np.zeros((8, 2 * cap), np.int32)
         self._ET = np.zeros(cap, np.int64)
         kernels.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
         self._st[kernels.MODE] = 1

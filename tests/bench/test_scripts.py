@@ -34,7 +34,8 @@ def test_targets_write_verdicts_and_ratio_json(tmp_path, monkeypatch):
     monkeypatch.setitem(peers.PEERS, "rwc", peers.ScipyPerWindow)
     out = tmp_path / "t.csv"
     assert targets.main(["--edges", "20000", "--rate", "100", "--queries", "5",
-                         "--no-memory", "--clock", "cpu", "--out", str(out)]) == 0
+                         "--no-memory", "--clock", "cpu", "--table-engines", "bic,msf,rwc",
+                         "--out", str(out)]) == 0
     rows = {r["target"]: r for r in csv.DictReader(out.open())}
     assert set(rows) == {"bic_throughput_eps", "bic_over_rwc_throughput", "rwc_p95_over_bic_p95",
                          "rwc_p95_over_bic_p95_engine_alone", "bic_over_scipy_throughput"}

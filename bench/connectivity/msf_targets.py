@@ -18,8 +18,9 @@ a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
 
 Engines: ``msf``; ``bic`` with its default deferral (the backward build of a
 completed chunk waits for ``build_defer`` edges of the next chunk, outside the
-triggering call); ``bic-inline``, BIC with ``build_defer = 0`` (the paper's
-driver: the build runs inside the triggering call).  Each is measured by
+triggering call); ``bic-inline``, BIC measured with ``build="inside"``
+(``measure`` sets ``build_defer = 0``: the paper's driver, the build runs
+inside the triggering call).  Each is measured by
 ``measure.run`` (through ``process``, ``hold_back=False``: a window's latency
 is the call with its triggering edge, i.e. its queries and that edge's insert,
 plus whatever the engine does there) and ``measure.run_engine`` (ids remapped
@@ -48,26 +49,18 @@ import numpy as np
 
 from streamspec.spec.connectivity import Params
 
-from streamspec.bench.connectivity import memory, peers
+from streamspec.bench.connectivity import memory
 from streamspec.bench.connectivity.generators import Stream, powerlaw_stream, rmat_stream, workload
 from streamspec.bench.connectivity.measure import run, run_engine
 from streamspec.bench.pipeline_util import commit
-from streamspec.engines.connectivity.bic import BicEngine
 
 RESULTS = Path("bench", "results", "connectivity")   # relative to the checkout
 ENGINES = ("msf", "bic", "bic-inline")
 
 
-class BicInlineEngine(BicEngine):
-    """BIC with the backward build inside the triggering call (the paper's driver)."""
-
-    name = "bic-inline"
-    description = "BIC, backward build in the call that completes a chunk (build_defer = 0)"
-    build_defer = 0
-
-
-# measure.run builds engines through peers.create, which looks here first
-peers.PEERS.setdefault("bic-inline", BicInlineEngine)
+# engine label -> (registered engine, where BIC's backward build lands)
+SUBJECTS = {"msf": ("msf", "deferred"), "bic": ("bic", "deferred"),
+            "bic-inline": ("bic", "inside")}
 
 
 def streams(quick: bool, which: list[str]):
@@ -131,14 +124,15 @@ def main(argv=None) -> int:
             for kind, how in (("contract", run), ("engine", run_engine)):
                 gc.collect()
                 load_before = os.getloadavg()[0]
-                x = m[engine, kind] = how(engine, stream, params, clock="cpu",
-                                          warm=kind == "contract")
+                registered, build = SUBJECTS[engine]
+                x = m[engine, kind] = how(registered, stream, params, clock="cpu",
+                                          warm=kind == "contract", build=build)
                 load_after = os.getloadavg()[0]
                 print(f"  {engine:10} {kind:8} {x.throughput:12,.0f} edges/CPU-s  P50 "
                       f"{x.percentile(50) * 1e3:.4f}  P95 {x.percentile(95) * 1e3:.4f}  P99 "
                       f"{x.percentile(99) * 1e3:.4f} ms  load {load_before:.2f}-{load_after:.2f}",
                       flush=True)
-                rows.append(dict(x.row(), stream=name, kind=kind, commit=code,
+                rows.append(dict(x.row(), engine=engine, stream=name, kind=kind, commit=code,
                                  load1_before=round(load_before, 2),
                                  load1_after=round(load_after, 2), stream_note=note,
                                  tracemalloc_peak_bytes="", command=command))

@@ -206,6 +206,40 @@ class IdIndex:
         self._direct = table
         return True
 
+    # -- eviction ----------------------------------------------------------------
+    def compact(self, keep: np.ndarray) -> None:
+        """Forget every dense id not in ``keep`` (increasing dense ids); ``keep[j]`` becomes
+        dense id ``j``, so earlier ids keep smaller numbers and fresh ids continue from
+        ``len(keep)``.  A sliding-window engine calls it when many ids have left its window
+        (topkjoin's AcquaTop): one O(size) pass, the direct table rebuilt at the capacity
+        ``grown_direct`` would give the kept ids (it shrinks once far fewer ids are kept)."""
+        keep = np.asarray(keep, dtype=np.int64)
+        if self.kind is str:
+            external = [self._external[d] for d in keep.tolist()]
+            self._map = {x: j for j, x in enumerate(external)}
+            self._external = external
+            self.size = len(external)
+            return
+        every = np.asarray(self._external, dtype=np.int64)
+        ext = every[keep]
+        ids = np.arange(ext.size, dtype=np.int64)
+        cap = self._direct.size
+        bound = max(MIN_DIRECT, DENSITY * ext.size)
+        if cap > 2 * bound:      # far larger than the kept ids justify: back to the bound
+            cap = bound
+            table = np.full(cap, -1, dtype=self._direct.dtype)
+        else:                    # the same table, emptied entry by entry: O(size), not O(cap)
+            table = self._direct
+            table[every[(every >= 0) & (every < cap)]] = -1
+        inside = (ext >= 0) & (ext < cap)
+        table[ext[inside]] = ids[inside]
+        order = np.argsort(ext[~inside], kind="stable")
+        self._keys = ext[~inside][order]
+        self._ids = ids[~inside][order]
+        self._direct = table
+        self._external = ext.tolist()
+        self.size = int(ext.size)
+
     def _add_str(self, values) -> np.ndarray:
         out = np.empty(len(values), dtype=np.int64)
         m = self._map

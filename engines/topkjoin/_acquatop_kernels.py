@@ -303,3 +303,24 @@ def purge(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c):
         _keep(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, i, out, sw)
         out += 1
     return out
+
+
+# -- eviction (ids that left the window; ``acquatop._compact``) ------------------------
+@njit(cache=True)
+def mark_live(n, buf_id, used, touched, nt, l_dense, m):
+    """Dense ids ``< n`` still held: in a block, in the open slot or in the list."""
+    live = np.zeros(n, np.bool_)
+    for q in range(used):
+        live[buf_id[q]] = True
+    for q in range(nt):
+        live[touched[q]] = True
+    for q in range(m):
+        live[l_dense[q]] = True
+    return live
+
+
+@njit(cache=True)
+def renumber(a, n, remap):
+    """``a[:n] = remap[a[:n]]`` in place (dense ids after a compaction)."""
+    for q in range(n):
+        a[q] = remap[a[q]]

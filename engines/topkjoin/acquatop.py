@@ -11,13 +11,31 @@ What the engine keeps, and why:
   current window (memory O(distinct ids per slot), not O(items)).
 - ``slist``: the Super-MTK+N list (K+N slots per active window, window marks;
   ``super_list``), numpy columns.
-- ``replica``/``last_refresh``/``changes_seen``/``tie``: per key seen so far
-  (dense-id arrays): the local replica of the remote values, loaded with
+- ``replica``/``last_refresh``/``changes_seen``/``tie``: per key held (dense-id
+  arrays): the local replica of the remote values, loaded with
   ``value(key, t0)`` when the key is first seen (the uncounted bulk load, done
   lazily), when each was last fetched, how many of its fetches found a change
   (online change rates for WBM), and the rank of its external id (the total
   order's tie-break).
+- ``departed``: the replica cells of fetched keys that left the window
+  (``replica.DepartedEntries``: at most 512 keys, those that left longest
+  ago forgotten first; a forgotten or never fetched key that comes back is
+  bulk-loaded again, as if first seen).
 - ``rng``: the seeded generator of WSJ-RND.
+
+Bounded state (issue 15): the id index and every per-key array hold the keys
+live in the engine's state only (an id in a block of a window not yet
+evaluated, in the open slot, in the list or in the last answer), plus the fresh ids of the
+batches since the last check (made after the evaluations of each batch).
+When the ids in use exceed the live ones of the last compaction by
+``max(COMPACT_SLACK, live / 4)``, the ids that left are evicted and the rest
+renumbered ``0..`` in their order (``_compact``: one pass over the per-key
+arrays, blocks and list, after at least that many fresh ids: amortised O(1)
+per fresh id; ``IdIndex.compact`` does the same for the index).  Memory is
+then O(K+N per active window + ids live in the windows not yet evaluated +
+512 departed cells), whatever the number of ids ever seen; the
+answers are those of an engine that forgets nothing as long as no fetched
+key is forgotten (``replica``'s policy decides then).
 
 One evaluation of window ``c`` at ``tau`` (the Java's batch flow, §3.9, made
 exact for static data): (1) every id of window ``c`` arrives with its exact
@@ -45,10 +63,15 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from streamspec.engines.topkjoin import _acquatop_kernels as kern
-from streamspec.engines.topkjoin import policies
+from streamspec.engines.topkjoin import policies, replica
+from streamspec.engines.topkjoin.replica import DepartedEntries
 from streamspec.engines.topkjoin.super_list import SuperTopKList
 from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
 from streamspec.spec.topkjoin import TopkJoinEngine, rank_key
+
+
+# a compaction once the ids in use exceed the live ones of the last by max(this, live / 4)
+COMPACT_SLACK = 256
 
 
 class AcquaTopEngine(TopkJoinEngine):
@@ -69,6 +92,9 @@ class AcquaTopEngine(TopkJoinEngine):
         self.replica = np.zeros(0, np.float64)
         self.last_refresh = np.zeros(0, np.int64)
         self.changes_seen = np.zeros(0, np.int64)
+        self.departed = DepartedEntries()
+        self._compact_at = COMPACT_SLACK
+        self._answered: list[int] = []
         self.rng = np.random.default_rng(p.seed)
         self.smin: float | None = None
         self._scores = np.zeros(0, np.float64)
@@ -86,13 +112,30 @@ class AcquaTopEngine(TopkJoinEngine):
             self._new_keys(old, n)
         self.aggs.ingest(ids, x, ts)
 
+    def _run_windows(self, upto: int):
+        """The due evaluations (the base driver: answers mapped to external ids), then the
+        eviction check, when the evaluated windows' blocks are gone and the fewest ids live."""
+        out = super()._run_windows(upto)
+        if self.keys.size >= self._compact_at:
+            self._compact()
+        return out
+
     def _new_keys(self, old: int, n: int) -> None:
-        """Keys ``old..n-1`` were first seen: bulk-load their replica values at t0 (not counted)."""
-        ext, t0 = self.keys.external, self.windows.t0
-        vals = [self.fetcher.load(ext(d), t0) for d in range(old, n)]
-        self.replica = np.concatenate((self.replica, np.asarray(vals, np.float64)))
-        self.last_refresh = np.concatenate((self.last_refresh, np.full(n - old, t0, np.int64)))
-        self.changes_seen = np.concatenate((self.changes_seen, np.zeros(n - old, np.int64)))
+        """Keys ``old..n-1`` are new to the index: their departed cells if kept, else the
+        bulk load's values at t0 (not counted)."""
+        t0 = self.windows.t0
+        fresh = self.keys._external[old:n]
+        found, val, last, changes = self.departed.take(fresh)
+        vals = np.empty(n - old, np.float64)
+        lr = np.full(n - old, t0, np.int64)
+        seen = np.zeros(n - old, np.int64)
+        vals[found], lr[found], seen[found] = val, last, changes
+        load = self.fetcher.load
+        miss = np.flatnonzero(~found).tolist()
+        vals[miss] = [load(fresh[i], t0) for i in miss]
+        self.replica = np.concatenate((self.replica, vals))
+        self.last_refresh = np.concatenate((self.last_refresh, lr))
+        self.changes_seen = np.concatenate((self.changes_seen, seen))
         self.aggs.grow_keys(n)
         externals = self.keys._external
         if self.keys.kind is int:
@@ -100,6 +143,36 @@ class AcquaTopEngine(TopkJoinEngine):
         else:  # ranks of the sorted strings (recomputed only when keys are added)
             order = sorted(range(n), key=externals.__getitem__)
             self.aggs.tie[np.asarray(order, np.int64)] = np.arange(n, dtype=np.int64)
+
+    def _compact(self) -> None:
+        """Evict the ids that left the window, renumber the rest ``0..`` in their order.
+
+        Departed ids that were fetched leave their replica cells to ``departed``."""
+        aggs, slist = self.aggs, self.slist
+        n = self.keys.size
+        live = aggs.live(slist.dense, slist.m)
+        # the last answer's ids stay until the next evaluation: their replica cells are the
+        # values the scores reported were computed from
+        live[self._answered] = True
+        keep = np.flatnonzero(live)
+        gone = np.flatnonzero(~live)
+        # a cell never fetched is the bulk load's: reloaded if its key comes back
+        fetched = gone[self.last_refresh[gone] != self.windows.t0]
+        if fetched.size:
+            ext = self.keys._external
+            self.departed.capacity = replica.capacity(n)
+            self.departed.put([ext[d] for d in fetched.tolist()], self.replica[fetched],
+                              self.last_refresh[fetched], self.changes_seen[fetched])
+        remap = np.full(n, -1, np.int64)
+        remap[keep] = np.arange(keep.size, dtype=np.int64)
+        self.keys.compact(keep)
+        self.replica = self.replica[keep]
+        self.last_refresh = self.last_refresh[keep]
+        self.changes_seen = self.changes_seen[keep]
+        self._compact_at = keep.size + max(COMPACT_SLACK, keep.size // 4)
+        aggs.renumber(keep, remap)
+        slist.renumber(remap)
+        self._answered = remap[self._answered].tolist()
 
     # -- one evaluation (Algorithm 5) ---------------------------------------------
     def _evaluate(self, window, start, tau):
@@ -113,6 +186,7 @@ class AcquaTopEngine(TopkJoinEngine):
             for d in sorted(changed, key=tie.__getitem__):
                 self._changed_object(d, aggs.w_val, aggs.w_ts)
         answer = self.slist.top(self.params.k)
+        self._answered = [d for d, _ in answer]
         self.slist.purge()
         aggs.drop_before_window(window + 1)
         return answer
@@ -165,6 +239,22 @@ class AcquaTopEngine(TopkJoinEngine):
     def memory_rows(self) -> int:
         """Rows the engine holds: list entries plus per-slot partial aggregates."""
         return len(self.slist) + self.aggs.size
+
+    def state_sizes(self) -> dict[str, int]:
+        """Entries of every structure that could grow with the ids seen (tests, bench)."""
+        keys = self.keys
+        index = keys.size if keys is None or keys.kind is str else \
+            int(keys._direct.size + keys._keys.size)
+        return {"ids": 0 if keys is None else keys.size,
+                "id_index": 0 if keys is None else index,
+                "external": 0 if keys is None else len(keys._external),
+                "replica": int(self.replica.size),
+                "per_key_capacity": int(self.aggs.acc_val.size),
+                "departed": len(self.departed),
+                "list": len(self.slist),
+                "list_capacity": int(self.slist.dense.size),
+                "block_rows": self.aggs.size,
+                "block_capacity": int(self.aggs.buf_id.size)}
 
 
 def _policy_engine(name: str, policy, candidates: str, text: str, **extra):

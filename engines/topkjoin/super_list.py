@@ -98,6 +98,10 @@ class SuperTopKList:
         self.m = kern.purge(*self._cols(), self.m, self.c)
         self.c += 1
 
+    def renumber(self, remap: np.ndarray) -> None:
+        """Dense ids after a compaction of the id index (``remap``: old -> new)."""
+        kern.renumber(self.dense, self.m, remap)
+
     # -- pickling (Spark keeps engines in group state between micro-batches) ---------------
     def __getstate__(self):
         """The ``m`` entries, not the ``cap * span`` slots (``cnt`` is scratch)."""

@@ -90,6 +90,38 @@ class SlotAggregates:
         self.tie[old:] = np.arange(old, size)
         self.keys = n
 
+    def live(self, l_dense: np.ndarray, m: int) -> np.ndarray:
+        """Mask of the dense ids ``< keys`` still held: in a block, in the open slot or in
+        ``l_dense[:m]`` (the list); the others have left every window."""
+        return kern.mark_live(self.keys, self.buf_id, int(self.meta[0]), self.touched,
+                              int(self.meta[3]), l_dense, m)
+
+    def renumber(self, keep: np.ndarray, remap: np.ndarray) -> None:
+        """Keep the per-key cells of ``keep`` only, in place (dense id ``keep[j]`` becomes
+        ``j``; ``remap`` maps old to new); block rows and open slot renumbered.  The capacity
+        stays (the ids of the next batches refill it) unless it is over 4 times the ids kept."""
+        n = keep.size
+        for name in ("acc_val", "acc_ts", "acc_mark", "tie"):
+            a = getattr(self, name)
+            a[:n] = a[keep]
+        self.acc_mark[n:] = 0
+        if self.acc_val.size > 4 * max(n, 64):
+            self._reallocate(2 * max(n, 64))
+        self.tie[n:] = np.arange(n, self.tie.size)
+        kern.renumber(self.touched, int(self.meta[3]), remap)
+        kern.renumber(self.buf_id, int(self.meta[0]), remap)
+        self.w_mark[:] = -1   # the window merge's scratch: rewritten by the next ``window``
+        self.keys = int(n)
+
+    def _reallocate(self, size: int) -> None:
+        """Per-key arrays at ``size`` cells, their first ``size`` cells kept."""
+        for name in PER_KEY + SCRATCH:
+            a = getattr(self, name)
+            b = np.full(size, -1 if name == "w_mark" else 0, a.dtype)
+            k = min(size, a.size)
+            b[:k] = a[:k]
+            setattr(self, name, b)
+
     def _room(self, rows: int, blocks: int) -> None:
         need = int(self.meta[0]) + rows
         if need > self.buf_id.size:

@@ -10,7 +10,13 @@ streamspec's own kernels go to a per-user cache directory instead:
 (``~/.cache/streamspec/numba`` on Linux), one sub-directory per source folder
 (numba's hashed sub-path, so two installs never share one).  numba keys each
 entry by the source file's stamp and its own version, so an upgrade or a
-reinstall recompiles rather than loading a stale kernel.  ``NUMBA_CACHE_DIR``,
+reinstall recompiles rather than loading a stale kernel.  numba's stamp is the
+function's own file only, but a kernel inlines the kernels it calls from other
+modules (``_bic_kernels.run`` calls into ``_bic_build``, simjoin's kernels into
+``spec/_simjoin_similarity``): editing a callee alone left the caller's cached
+machine code stale.  So our stamp also covers every module of the kernel's
+folder and of ``spec/`` (where the shared kernels live); editing any of them
+recompiles the kernels that could have inlined it.  ``NUMBA_CACHE_DIR``,
 when a user sets it, still wins; functions outside streamspec are untouched.
 """
 from __future__ import annotations
@@ -46,12 +52,30 @@ def _ours(py_file: str) -> bool:
 _Base = getattr(caching, "UserWideCacheLocator", None) or getattr(caching, "_UserWideCacheLocator")
 
 
+SPEC_DIR = os.path.join(PACKAGE_ROOT, "spec")
+
+
+def folder_stamp(folder: str) -> tuple:
+    """(name, mtime_ns, size) of every module of ``folder``: changes when any of them does."""
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            st = os.stat(os.path.join(folder, name))
+            out.append((name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 class StreamspecCacheLocator(_Base):
-    """numba cache locator for streamspec's own kernels: the per-user cache directory."""
+    """numba cache locator for streamspec's own kernels: the per-user cache directory,
+    entries stamped by the kernel's folder and ``spec/`` (see the module docstring)."""
 
     def __init__(self, py_func, py_file):
         super().__init__(py_func, py_file)
         self._cache_path = os.path.join(cache_root(), self.get_suitable_cache_subpath(py_file))
+
+    def get_source_stamp(self):
+        folder = os.path.dirname(os.path.abspath(self._py_file))
+        return (super().get_source_stamp(), folder_stamp(folder), folder_stamp(SPEC_DIR))
 
     @classmethod
     def from_function(cls, py_func, py_file):

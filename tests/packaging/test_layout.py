@@ -78,3 +78,36 @@ def test_cache_root_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.delenv("STREAMSPEC_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert nb.cache_root().startswith(str(tmp_path / "xdg"))
+
+
+def test_editing_a_callee_recompiles_the_cached_caller(tmp_path):
+    """numba stamps a cache entry with the function's own file; a caller that inlined a
+    kernel of another module kept running the old callee after an edit of that module
+    alone.  Our stamp covers the kernel's folder (and spec/), so the caller recompiles."""
+    pkg = tmp_path / "kern"
+    pkg.mkdir()
+    (pkg / "callee.py").write_text("from numba import njit\n\n@njit(cache=True)\ndef g():\n    return 1\n")
+    (pkg / "caller.py").write_text("from numba import njit\nfrom callee import g\n\n"
+                                   "@njit(cache=True)\ndef f():\n    return g()\n")
+    code = textwrap.dedent(f"""
+        import os, sys
+        import streamspec.spec._numba as nb
+        nb.OUR_DIRS = ({str(pkg)!r} + os.sep,)   # treat the folder as one of ours
+        sys.path.insert(0, {str(pkg)!r})
+        from caller import f
+        print(f())
+    """)
+    env = {**os.environ, "STREAMSPEC_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("NUMBA_CACHE_DIR", None)
+    env.pop("NUMBA_DISABLE_JIT", None)
+
+    def run() -> str:
+        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert run() == "1"
+    assert list((tmp_path / "cache").rglob("caller.f-*.nbi")), "the caller was not cached"
+    (pkg / "callee.py").write_text("from numba import njit\n\n@njit(cache=True)\ndef g():\n    return 2\n")
+    os.utime(pkg / "callee.py", ns=(1, 10**18))    # a stamp unlike the first one, whatever the clock
+    assert run() == "2"

@@ -1,7 +1,8 @@
 """The paper's experiments as figures (Section 5, Figures 5.1-5.8; issue 14).
 
-``python -m streamspec.bench.kws.figures FIG [FIG ...] [--seconds S] [--out DIR]``
-with ``FIG`` one of ``5.1 .. 5.8`` or ``all``.  Each figure varies one parameter
+``python -m streamspec.bench.kws.figures FIG [FIG ...] [--seconds S] [--out DIR]``,
+then ``... FIG [FIG ...] --memory`` for the memory panels, with ``FIG`` one of
+``5.1 .. 5.8`` or ``all``.  Each figure varies one parameter
 of Table 5.1 and keeps the others at the defaults (w 20 min, |K| 2, T_max 4,
 |SR| 15, KWF 0.01, 1/sel 1/1000), as the paper does:
 
@@ -24,12 +25,15 @@ stream, fed one instant at a time as a live stream arrives (one ``process``
 call for the whole stream would add the spec boundary's validation of 54,000
 events at once to the peak), initialisation (engine construction: CNGen and
 the mesh) apart, the
-output cardinality |R| (``Appear`` events), and peak memory as the process's
-peak RSS minus its RSS before the engine was built (no tracing: tracemalloc
-would slow the engines two to three times and skew the CPU figures).  Rows
-go to ``DIR/figures.csv`` with the commit and the 1-minute load before each
-run (the machine may be shared), and one PNG per figure (CPU left, memory
-right, |R| and FM's initialisation printed under the x axis as the paper does).
+output cardinality |R| (``Appear`` events), and the process's peak RSS minus
+its RSS before the engine was built (``peak_rss_mb``: untraced, but noisy by
+tens of MiB between identical runs, so not the figure's memory).  Peak memory
+is a second pass, ``--memory``: the same runs under tracemalloc, each in a
+fresh process (``peak_traced_mb``; tracing slows the engines two to three
+times, so CPU and memory never come from one run).  Rows go to
+``DIR/figures.csv`` with the commit and the 1-minute load before each run
+(the machine may be shared), and one PNG per figure (CPU left, memory right,
+|R| and FM's initialisation printed under the x axis as the paper does).
 
 Departures, stated in every row:
 
@@ -75,7 +79,8 @@ LABELS = {"fullmesh": "FM", "partialmesh": "PM", "fullmesh:demand_driven=false":
           "fullmesh:purge=eager": "FM-D-!L", "forest": "forest (paper)", "duckdb": "DuckDB"}
 FIELDS = ("figure", "varies", "value", "engine", "seconds", "window", "keywords", "t_max",
           "relations", "kwf", "sel", "tuples", "cns", "init_s", "cpu_s", "cpu_per_instant_ms",
-          "instants_measured", "peak_rss_mb", "outputs", "status", "commit", "load1")
+          "instants_measured", "peak_rss_mb", "peak_traced_mb", "outputs", "status", "commit",
+          "load1", "memory_commit", "memory_load1")
 
 
 def _rss_mb() -> float:
@@ -122,6 +127,29 @@ def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int) -> dict:
                 cpu_per_instant_ms=1e3 * (c2 - c1) / seconds,
                 peak_rss_mb=_peak_rss_mb() - base, status="ok",
                 outputs=sum(isinstance(o, Appear) for o in out))
+
+
+def run_traced(engine: str, cfg: dict, seconds: int) -> dict:
+    """The memory run (``--memory``): the same stream fed the same way, under
+    tracemalloc from engine construction on; its peak in MiB.  A run of its own
+    because tracing slows the engines two to three times (the CPU run is untraced)."""
+    import tracemalloc
+
+    from streamspec.bench.kws.generator import params, stream
+    from streamspec.spec.registry import Registry
+
+    p = params(cfg["relations"], cfg["keywords"], cfg["t_max"], cfg["window"])
+    events = list(stream(p, seconds, cfg["kwf"], cfg["sel"]))
+    cls = Registry.get("kws", engine)
+    tracemalloc.start()
+    eng = cls(p)
+    for _, instant in groupby(events, key=lambda e: e.t):
+        for _ in eng.process(list(instant)):
+            pass
+    eng.flush()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return dict(peak_traced_mb=peak / 2**20)
 
 
 def _run_duckdb(p, events, seconds: int, window: int, instants: int) -> dict:
@@ -181,13 +209,15 @@ def plot(rows: list, fig: str, path: str) -> None:
 
     varies, values, engines = FIGURES[fig]
     mine = [r for r in rows if r["figure"] == fig]
+    traced = any(r.get("peak_traced_mb") not in ("", None) for r in mine)
+    memcol = "peak_traced_mb" if traced else "peak_rss_mb"
     fig_, (ax_cpu, ax_mem) = plt.subplots(1, 2, figsize=(11, 4))
     x = list(range(len(values)))
     for eng in engines:
         cpu = [next((float(r["cpu_s"]) for r in mine if r["engine"] == eng and _same(r["value"], v)
                      and r["cpu_s"] not in ("", None)), float("nan")) for v in values]
-        mem = [next((float(r["peak_rss_mb"]) for r in mine if r["engine"] == eng
-                     and _same(r["value"], v) and r["peak_rss_mb"] not in ("", None)), float("nan"))
+        mem = [next((float(r[memcol]) for r in mine if r["engine"] == eng
+                     and _same(r["value"], v) and r.get(memcol) not in ("", None)), float("nan"))
                for v in values]
         style = "--" if eng == "duckdb" else "-"
         ax_cpu.plot(x, cpu, style, marker="o", label=LABELS.get(eng, eng))
@@ -202,7 +232,8 @@ def plot(rows: list, fig: str, path: str) -> None:
                 and ref.get("init_s") not in ("", None):
             bits.append(f"I {float(ref['init_s']):.1f}s")
         under.append("\n".join(bits))
-    for ax, what in ((ax_cpu, "total CPU (s)"), (ax_mem, "peak memory (MiB, RSS growth)")):
+    for ax, what in ((ax_cpu, "total CPU (s)"),
+                     (ax_mem, "peak memory (MiB, tracemalloc)" if traced else "peak memory (MiB, RSS growth)")):
         ax.set_xticks(x, under, fontsize=7)
         ax.set_yscale("log")
         ax.set_xlabel(varies)
@@ -217,6 +248,41 @@ def plot(rows: list, fig: str, path: str) -> None:
     plt.close(fig_)
 
 
+def memory_pass(path: str, figs: list, only, out: str) -> None:
+    """Fill ``peak_traced_mb`` of the rows of ``figs`` (each in a fresh process)."""
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    code = ("import json, sys; from streamspec.bench.kws.figures import run_traced; "
+            "print(json.dumps(run_traced(sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]))))")
+    for r in rows:
+        if r["figure"] not in figs or r["status"] != "ok" or (only and r["engine"] not in only):
+            continue
+        cfg = {k: type(DEFAULTS[k])(float(r[k])) if k != "kwf" else float(r[k]) for k in DEFAULTS}
+        load1 = os.getloadavg()[0]
+        res = subprocess.run([sys.executable, "-c", code, r["engine"], json.dumps(cfg), r["seconds"]],
+                             capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"memory run {r['figure']} {r['varies']}={r['value']} {r['engine']}:\n"
+                               f"{res.stderr}")
+        r.update(json.loads(res.stdout.strip().splitlines()[-1]), memory_commit=_commit(),
+                 memory_load1=round(load1, 2))
+        print(f"{r['figure']} {r['varies']}={r['value']} {r['engine']:<30} traced peak "
+              f"{r['peak_traced_mb']:.2f} MiB load {r['memory_load1']}", flush=True)
+        _write(path, rows)
+    for fig in figs:
+        plot(rows, fig, os.path.join(out, f"figure{fig.replace('.', '_')}.png"))
+
+
+def _write(path: str, rows: list) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in FIELDS})
+    os.replace(tmp, path)
+
+
 def _same(a, b) -> bool:
     return abs(float(a) - float(b)) < 1e-12
 
@@ -228,6 +294,9 @@ def main(argv=None) -> None:
     ap.add_argument("--duckdb-instants", type=int, default=20)
     ap.add_argument("--engines", help="only these engines (comma-separated)")
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--memory", action="store_true",
+                    help="instead of the CPU runs: a tracemalloc run for every row of FIG already in "
+                         "figures.csv (peak_traced_mb), then the PNGs again")
     a = ap.parse_args(argv)
     figs = list(FIGURES) if "all" in a.figures else a.figures
     unknown = [f for f in figs if f not in FIGURES]
@@ -236,6 +305,8 @@ def main(argv=None) -> None:
     only = set(a.engines.split(";")) if a.engines else None
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "figures.csv")
+    if a.memory:
+        return memory_pass(path, figs, only, a.out)
     old = []
     if os.path.exists(path):
         with open(path) as f:
@@ -253,13 +324,7 @@ def main(argv=None) -> None:
                       f"rss {r.get('peak_rss_mb')} |R| {r.get('outputs')} {r['status']} "
                       f"load {r['load1']}", flush=True)
         every = old + rows
-        tmp = path + ".tmp"
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
-            w.writeheader()
-            for r in every:
-                w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in FIELDS})
-        os.replace(tmp, path)
+        _write(path, every)
         plot([{k: ("" if r.get(k) is None else r.get(k)) for k in FIELDS} for r in every],
              fig, os.path.join(a.out, f"figure{fig.replace('.', '_')}.png"))
 

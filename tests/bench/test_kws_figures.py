@@ -23,6 +23,14 @@ def test_a_figure_writes_its_rows_and_png(tmp_path):
     for w in (300, 600, 1200, 2400, 4800):
         assert len({r["outputs"] for r in rows if r["value"] == str(w)}) == 1
     assert (tmp_path / "figure5_8.png").stat().st_size > 0
+    # the memory pass fills the traced peaks of those rows only, and keeps the rest
+    figures.main(["5.8", "--memory", "--engines", "fullmesh", "--out", str(tmp_path)])
+    again = list(csv.DictReader(open(tmp_path / "figures.csv")))
+    traced = {r["value"]: float(r["peak_traced_mb"]) for r in again
+              if r["engine"] == "fullmesh" and r["peak_traced_mb"]}
+    assert set(traced) == {str(w) for w in (300, 600, 1200, 2400, 4800)}
+    assert all(m > 0 for m in traced.values())
+    assert [r["cpu_s"] for r in again] == [r["cpu_s"] for r in rows]
     # a second figure keeps the first one's rows
     figures.main(["5.7", "--seconds", "60", "--out", str(tmp_path), "--engines", "fullmesh"])
     rows = list(csv.DictReader(open(tmp_path / "figures.csv")))

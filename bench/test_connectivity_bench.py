@@ -6,9 +6,12 @@ same run, so ``python -m streamspec.bench.ratios`` can compare medians within th
 - ``connectivity-ci-stream``: a whole R-MAT stream (500K edges, windows of
   100K edges, 20 slides per window, 100 queries), fed as ``measure`` feeds it
   (``hold_back=False``; per window, its triggering edge, then the rest of the
-  slide): BIC, RWC, D-Tree and scipy per-window recomputation.
+  slide): BIC, RWC, D-Tree, MSF (issue 13's maximum spanning forest) and
+  scipy per-window recomputation.
 - ``connectivity-ci-small``: a stream small enough for networkx (25K edges,
   windows of 5K edges, K = 20): the same engines plus networkx per window.
+  (The slow fully dynamic baselines ``ettree`` and ``hdt`` are measured by
+  ``python -m streamspec.bench.connectivity.competitors`` instead.)
 - ``connectivity-ci-window``: one window in steady state, the paper's latency
   (a round = the ``process`` call with the window's triggering edge: its
   queries and that edge's insert; the rest of the slide goes in, untimed, in

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from streamspec.spec.errors import StreamspecError
+
 KNOWN_GAPS = Path(__file__).with_name("known_gaps.toml")
 
 
@@ -47,6 +49,11 @@ def pytest_configure(config):
         config._streamspec_examples = profiles.examples()
     except ValueError as err:
         raise pytest.UsageError(str(err)) from None
+    if config.getoption("--engine"):
+        # a wrong --engine is a usage error now, not a collection error in every module
+        from streamspec.spec.registry import Registry
+        for problem in sorted({p for p, _ in Registry.names()}):
+            selected_engines(config, problem)
 
 
 def pytest_report_header(config):
@@ -73,8 +80,19 @@ def selected_engines(config, problem: str) -> list[tuple[str, str]]:
     if not wanted:
         return names
     picked = [(p, n) for p, n in names if n in wanted or f"{p}.{n}" in wanted]
+    # a variant with options (``fullmesh:purge=eager``, ``kws.fullmesh:purge=eager``)
+    for w in wanted:
+        base, colon, opts = w.partition(":")
+        if colon:
+            for p, n in names:
+                if base in (n, f"{p}.{n}"):
+                    try:
+                        Registry.get(p, f"{n}:{opts}")
+                    except StreamspecError as exc:
+                        raise pytest.UsageError(f"--engine {w}: {exc}") from None
+                    picked.append((p, f"{n}:{opts}"))
     everything = {n for _, n in Registry.names()} | {f"{p}.{n}" for p, n in Registry.names()}
-    unknown = [w for w in wanted if w not in everything]
+    unknown = [w for w in wanted if w.partition(":")[0] not in everything]
     if unknown:
         raise pytest.UsageError(f"--engine {unknown}: not registered (see `streamspec engines`)")
     return picked

@@ -109,3 +109,19 @@ def test_shipped_suite_on_one_engine_skips_the_other_problems(tmp_path):
     for problem in ("kws", "simjoin", "topkjoin"):
         assert f"--engine ['bic'] selects no {problem} engine" in out, out
     assert " failed" not in out and " error" not in out
+
+
+def test_the_suite_runs_an_engine_variant_named_with_options(tmp_path):
+    done = run(["-m", "pytest", "--pyargs", "streamspec.conformance", "-rs", "-v",
+                "-p", "no:cacheprovider", "--engine", "kws.fullmesh:purge=eager",
+                "-k", "matches_oracle"], tmp_path,
+               STREAMSPEC_PROFILE="dev", STREAMSPEC_EXAMPLES="5")
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "test_matches_oracle_step_by_step[fullmesh:purge=eager] PASSED" in out, out
+    assert "1 passed" in out, out
+    bad = run(["-m", "pytest", "--pyargs", "streamspec.conformance", "-q", "-p", "no:cacheprovider",
+               "--engine", "fullmesh:purge=never"], tmp_path, STREAMSPEC_PROFILE="dev")
+    assert bad.returncode == 4, bad.stdout + bad.stderr           # pytest's usage error
+    assert "--engine fullmesh:purge=never" in bad.stderr and "'never'" in bad.stderr
+    assert "Traceback" not in bad.stdout + bad.stderr

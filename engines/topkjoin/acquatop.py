@@ -28,10 +28,14 @@ live in the engine's state only (an id in a block of a window not yet
 evaluated, in the open slot, in the list or in the last answer), plus the fresh ids of the
 batches since the last check (made after the evaluations of each batch).
 When the ids in use exceed the live ones of the last compaction by
-``max(COMPACT_SLACK, live / 4)``, the ids that left are evicted and the rest
+``max(COMPACT_SLACK, live)``, the ids that left are evicted and the rest
 renumbered ``0..`` in their order (``_compact``: one pass over the per-key
 arrays, blocks and list, after at least that many fresh ids: amortised O(1)
-per fresh id; ``IdIndex.compact`` does the same for the index).  Memory is
+per fresh id; ``IdIndex.compact`` does the same for the index).  The slack
+is as large as the live set so that ids that recur every window or two are
+not evicted just to be loaded again (with ``live / 4`` an id domain the size
+of one window churned at every slide: 0.49M items per CPU-s instead of 1.6M,
+``bench/topkjoin/state.py``).  Memory is
 then O(K+N per active window + ids live in the windows not yet evaluated +
 512 departed cells), whatever the number of ids ever seen; the
 answers are those of an engine that forgets nothing as long as no fetched
@@ -70,7 +74,7 @@ from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
 from streamspec.spec.topkjoin import TopkJoinEngine, rank_key
 
 
-# a compaction once the ids in use exceed the live ones of the last by max(this, live / 4)
+# a compaction once the ids in use exceed the live ones of the last by max(this, live)
 COMPACT_SLACK = 256
 
 
@@ -169,7 +173,7 @@ class AcquaTopEngine(TopkJoinEngine):
         self.replica = self.replica[keep]
         self.last_refresh = self.last_refresh[keep]
         self.changes_seen = self.changes_seen[keep]
-        self._compact_at = keep.size + max(COMPACT_SLACK, keep.size // 4)
+        self._compact_at = keep.size + max(COMPACT_SLACK, keep.size)
         aggs.renumber(keep, remap)
         slist.renumber(remap)
         self._answered = remap[self._answered].tolist()

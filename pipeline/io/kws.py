@@ -1,7 +1,7 @@
 """Inputs of the kws job: the streaming schema, one tuple file per relation, deletions
 (notes/kws.md).
 
-- Schema (``--schema``): JSON, or YAML when PyYAML is installed::
+- Schema (``--schema``): JSON, or YAML (``.yaml``/``.yml``, PyYAML is a dependency)::
 
       {"relations": [{"name": "movie", "attributes": ["mid", "did", "title"],
                       "text": ["title"]}, ...],          # "text" optional

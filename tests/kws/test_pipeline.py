@@ -1,5 +1,6 @@
 """The kws job: readers, exact time-partitioned replay (halo of one window), and one Spark run."""
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -154,3 +155,16 @@ def test_mixed_value_types_travel_exactly():
     want = evaluate(params, events)
     # 1 joins 1.0, big joins big; "1", big + 1 and 2**53 + 1 (2**53 as a float) join none
     assert got == want and sorted({o.tids for o in want if len(o.tids) == 2}) == [(0, 1), (3, 4)]
+
+
+def test_a_yaml_schema_reads_as_its_json_twin(tmp_path):
+    """PyYAML is a dependency: ``--schema`` takes ``.yaml``/``.yml`` as the docs say."""
+    from streamspec.pipeline.io import InputError
+    doc = json.loads((Path(__file__).parents[2] / "pipeline" / "data" / "kws" / "schema.json").read_text())
+    import yaml
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(doc))
+    assert read_schema(str(tmp_path / "s.yaml")) == read_schema(
+        str(Path(__file__).parents[2] / "pipeline" / "data" / "kws" / "schema.json"))
+    (tmp_path / "bad.yml").write_text("relations: [unclosed\n")
+    with pytest.raises(InputError, match=r"bad.yml: not YAML"):
+        read_schema(str(tmp_path / "bad.yml"))

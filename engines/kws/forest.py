@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections import deque
 
 from streamspec.engines.kws.cngen import cngen, collector_off
-from streamspec.engines.kws.mesh import MeshEngine
+from streamspec.engines.kws.mesh import MeshEngine, rebuild_and_replay
 from streamspec.engines.kws.operators import INF, join_condition
 from streamspec.spec.kws import KwsEngine, Result
 
@@ -149,16 +149,7 @@ class ForestEngine(KwsEngine):
         return results
 
     def _schema_change(self, event, t):
-        self._advance(t)
-        before = self._current(t)
-        rels = {r.name for r in self.schema.relations}
-        rows = sorted((r for r in self._rows.values() if r.relation in rels), key=lambda r: r.seq)
-        self._rows, self._expiry = {}, deque()
-        self._build()
-        for row in rows:
-            self._route(row, None)
-        after = self._current(t)
-        return before - after, after - before
+        return rebuild_and_replay(self, t)
 
     # -- processing ----------------------------------------------------------------
     def _advance(self, t: int) -> None:

@@ -61,6 +61,23 @@ def _index_into(ix: dict, composites, pp: int, pa: str, now) -> None:
                 bucket.append(c)
 
 
+def rebuild_and_replay(engine, t: int):
+    """A schema change as the forest and the mesh apply it today: the operators are
+    rebuilt for the new schema and the alive tuples of its relations replayed in
+    arrival order; (ended, appeared) are the results of ``t`` before against after.
+    (Section 4.4's migration without replay is not implemented: issue 14.)"""
+    engine._advance(t)
+    before = engine._current(t)
+    rels = {r.name for r in engine.schema.relations}
+    rows = sorted((r for r in engine._rows.values() if r.relation in rels), key=lambda r: r.seq)
+    engine._rows, engine._expiry = {}, deque()
+    engine._build()
+    for row in rows:
+        engine._route(row, None)
+    after = engine._current(t)
+    return before - after, after - before
+
+
 class MeshEngine(KwsEngine):
     shared = True
     demand_driven = True
@@ -138,16 +155,7 @@ class MeshEngine(KwsEngine):
         return results
 
     def _schema_change(self, event, t):
-        self._advance(t)
-        before = self._current(t)
-        rels = {r.name for r in self.schema.relations}
-        rows = sorted((r for r in self._rows.values() if r.relation in rels), key=lambda r: r.seq)
-        self._rows, self._expiry = {}, deque()
-        self._build()
-        for row in rows:
-            self._route(row, None)
-        after = self._current(t)
-        return before - after, after - before
+        return rebuild_and_replay(self, t)
 
     # -- processing ----------------------------------------------------------------
     def _advance(self, t: int) -> None:

@@ -94,6 +94,16 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def feed(eng, events) -> list:
+    """Every output of ``events`` fed one instant per ``process`` call, as a live stream
+    arrives, then ``flush`` (the CPU run and the memory run feed alike)."""
+    out = []
+    for _, instant in groupby(events, key=lambda e: e.t):
+        out.extend(eng.process(list(instant)))
+    out.extend(eng.flush())
+    return out
+
+
 def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int) -> dict:
     """One measurement, in this process (called in a fresh one by ``measure``)."""
     from streamspec.bench.kws.generator import params, stream
@@ -117,10 +127,7 @@ def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int) -> dict:
     c0 = time.process_time()
     eng = cls(p)
     c1 = time.process_time()
-    out = []
-    for _, instant in groupby(events, key=lambda e: e.t):
-        out.extend(eng.process(list(instant)))
-    out.extend(eng.flush())
+    out = feed(eng, events)
     c2 = time.process_time()
     cns = len(cngen(p.schema, cfg["keywords"], cfg["t_max"]))
     return dict(row, cns=cns, init_s=c1 - c0, cpu_s=c2 - c1,
@@ -142,11 +149,7 @@ def run_traced(engine: str, cfg: dict, seconds: int) -> dict:
     events = list(stream(p, seconds, cfg["kwf"], cfg["sel"]))
     cls = Registry.get("kws", engine)
     tracemalloc.start()
-    eng = cls(p)
-    for _, instant in groupby(events, key=lambda e: e.t):
-        for _ in eng.process(list(instant)):
-            pass
-    eng.flush()
+    feed(cls(p), events)
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     return dict(peak_traced_mb=peak / 2**20)

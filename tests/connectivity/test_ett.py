@@ -14,20 +14,7 @@ import pytest
 from streamspec.engines.connectivity.ett import NONTREE, NT, TE, TREE, EtTreeEngine, EulerTourTrees
 from streamspec.reference.connectivity import evaluate
 from streamspec.spec.connectivity import Params
-
-
-def components(n, edges):
-    """Union-find over ``edges``: a component label per vertex."""
-    parent = list(range(n))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-    for u, v in edges:
-        parent[find(u)] = find(v)
-    return [find(x) for x in range(n)]
+from tests.connectivity.naive import components
 
 
 def tour(ett, root):

@@ -38,7 +38,7 @@ from collections import deque
 from streamspec.engines.kws.cngen import cngen
 from streamspec.engines.kws.operators import join_condition
 from streamspec.reference.kws import _diff
-from streamspec.spec.kws import KwsEngine, Result
+from streamspec.spec.kws import AddRelation, KwsEngine, RemoveRelation, Result
 
 
 def _ident(name: str) -> str:
@@ -241,7 +241,6 @@ class DuckDbPeer(KwsEngine):
         return ()
 
     def _schema_change(self, event, t):
-        from streamspec.spec.kws import AddRelation, RemoveRelation
         if isinstance(event, AddRelation):
             self._graph.add_relation(event.relation)
         elif isinstance(event, RemoveRelation):

@@ -1,0 +1,106 @@
+"""Redraw the BIC paper's Figures 11 and 12 (TR Sections 7.4 and 7.5), one command each.
+
+``python -m streamspec.bench.connectivity.figures 11``: throughput, P95 and
+P99 window latency against workload size (1..10^4 queries), every registered
+connectivity engine but the oracle, the DFS baseline included
+(``streamspec.bench.connectivity.fig11``, where the settings and the workload
+are documented).
+
+``python -m streamspec.bench.connectivity.figures 12``: median index size per
+engine, per graph, per window size and per slide size
+(``streamspec.bench.connectivity.fig12``, where the memory method is
+documented).
+
+``--quick`` runs the same on small streams with small budgets (a minute or
+two each).  Output: ``bench/results/connectivity/fig11[-quick].csv|png`` and
+``fig12[-quick].csv|png``; every row carries the commit and the 1-minute load
+at the time it was measured (the machine is shared: the CPU clock is used
+for time, and memory is traced, not read from RSS, so neither depends much on
+the load).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+from pathlib import Path
+
+from streamspec.spec.registry import Registry
+
+from streamspec.bench.connectivity import fig11, fig12
+
+RESULTS = Path("bench", "results", "connectivity")   # relative to the working directory (the checkout)
+MODULES = {"11": fig11, "12": fig12}
+
+
+def default_engines() -> list[str]:
+    """Every registered connectivity engine but the oracle (dfs is the paper's DFS)."""
+    return [name for problem, name in Registry.names("connectivity") if name != "oracle"]
+
+
+def arguments(argv=None):
+    p = argparse.ArgumentParser(prog="python -m streamspec.bench.connectivity.figures",
+                                description="the BIC paper's Figure 11 (workload size) and "
+                                            "Figure 12 (memory)")
+    p.add_argument("figure", choices=sorted(MODULES))
+    p.add_argument("--quick", action="store_true", help="small streams and budgets")
+    p.add_argument("--engines", help="comma-separated (default: every registered engine but "
+                                     "the oracle)")
+    p.add_argument("--budget", type=float, help="CPU seconds per engine and setting "
+                                                "(default: quick 3, full 20)")
+    p.add_argument("--uniform", action="store_true",
+                   help="figure 11: draw the query pairs uniformly, not from the top-1000 degrees")
+    p.add_argument("--edge-list", help="figure 12: a SNAP edge list as one more graph")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="CSV path (default bench/results/connectivity/figNN[-quick].csv)")
+    args = p.parse_args(argv)
+    module = MODULES[args.figure]
+    args.size = dict(module.QUICK if args.quick else module.FULL)
+    if args.budget is not None:
+        args.size["budget"] = args.budget
+    args.mode = "quick" if args.quick else "full"
+    args.engines = args.engines.split(",") if args.engines else default_engines()
+    stem = f"fig{args.figure}{'-quick' if args.quick else ''}{'-uniform' if args.uniform else ''}"
+    args.out = Path(args.out) if args.out else RESULTS / f"{stem}.csv"
+    return args
+
+
+def write(rows, fields, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def main(argv=None) -> int:
+    args = arguments(argv)
+    started = time.time()
+    load = f"{os.getloadavg()[0]:.2f}"
+    size = args.size
+    if args.figure == "11":
+        rows = fig11.measure_all(args.engines, size, mode=args.mode, uniform=args.uniform,
+                                 seed=args.seed, echo=lambda s: print(s, flush=True))
+        title = (f"Figure 11 ({args.mode}): R-MAT {size['vertices']} vertices, {size['edges']} "
+                 f"edges, {size['rate']} edges/timestamp, r={size['r']} s={size['s']} "
+                 f"(K={size['r'] // size['s']}), {'uniform' if args.uniform else 'top-1000'} "
+                 f"queries, CPU clock, budget {size['budget']:g} s, load at start {load}")
+    else:
+        rows = fig12.measure_all(args.engines, size, mode=args.mode, edge_list=args.edge_list,
+                                 seed=args.seed, echo=lambda s: print(s, flush=True))
+        title = (f"Figure 12 ({args.mode}): R-MAT and Chung-Lu, {size['edges']} edges, "
+                 f"{size['vertices']} vertices, {size['rate']} edges/timestamp, 100 top-1000 "
+                 f"queries, budget {size['budget']:g} CPU s, load at start {load}")
+    module = MODULES[args.figure]
+    write(rows, module.FIELDS, args.out)
+    png = args.out.with_suffix(".png")
+    module.plot(rows, png, title)
+    print(f"wrote {args.out} and {png} in {time.time() - started:.0f} s (load at start {load}, "
+          f"at end {os.getloadavg()[0]:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -26,15 +26,18 @@ Options (class attributes, or keyword arguments for ablations):
   when a probe meets one (and rebuilds its indexes on the next probe); ``"eager"`` drops them from every buffer as soon as a source
   tuple expires.  Deletions (negative tuples) are always purged eagerly.
 
-Schema changes (Section 4.4) rebuild the operators from the new CNs and
-replay the alive tuples in arrival order; the difference between the results
-before and after is what the change ended or started.
+Schema changes (Section 4.4) migrate the mesh (``streamspec.engines.kws.migration``):
+a new relation or edge adds only the operators of the trees that hold it, fed
+once from the buffers below them; a removal deletes operators recursively.
+The forest (``shared=False``) rebuilds its trees and replays the alive tuples
+(``rebuild_and_replay``): Section 4.4 describes the meshes.
 """
 from __future__ import annotations
 
 from collections import deque
 
-from streamspec.engines.kws.cngen import cngen, collector_off
+from streamspec.engines.kws.cngen import cngen, collector_off, expanded_schema
+from streamspec.engines.kws.migration import migrate_full_mesh
 from streamspec.engines.kws.operators import INF, build, grow_mesh, join_condition
 from streamspec.spec.kws import KwsEngine, Result
 
@@ -62,10 +65,11 @@ def _index_into(ix: dict, composites, pp: int, pa: str, now) -> None:
 
 
 def rebuild_and_replay(engine, t: int):
-    """A schema change as the forest and the mesh apply it today: the operators are
-    rebuilt for the new schema and the alive tuples of its relations replayed in
-    arrival order; (ended, appeared) are the results of ``t`` before against after.
-    (Section 4.4's migration without replay is not implemented: issue 14.)"""
+    """A schema change as the forests apply it: the operators are rebuilt for the
+    new schema and the alive tuples of its relations replayed in arrival order;
+    (ended, appeared) are the results of ``t`` before against after.  The meshes
+    migrate instead (Section 4.4, ``streamspec.engines.kws.migration``); this is
+    the baseline their benchmark compares with (``bench/kws/schema_change.py``)."""
     engine._advance(t)
     before = engine._current(t)
     rels = {r.name for r in engine.schema.relations}
@@ -109,6 +113,8 @@ class MeshEngine(KwsEngine):
     def _build_ops(self) -> None:
         schema, m, t_max = self.schema, len(self.keywords), self.params.t_max
         conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
+        # the expanded schema CNGen ran over, kept for migrations (their nids stay)
+        self._conds, self._xs, self._xs_schema = conds, expanded_schema(schema, m, t_max), schema
         if self.shared:  # the mesh grows with CNGen; the list of CNs is never kept
             self.ops = grow_mesh(schema, m, t_max, not self.demand_driven, conds)
         else:
@@ -155,7 +161,9 @@ class MeshEngine(KwsEngine):
         return results
 
     def _schema_change(self, event, t):
-        return rebuild_and_replay(self, t)
+        if not self.shared:
+            return rebuild_and_replay(self, t)
+        return migrate_full_mesh(self, event, t)
 
     # -- processing ----------------------------------------------------------------
     def _advance(self, t: int) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from streamspec.engines.kws.cngen import Cluster, expanded_schema
 from streamspec.engines.kws.mesh import MeshEngine
+from streamspec.engines.kws.migration import migrate_partial_mesh
 from streamspec.engines.kws.operators import Op, join_condition
 
 
@@ -41,7 +42,8 @@ class PartialMeshEngine(MeshEngine):
 
     def _build(self) -> None:
         schema, m, t_max = self.schema, len(self.keywords), self.params.t_max
-        nodes, nid, adjacency, rbit = expanded_schema(schema, m, t_max)
+        nodes, nid, adjacency, rbit = self._xs = expanded_schema(schema, m, t_max)
+        self._xs_schema = schema   # the schema of ``_xs`` (migrations keep its nids)
         self._clusters: dict = {}      # root node -> Cluster (TreeGen)
         self._mat: dict = {}           # tree state (CN tree for CN operators) -> materialised Op
         self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
@@ -105,6 +107,9 @@ class PartialMeshEngine(MeshEngine):
         if not alive and op.parents:
             self._shrink(op)
         return alive
+
+    def _schema_change(self, event, t):
+        return migrate_partial_mesh(self, event, t)
 
     def _delete(self, tid, t):
         results = super()._delete(tid, t)

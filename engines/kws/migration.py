@@ -1,0 +1,478 @@
+"""Schema changes that migrate the operator mesh (paper Section 4.4).
+
+A new relation or edge grows ``M_new`` on top of ``M_old``: every operator of
+``M_old`` stays with its output buffer (its intermediate results), and only
+the operators of trees that hold a new node or a new label are added.  A
+removal deletes the operators of the removed sources or edge and their
+parents, recursively up the mesh, then the ``l_rem`` pass deletes the
+operators left without parents.  Nothing is replayed through the mesh.
+
+- Node ids: CNGen (``streamspec.engines.kws.cngen.Cluster``) runs over an
+  expanded schema ``(nodes, nid, adjacency, root bit)`` kept by the engine:
+  old nodes keep their nid and the nodes of a new relation get larger ones
+  (the paper's rule), so a tree of old nodes and labels has the same
+  representation in ``M_new`` as in ``M_old`` and its operator is found
+  again.  A removed node keeps its slot, with no adjacency.
+- Only the new part is generated: from the cluster roots, CNGen's search
+  goes on only while a new element can still enter the tree (a node of the
+  rightmost path close enough to an endpoint of a new edge, in the relation
+  graph, for the nodes left under ``t_max``), or once one has.
+- Feeding, so that no result of old tuples with the new edge is lost: a new
+  join's buffer is computed once from its left child's buffer and its right
+  source (children first), exactly what it would hold had it existed
+  before; its new composites are the change's new results.  Under
+  demand-driven execution (FM) a new join starts asleep and the new CN
+  joins with right input wake their chains (Section 4.1's Pstart).
+- Partial mesh (PM): the materialised operators whose trees could take a
+  new element are expanded again (TreeGen) and only their missing parents
+  are created and fed, so new operators exist only as high as there are
+  data.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from streamspec.engines.kws.cngen import Cluster, collector_off
+from streamspec.engines.kws.operators import INF, Op, join_condition
+from streamspec.spec.kws import AddEdge, AddRelation, RemoveEdge, RemoveRelation
+
+FAR = 1 << 30
+
+
+# -- the expanded schema, nid-stable ------------------------------------------------------
+def _entries(nid_m, kbits_m, label, node_m, t_max):
+    """An adjacency entry as ``cngen.expanded_schema`` makes it."""
+    return (nid_m, kbits_m, (label, (nid_m, ())),
+            tuple((node_m[0], kbits_m, v, label) for v in range(max(t_max - 1, 0))))
+
+
+def add_relation(xs, rel: str, m: int):
+    """``xs`` with the ``2^m`` nodes of a new relation (no edges yet), nids after all others."""
+    nodes, nid, adjacency, rbit = xs
+    fresh = sorted(((rel, k) for k in range(1 << m)), key=lambda n: (-bin(n[1]).count("1"), n[1]))
+    nid = dict(nid)
+    base = len(adjacency)
+    for i, n in enumerate(fresh):
+        nid[n] = base + i
+    return tuple(nodes) + tuple(fresh), nid, tuple(adjacency) + tuple([] for _ in fresh), rbit
+
+
+def add_edge(xs, edge, m: int, t_max: int):
+    """``xs`` with the labels of a new join edge (both orientations of a self join)."""
+    nodes, nid, adjacency, rbit = xs
+    adjacency = list(adjacency)
+    touched = set()
+    for parent_rel, child_rel, plays_left in ((edge.left, edge.right, True), (edge.right, edge.left, False)):
+        label = (edge.id, plays_left)
+        for k in range(1 << m):
+            p = nid[(parent_rel, k)]
+            if p not in touched:
+                adjacency[p] = list(adjacency[p])
+                touched.add(p)
+            for k2 in range(1 << m):
+                c = (child_rel, k2)
+                adjacency[p].append(_entries(nid[c], k2, label, c, t_max))
+    return nodes, nid, tuple(adjacency), rbit
+
+
+def remove(xs, edge_ids: set, rel: str | None):
+    """``xs`` without the labels of ``edge_ids`` and, if ``rel``, without its nodes."""
+    nodes, nid, adjacency, rbit = xs
+    dead = {nid[n] for n in nodes if n[0] == rel}
+    adj = tuple([] if i in dead else [a for a in lst if a[2][0][0] not in edge_ids and a[0] not in dead]
+                for i, lst in enumerate(adjacency))
+    return tuple(n for n in nodes if n[0] != rel), nid, adj, rbit
+
+
+def distances(schema, targets: set) -> dict:
+    """Hops from every relation to the nearest of ``targets`` in the relation graph."""
+    near = {r.name: [] for r in schema.relations}
+    for e in schema.edges:
+        near[e.left].append(e.right)
+        near[e.right].append(e.left)
+    dist = {r: 0 for r in targets if r in near}
+    queue = deque(dist)
+    while queue:
+        r = queue.popleft()
+        for s in near[r]:
+            if s not in dist:
+                dist[s] = dist[r] + 1
+                queue.append(s)
+    return dist
+
+
+def can_take(state, dist: dict, t_max: int) -> bool:
+    """Whether a new element can still enter a tree grown from ``state``: CNGen adds
+    nodes only on the rightmost path, and reaching an endpoint of a new edge from
+    a path node costs one node per hop, plus one for the new node itself."""
+    tree, path = state[0], state[3]
+    room = t_max - len(tree)
+    return any(dist.get(tree[v][0], FAR) + 1 <= room for v in path)
+
+
+# -- growing the mesh ------------------------------------------------------------------
+def grow_full_mesh(engine, xs, old_adjacency, new_labels: set, new_nodes: set, dist: dict) -> list:
+    """Add to the full mesh the operators of every tree with a new element (and
+    the old trees below them that had no operator yet); the new operators,
+    children before parents.
+
+    A tree without a new element is expanded twice, over the new entries only
+    (every expansion is new) and over the old ones (only to grow trees that
+    can still take a new element; their CNs exist already), so no old CN is
+    generated again; the last level has no growth, only the first pass."""
+    nodes, nid, adjacency, rbit = xs
+    old_adjacency = tuple(old_adjacency) + tuple([] for _ in range(len(adjacency) - len(old_adjacency)))
+    delta = tuple(lst[len(old_adjacency[i]):] if i < len(old_adjacency) else lst
+                  for i, lst in enumerate(adjacency))
+    m, t_max = len(engine.keywords), engine.params.t_max
+    full = (1 << m) - 1
+    running = not engine.demand_driven
+    conds = engine._conds
+    created: list = []
+    lookup: dict = {}    # id(op) -> {(node, parent_pos, label): non-CN parent}
+
+    def cond(label):
+        c = conds.get(label)
+        if c is None:
+            c = conds[label] = join_condition(engine.schema, label)
+        return c
+
+    def existing(prev, e):
+        if prev is None:
+            return next(iter(engine._roots.get((e[0], e[1]), ())), None)
+        table = lookup.get(id(prev))
+        if table is None:
+            table = lookup[id(prev)] = {(q.node, q.parent_pos, q.label): q for q in prev.parents if not q.cn}
+        return table.get(((e[0], e[1]), e[2], e[3]))
+
+    def materialise(rec) -> Op:
+        chain = []
+        while rec is not None and rec[0] is None:
+            chain.append(rec)
+            rec = rec[1]
+        prev = rec[0] if rec is not None else None
+        for r in reversed(chain):
+            e = r[2]
+            op = None if r[4] else existing(prev, e)
+            if op is None:
+                if prev is None:
+                    op = Op(0, (e[0], e[1]), -1, None, None, running)
+                else:
+                    op = Op(r[3], (e[0], e[1]), e[2], e[3], prev, running, cond(e[3]))
+                    prev.add_parent(op)
+                created.append(op)
+            r[0] = prev = op
+        return prev
+
+    def is_new(e) -> bool:
+        return e[3] in new_labels or (e[0], e[1]) in new_nodes
+
+    with collector_off():
+        for root in nodes:
+            if not root[1] & rbit:
+                continue
+            fresh = root in new_nodes
+            cluster = Cluster(root, nid, adjacency, m, t_max, rbit)
+            first = cluster.first()
+            new_only = Cluster(root, nid, delta, m, t_max, rbit)
+            old_only = Cluster(root, nid, old_adjacency, m, t_max, rbit)
+            if root[1] == full:  # the one-node CN
+                if fresh:
+                    created.append(Op(0, root, -1, None, None, running, cn=True))
+                continue
+            if not fresh and not can_take(first, dist, t_max):
+                continue
+            queue = deque([(first, [None, None, first[0][0], 0, fresh])])
+            while queue:
+                state, rec = queue.popleft()
+                found: list = []
+                grown: list = []
+                if rec[4]:
+                    cluster.expand(state, found, grown, leaves=True)
+                else:
+                    new_only.expand(state, found, grown, leaves=True)
+                    if len(state[0]) + 1 < t_max:
+                        old_only.expand(state, [], grown, leaves=True)
+                if found:
+                    prev = rec[0] or materialise(rec)
+                    pos = rec[3] + 1
+                    new = [Op(pos, (e[0], e[1]), e[2], e[3], prev, running, cond(e[3]), True) for e in found]
+                    created.extend(new)
+                    if prev.parents:
+                        prev.parents.extend(new)
+                    else:
+                        prev.parents = new
+                for g in grown:
+                    e = g[0][-1]
+                    flag = rec[4] or is_new(e)
+                    if flag or can_take(g, dist, t_max):
+                        queue.append((g, [None, rec, e, rec[3] + 1, flag]))
+    return created
+
+
+def changed_schema(engine, event):
+    """(new xs, new labels, new nodes, dist) of an addition, or None for a removal;
+    ``engine.schema`` is already the new schema."""
+    m, t_max = len(engine.keywords), engine.params.t_max
+    if isinstance(event, AddRelation):
+        name = event.relation.name
+        xs = add_relation(engine._xs, name, m)
+        return xs, set(), {(name, k) for k in range(1 << m)}, {}
+    if isinstance(event, AddEdge):
+        e = event.edge
+        return (add_edge(engine._xs, e, m, t_max), {(e.id, True), (e.id, False)}, set(),
+                distances(engine.schema, {e.left, e.right}))
+    return None
+
+
+def removed(engine, event) -> tuple[set, str | None]:
+    """(edge ids, relation) a removal takes out of the mesh."""
+    if isinstance(event, RemoveRelation):
+        old = engine._xs_schema
+        return {e.id for e in old.edges if event.name in (e.left, e.right)}, event.name
+    assert isinstance(event, RemoveEdge)
+    return {event.edge_id}, None
+
+
+# -- the full mesh: registering, feeding, pruning -------------------------------------
+def migrate_full_mesh(engine, event, t: int):
+    """Section 4.4 on the full mesh; (ended, appeared) at ``t``."""
+    engine._advance(t)
+    change = changed_schema(engine, event)
+    if change is None:
+        edge_ids, rel = removed(engine, event)
+        ended = prune_full_mesh(engine, edge_ids, rel, t)
+        engine._xs = remove(engine._xs, edge_ids, rel)
+        engine._xs_schema = engine.schema
+        return ended, ()
+    xs, new_labels, new_nodes, dist = change
+    for n in new_nodes:
+        engine._sources[n] = {}
+    created = grow_full_mesh(engine, xs, engine._xs[2], new_labels, new_nodes, dist)
+    for op in created:
+        _register(engine, op)
+    engine.ops.extend(created)
+    engine._xs, engine._xs_schema = xs, engine.schema
+    return (), _feed(engine, created, t)
+
+
+def _register(engine, op) -> None:
+    if op.left is None:
+        engine._roots.setdefault(op.node, []).append(op)
+        return
+    engine._by_right.setdefault(op.node, []).append(op)
+    key = (op.node, op.cond[1])
+    if key not in engine._index:  # a hash index of the right source on a new join attribute
+        ix = engine._index[key] = {}
+        a = op.cond[1]
+        for row in engine._sources[op.node].values():
+            if row.values[a] is not None:
+                ix.setdefault(row.values[a], []).append(row)
+        engine._node_indexes.setdefault(op.node, []).append((a, ix))
+
+
+def _feed(engine, created: list, t: int) -> list:
+    """Fill the new operators' buffers once from their inputs; the new CN composites
+    are the results the change starts."""
+    eager = engine._eager
+    for op in created:
+        if op.left is None:  # a new cluster root: the alive tuples of its source
+            op.out = [(INF if r.t_end is None else r.t_end, (r,)) for r in engine._sources[op.node].values()]
+            op.idx = None
+    if engine.demand_driven:
+        for op in created:  # Pstart from the new CN joins with right input
+            if op.cn and op.left is not None and not op.running and engine._nonempty(op.right):
+                engine._wake(op)
+    else:
+        for op in created:
+            if op.left is not None:
+                op.out, op.idx = engine._probe_right(op, engine._live(op.left)), None
+    appeared = []
+    for op in created:
+        if eager and op.out:
+            op.end = min(c[0] for c in op.out)
+        if op.cn:
+            appeared.extend(engine._result(op, c) for c in op.out if c[0] > t)
+    return appeared
+
+
+def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
+    """Delete the operators of ``rel``'s sources and of the edges, their parents
+    recursively, then (``l_rem``) every operator left without parents; the
+    results of deleted CN operators end."""
+    m = len(engine.keywords)
+    ends = {x for e in engine._xs_schema.edges if e.id in edge_ids for x in (e.left, e.right)}
+    start = []
+    for r in ends | ({rel} if rel else set()):
+        for k in range(1 << m):
+            n = (r, k)
+            if r == rel:
+                start += engine._roots.get(n, ())
+                start += engine._by_right.get(n, ())
+            else:
+                start += [j for j in engine._by_right.get(n, ()) if j.label[0] in edge_ids]
+    dead: set = set()
+    gone: list = []
+    while start:
+        op = start.pop()
+        if id(op) not in dead:
+            dead.add(id(op))
+            gone.append(op)
+            start.extend(op.parents)
+    l_rem = [op.left for op in gone if op.left is not None and id(op.left) not in dead]
+    lost = []
+    while l_rem:
+        k = l_rem.pop()
+        if id(k) in dead:
+            continue
+        k.parents = [p for p in k.parents if id(p) not in dead] or ()
+        if not k.parents and not k.cn:
+            dead.add(id(k))
+            gone.append(k)
+            if k.left is not None:
+                l_rem.append(k.left)
+        else:
+            lost.append(k)
+    ended = [engine._result(op, c) for op in gone if op.cn for c in op.out if c[0] > t]
+    _unregister(engine, gone, dead, rel)
+    if engine.demand_driven:  # a join whose running parents are gone sleeps (Pstop)
+        for k in lost:
+            if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
+                engine._sleep(k)
+    return ended
+
+
+def _unregister(engine, gone: list, dead: set, rel: str | None) -> None:
+    nodes = {op.node for op in gone}
+    for n in nodes:
+        for table in (engine._roots, engine._by_right):
+            if n in table:
+                kept = [op for op in table[n] if id(op) not in dead]
+                if kept:
+                    table[n] = kept
+                else:
+                    del table[n]
+        running = engine._running.get(n)
+        if running:
+            for op in [op for op in running if id(op) in dead]:
+                del running[op]
+    for op in gone:
+        op.out, op.idx, op.running = (), None, False
+    engine.ops = [op for op in engine.ops if id(op) not in dead]
+    if rel is not None:
+        _drop_relation(engine, rel)
+    engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
+    engine._group_indexes()
+
+
+def _drop_relation(engine, rel: str) -> None:
+    """The tuples of a removed relation are dead (spec: a re-added relation starts empty)."""
+    for n in [n for n in engine._sources if n[0] == rel]:
+        for tid in engine._sources.pop(n):
+            del engine._rows[tid]
+
+
+# -- the partial mesh ---------------------------------------------------------------
+def migrate_partial_mesh(engine, event, t: int):
+    """Section 4.4 on the partial mesh: new operators only as high as there are data."""
+    engine._advance(t)
+    m, t_max = len(engine.keywords), engine.params.t_max
+    change = changed_schema(engine, event)
+    if change is None:
+        edge_ids, rel = removed(engine, event)
+        ended = prune_partial_mesh(engine, edge_ids, rel, t)
+        engine._xs = remove(engine._xs, edge_ids, rel)
+        engine._xs_schema = engine.schema
+        _clusters(engine, set())
+        return ended, ()
+    xs, new_labels, new_nodes, dist = change
+    engine._xs, engine._xs_schema = xs, engine.schema
+    for n in new_nodes:
+        engine._sources[n] = {}
+    _clusters(engine, new_nodes)
+    if isinstance(event, AddEdge):
+        e = event.edge
+        for r, a in ((e.left, e.left_attr), (e.right, e.right_attr)):
+            for k in range(1 << m):
+                _index(engine, (r, k), a)
+        engine._group_indexes()
+    results: list = []
+    for op in [op for op in engine._mat.values() if not op.cn and op.out]:
+        if op.key not in engine._mat or not can_take(op.key, dist, t_max) or not engine._live(op):
+            continue
+        cluster = engine._clusters[op.key[0][0][:2]]
+        cns, grown = [], []
+        cluster.expand(op.key, cns, grown)
+        fresh = [(cn, cn, True) for cn in cns if cn not in engine._mat]
+        fresh += [(g, g[0], False) for g in grown if g not in engine._mat and cluster.leads_to_cn(g)]
+        cluster.kept.clear()
+        cluster.finals.clear()
+        for key, tree, is_cn in fresh:
+            rel, kbits, parent_pos, label = tree[-1]
+            q = Op(op.pos + 1, (rel, kbits), parent_pos, label, op)
+            q.key, q.cn = key, is_cn
+            q.cond = engine._conds.get(label) or engine._conds.setdefault(label, join_condition(engine.schema, label))
+            op.add_parent(q)
+            engine._mat[key] = q
+            engine._by_right.setdefault(q.node, []).append(q)
+            more = engine._probe_right(q, engine._live(op))
+            if more:
+                engine._emit(q, more, results)
+    return (), results
+
+
+def _index(engine, node, a) -> None:
+    if (node, a) in engine._index:
+        return
+    ix = engine._index[(node, a)] = {}
+    for row in engine._sources[node].values():
+        if row.values[a] is not None:
+            ix.setdefault(row.values[a], []).append(row)
+
+
+def _clusters(engine, new_nodes: set) -> None:
+    """A CNGen cluster per root over the current expanded schema; a level-0
+    operator for each new root."""
+    nodes, nid, adjacency, rbit = engine._xs
+    m, t_max = len(engine.keywords), engine.params.t_max
+    engine._clusters = {}
+    for root in nodes:
+        if not root[1] & rbit:
+            continue
+        cluster = engine._clusters[root] = Cluster(root, nid, adjacency, m, t_max, rbit)
+        if root in new_nodes:
+            op = Op(0, root, -1, None, None)
+            op.key, op.cn = cluster.first(), root[1] == cluster.full
+            engine._mat[op.key] = op
+            engine._roots.setdefault(op.node, []).append(op)
+
+
+def prune_partial_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
+    """Delete the materialised operators whose tree holds ``rel`` or a removed edge
+    (with their parents: their trees hold it too)."""
+    def holds(op) -> bool:
+        while op is not None:
+            if op.node[0] == rel or (op.label is not None and op.label[0] in edge_ids):
+                return True
+            op = op.left
+        return False
+
+    gone = [op for op in engine._mat.values() if holds(op)]
+    dead = {id(op) for op in gone}
+    ended = [engine._result(op, c) for op in gone if op.cn for c in op.out if c[0] > t]
+    for op in gone:
+        del engine._mat[op.key]
+        table = engine._roots if op.left is None else engine._by_right
+        table[op.node].remove(op)
+        op.out, op.idx = (), None
+    for op in engine._mat.values():
+        if op.parents:
+            op.parents = [p for p in op.parents if id(p) not in dead] or ()
+    for table in (engine._roots, engine._by_right):
+        for n in [n for n, ops in table.items() if not ops]:
+            del table[n]
+    if rel is not None:
+        _drop_relation(engine, rel)
+        engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
+        engine._group_indexes()
+    return ended

@@ -2,51 +2,52 @@
 
 Every streamed edge joins a spanning forest of all edges so far that keeps
 the newest edges: an edge between two trees links them; an edge inside a tree
-closes a cycle and replaces the oldest edge on it (the path between its
-endpoints), so the forest is a maximum spanning forest for edge time.  In
-such a forest the oldest edge on the path between ``a`` and ``b`` is the
-bottleneck of every ``a``-``b`` path of the graph (the cycle property), hence
-(notes/connectivity.md semantics) ``Q(a, b)`` on window ``[start, end)`` holds
-iff both are present and the oldest edge on their forest path is at or after
-``start`` (every applied edge is before ``end`` when the window is answered).
-Expiry needs no deletion: an expired edge stays in the forest until a newer
-edge replaces it, so the work per edge and per query is a walk along one
-forest path, and nothing is deferred.
+closes a cycle and replaces the oldest edge on it, so the forest is a maximum
+spanning forest for edge time.  In such a forest the oldest edge on the path
+between ``a`` and ``b`` is the bottleneck of every ``a``-``b`` path of the
+graph (the cycle property), hence (notes/connectivity.md semantics)
+``Q(a, b)`` on window ``[start, end)`` holds iff both are present and the
+oldest edge on their forest path is at or after ``start`` (every applied edge
+is before ``end`` when the window is answered).  Expiry needs no deletion: an
+expired edge stays until a newer edge replaces it, so nothing is deferred.
 
-This is the incremental-MSF view of sliding-window connectivity of the
-AM-tree line of work (issue 13 of the tracker); the trees are stored as
-parent pointers with small-to-large linking (as D-Tree does, PVLDB 15(11)
-2022), in ``_msf_kernels``.  Presence is the last time each vertex was an
-endpoint: present in window ``[start, end)`` iff at or after ``start``.  Each
-query caches the last path minimum it computed: the bottleneck of a pair only
-grows as edges arrive, so a cached minimum at or after ``start`` answers true
-without walking (exact).
+The trees are an AM-tree (Anti-Monopoly tree; "New Algorithms for
+Incremental Minimum Spanning Trees and Temporal Graph Applications", public
+code at github.com/ucrparlay/AM-tree; the lazy variant with stitch linking;
+issue 13 of the tracker), in ``_msf_kernels``: parent pointers with subtree sizes, which
+hold the same bottlenecks as the maximum spanning forest (not necessarily its
+edges), rebalanced lazily along the endpoints' root paths so that depth stays
+O(log n) amortized, also on a ring or a chain (every spanning forest of
+those is a long path).  The ancestor search steps up from the end with the
+smaller subtree (no marks, no writes).  Presence is the last time each vertex
+was an endpoint: present in window ``[start, end)`` iff at or after
+``start``.  Each query caches the last path minimum it computed: the
+bottleneck of a pair only grows as edges arrive, so a cached minimum at or
+after ``start`` answers true without walking (exact).
 
-Cost: a step per vertex on the path (no balancing beyond small-to-large
-links), nothing amortized and nothing deferred.  On the heavy-tailed streams
-of the benchmarks the trees stay shallow (mean depth 10-19 on the 10M-edge
-R-MAT stream and the 3M-edge Chung-Lu stream), but every spanning forest of a
-long cycle or chain is a long path: a ring of 10K vertices streamed in order
-costs O(n) per edge there (``msf_targets --streams ring``, 22K edges/CPU-s).
-So the kernel watches the mean search length and, past ``SWITCH_STEPS`` per
-insert, moves the forest into link-cut trees (Sleator-Tarjan, splay-based,
-O(log n) amortized; the conversion is O(n): every preferred path a single
-node) and stays there: 169K edges/CPU-s on that ring.  Link-cut trees from
-the start were about 40x slower than parent pointers on the R-MAT stream
-(about 12 us per edge, commit ef1ffa7), hence parent pointers first.
+Before the AM-tree the trees were plain parent pointers with small-to-large
+links (as D-Tree, PVLDB 15(11) 2022): a ring of 10K vertices cost O(n) per
+edge there, so the kernel watches the mean search length and, past
+``st[SWITCH]`` (``SWITCH_STEPS``) per insert, moves the forest into link-cut
+trees (Sleator-Tarjan, splay-based, O(log n) amortized; ``_msf_link_cut_kernels``)
+and stays there.  With the AM-tree that guard does not fire on any stream we
+know (the ring's searches are a few steps); it stays, tested with a lowered
+threshold, as the worst-case bound the amortized one lacks.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from streamspec.engines.connectivity import _msf_kernels as kernels
+from streamspec.engines.connectivity import _msf_layout as layout
+from streamspec.engines.connectivity import _msf_link_cut_kernels as link_cut
 from streamspec.spec.connectivity import ConnectivityEngine
 
 _MIN_CAPACITY = 64
 
 
 class MsfEngine(ConnectivityEngine):
-    """Maximum spanning forest on edge time (parent-pointer trees); oldest-edge-on-path queries."""
+    """Maximum spanning forest on edge time (AM-tree); oldest-edge-on-path queries."""
 
     name = "msf"
     exact = True
@@ -54,14 +55,15 @@ class MsfEngine(ConnectivityEngine):
                    "on their forest path is in the window (numba)")
 
     def _start(self) -> None:
-        self._V = np.zeros((0, kernels.N_V), dtype=np.int64)
-        self._st = np.zeros(kernels.N_ST, dtype=np.int64)
-        self._st[kernels.LAST_T] = kernels.NEVER
+        self._V = np.zeros((0, layout.N_V), dtype=np.int64)
+        self._st = np.zeros(layout.N_ST, dtype=np.int64)
+        self._st[layout.LAST_T] = layout.NEVER
+        self._st[layout.SWITCH] = kernels.SWITCH_STEPS
         q = self.queries
         self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
         self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
-        self._cache = np.full(len(q), kernels.NEVER, dtype=np.int64)
-        self._one = np.full(1, kernels.NEVER, dtype=np.int64)
+        self._cache = np.full(len(q), layout.NEVER, dtype=np.int64)
+        self._one = np.full(1, layout.NEVER, dtype=np.int64)
         self._one_row = np.zeros((1, len(q)), dtype=bool)
         # the link-cut trees: empty until the forest moves there (_to_link_cut)
         self._LT = np.zeros((8, 0), np.int32)
@@ -78,16 +80,16 @@ class MsfEngine(ConnectivityEngine):
         while cap < n:
             cap *= 2
         # 64-byte aligned, so that no record straddles two cache lines
-        raw = np.empty(cap * kernels.N_V + 8, dtype=np.int64)
+        raw = np.empty(cap * layout.N_V + 8, dtype=np.int64)
         skip = (-raw.ctypes.data % 64) // 8
-        V = raw[skip:skip + cap * kernels.N_V].reshape(cap, kernels.N_V)
+        V = raw[skip:skip + cap * layout.N_V].reshape(cap, layout.N_V)
         V[:old] = self._V
-        V[old:, kernels.PARENT] = -1
-        V[old:, kernels.PTIME] = 1          # a root's size
-        V[old:, kernels.MARK] = -1          # no search stamp (stamps are >= 2)
-        V[old:, kernels.SEEN] = kernels.NEVER
+        V[old:, layout.PARENT] = -1
+        V[old:, layout.PTIME] = layout.NEVER     # a root hangs by an edge older than all
+        V[old:, layout.SIZE] = 1
+        V[old:, layout.SEEN] = layout.NEVER
         self._V = V
-        if self._st[kernels.MODE] == 1:
+        if self._st[layout.MODE] == 1:
             self._grow_link_cut(old, cap)
 
     def _grow_link_cut(self, old: int, cap: int) -> None:
@@ -98,25 +100,25 @@ class MsfEngine(ConnectivityEngine):
         LT[3, 2 * old:] = np.arange(2 * old, 2 * cap, dtype=np.int32)  # AGG: itself
         LT[6, old:cap] = np.arange(old, cap, dtype=np.int32)           # UF: its own tree
         self._LT = LT
-        ET = np.full(cap, kernels.INF, np.int64)
+        ET = np.full(cap, layout.INF, np.int64)
         ET[:old] = self._ET
         self._ET = ET
 
     def _to_link_cut(self) -> None:
-        """Move the forest into link-cut trees, for good: the parent-pointer
-        searches grew past ``SWITCH_STEPS`` steps per insert on average (long
-        paths: a ring, a chain), where link-cut trees take O(log n) amortized."""
+        """Move the forest into link-cut trees, for good: the AM-tree's searches
+        grew past ``st[SWITCH]`` steps per insert on average, where link-cut
+        trees take O(log n) amortized."""
         cap = self._V.shape[0]
         # rows L, R, P, AGG, REV, STACK over 2 * cap nodes; UF, FREE over cap (padded)
         self._LT = np.zeros((8, 2 * cap), np.int32)
         self._ET = np.zeros(cap, np.int64)
-        kernels.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
-        self._st[kernels.MODE] = 1
+        link_cut.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
+        self._st[layout.MODE] = 1
 
     @property
     def link_cut(self) -> bool:
         """Whether the forest lives in link-cut trees (see ``_to_link_cut``)."""
-        return bool(self._st[kernels.MODE] == 1)
+        return bool(self._st[layout.MODE] == 1)
 
     # -- engine hooks -------------------------------------------------------------
     def _run(self, u, v, t, upto):
@@ -140,7 +142,7 @@ class MsfEngine(ConnectivityEngine):
         while True:
             done = kernels.msf_run(self._V, self._st, self._LT, self._ET, u, v, t, w.t0, w.r,
                                    w.s, first, upto, self._qa, self._qb, self._cache, rows)
-            stop = int(self._st[kernels.RESUME])
+            stop = int(self._st[layout.RESUME])
             if stop < 0:
                 return out
             # the searches grew long: go on from edge ``stop`` in link-cut trees
@@ -152,26 +154,29 @@ class MsfEngine(ConnectivityEngine):
     def _connected(self, a, b):
         if a >= self._V.shape[0] or b >= self._V.shape[0]:
             return False            # first seen in an edge not applied yet
-        self._one[0] = kernels.NEVER
+        self._one[0] = layout.NEVER
         start = self.windows.start(self.next_window - 1)
         if self.link_cut:
-            return bool(kernels.lct_answer(self._LT, self._ET, self._V, a, b, start, self._one, 0))
-        return bool(kernels.answer(self._V, self._st, a, b, start, self._one, 0))
+            return bool(link_cut.lct_answer(self._LT, self._ET, self._V, a, b, start, self._one, 0))
+        return bool(kernels.answer(self._V, a, b, start, self._one, 0))
 
     # -- inspection (tests) ---------------------------------------------------------
     def forest(self) -> list[tuple[int, int, int]]:
-        """The forest's edges as ``(dense id, dense id, time)``, smaller id first, sorted."""
+        """The trees' edges as ``(dense id, dense id, time)``, smaller id first, sorted:
+        a forest with the bottlenecks of the maximum spanning forest of the
+        applied edges (its edges need not be stream edges: the AM-tree's
+        rotations and stitches move edge times between vertex pairs)."""
         n = min(self.n_vertices, self._V.shape[0])
         if self.link_cut:
-            free = set(self._LT[7][:int(self._st[kernels.FREE_TOP])].tolist())
+            free = set(self._LT[7][:int(self._st[layout.FREE_TOP])].tolist())
             rows = []
-            for k in range(int(self._st[kernels.FRESH])):
+            for k in range(int(self._st[layout.FRESH])):
                 if k not in free:
-                    a, b = kernels.lct_edge_ends(self._LT, self._ET, 2 * k + 1, n).tolist()
+                    a, b = link_cut.lct_edge_ends(self._LT, self._ET, 2 * k + 1, n).tolist()
                     rows.append((min(a, b), max(a, b), int(self._ET[k])))
             return sorted(rows)
         V = self._V[:n]
-        child = np.flatnonzero(V[:, kernels.PARENT] != -1)
-        par, ptime = V[child, kernels.PARENT], V[child, kernels.PTIME]
+        child = np.flatnonzero(V[:, layout.PARENT] != -1)
+        par, ptime = V[child, layout.PARENT], V[child, layout.PTIME]
         return sorted((min(a, b), max(a, b), c)
                       for a, b, c in zip(child.tolist(), par.tolist(), ptime.tolist()))

@@ -1,7 +1,8 @@
 """The MSF engine's own checks (what every engine shares is in test_engine_regressions.py
-and the conformance suite): the forest is a maximum spanning forest of the edges
-applied so far after every window, the tree kernels against naive versions on
-random forests, and the per-query bottleneck cache across expiry and absence."""
+and the conformance suite): after every window the trees hold the bottlenecks of
+the maximum spanning forest of the edges applied so far, the AM-tree kernels
+(subtree sizes, rotations, balance, path minima) against naive versions, the
+per-query bottleneck cache across expiry and absence, and the link-cut fallback."""
 from __future__ import annotations
 
 import random
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 from streamspec.engines.connectivity import _msf_kernels as kernels
+from streamspec.engines.connectivity import _msf_layout as layout
 from streamspec.engines.connectivity.msf import MsfEngine
 from streamspec.reference.connectivity import evaluate, window_answers
 from streamspec.spec.connectivity import Params
@@ -57,19 +59,25 @@ def forest_bottlenecks(forest, n):
     return out
 
 
+def subtree_sizes(parent):
+    """Naive: the number of vertices below each vertex (itself included)."""
+    size = [1] * len(parent)
+    for x in range(len(parent)):
+        y = parent[x]
+        while y != -1:
+            size[y] += 1
+            y = parent[y]
+    return size
+
+
 def check_forest(engine, applied):
-    """The engine's forest spans exactly the applied edges' components, is acyclic,
-    uses applied edges only, and keeps every pair's bottleneck (maximum spanning)."""
+    """The engine's trees are a forest (acyclic) whose every pair has the
+    bottleneck it has among the applied edges: what a maximum spanning forest
+    holds, and all that the queries read.  In parent-pointer (AM-tree) mode the
+    subtree sizes are exact too (the ancestor search relies on them)."""
     n = min(engine.n_vertices, engine._V.shape[0])
     edges = [(a, b, t) for a, b, t in applied if a != b]
     forest = engine.forest()
-    assert len(forest) == len(set(forest))
-    multiset = {}
-    for a, b, t in edges:
-        key = (min(a, b), max(a, b), t)
-        multiset[key] = multiset.get(key, 0) + 1
-    for e in forest:
-        assert multiset.get(e, 0) > 0, f"forest edge {e} is no applied edge"
     adjacency = {x: [] for x in range(n)}
     for a, b, t in forest:
         adjacency[a].append((b, t))
@@ -86,6 +94,9 @@ def check_forest(engine, applied):
         assert ra != rb, "cycle in the forest"
         parent[ra] = rb
     assert forest_bottlenecks(adjacency, n) == bottlenecks(edges, n)
+    if not engine.link_cut:
+        V = engine._V[:n]
+        assert V[:, layout.SIZE].tolist() == subtree_sizes(V[:, layout.PARENT].tolist())
 
 
 def dense(engine, edges):
@@ -94,7 +105,7 @@ def dense(engine, edges):
 
 
 @pytest.mark.parametrize("seed", range(40))
-def test_maximum_spanning_forest_after_every_window(seed):
+def test_bottlenecks_of_the_maximum_spanning_forest_after_every_window(seed):
     rnd = random.Random(seed)
     n = rnd.randint(2, 9)
     t, edges = 0, []
@@ -114,36 +125,49 @@ def test_maximum_spanning_forest_after_every_window(seed):
     assert got == evaluate(edges, params)
 
 
-def original_forest(engine):
-    """``engine.forest()`` in the stream's vertex ids."""
+def original_bottlenecks(engine):
+    """Every pair's bottleneck in the engine's trees, in the stream's vertex ids."""
+    n = engine.n_vertices
+    adjacency = {x: [] for x in range(n)}
+    for a, b, t in engine.forest():
+        adjacency[a].append((b, t))
+        adjacency[b].append((a, t))
     ext = engine.vertices.external
-    return sorted((min(ext(a), ext(b)), max(ext(a), ext(b)), t) for a, b, t in engine.forest())
+    return {(ext(a), ext(b)): t for (a, b), t in forest_bottlenecks(adjacency, n).items()}
 
 
 def test_cycle_replaces_its_oldest_edge():
-    # a triangle: the third edge closes a cycle, the oldest edge (0-1 at 0) leaves
+    # a triangle: the third edge closes a cycle, the oldest edge (0-1 at 0) leaves:
+    # 0 and 1 are then joined by 1-2 at 1 and 2-0 at 2
     engine = MsfEngine(Params(10, 1, [(0, 2)]), hold_back=False)
     list(engine.process([(0, 1, 0), (1, 2, 1), (2, 0, 2), (5, 5, 30)]))
-    assert original_forest(engine) == [(0, 2, 2), (1, 2, 1)]
+    got = original_bottlenecks(engine)
+    assert {k: got[k] for k in [(0, 1), (0, 2), (1, 2)]} == {(0, 1): 1, (0, 2): 2, (1, 2): 1}
     # a repeated edge replaces its older copy; an equal-time copy leaves the forest as is
     engine = MsfEngine(Params(10, 1, [(0, 1)]), hold_back=False)
     list(engine.process([(0, 1, 0), (1, 0, 3), (0, 1, 3), (5, 5, 30)]))
-    assert original_forest(engine) == [(0, 1, 3)]
+    assert original_bottlenecks(engine)[0, 1] == 3
+    assert engine.forest() == [(0, 1, 3)]
 
 
-def random_forest(rnd, n):
-    """A random rooted forest as parent pointers and edge times, plus its records V."""
-    parent = [-1] * n
-    order = list(range(n))
-    rnd.shuffle(order)
-    for i, x in enumerate(order[1:], 1):
-        if rnd.random() < 0.9:
-            parent[x] = order[rnd.randrange(i)]
-    V = np.zeros((n, kernels.N_V), dtype=np.int64)
-    V[:, kernels.PARENT] = parent
-    V[:, kernels.PTIME] = [rnd.randrange(100) for _ in range(n)]
-    V[:, kernels.MARK] = -1
-    return parent, V
+def empty_records(n):
+    V = np.zeros((n, layout.N_V), dtype=np.int64)
+    V[:, layout.PARENT] = -1
+    V[:, layout.PTIME] = layout.NEVER
+    V[:, layout.SIZE] = 1
+    V[:, layout.SEEN] = layout.NEVER
+    return V
+
+
+def tree_bottlenecks(V):
+    n = V.shape[0]
+    adjacency = {x: [] for x in range(n)}
+    for x, p in enumerate(V[:, layout.PARENT].tolist()):
+        if p != -1:
+            t = int(V[x, layout.PTIME])
+            adjacency[x].append((p, t))
+            adjacency[p].append((x, t))
+    return forest_bottlenecks(adjacency, n)
 
 
 def ancestors(parent, x):
@@ -155,50 +179,68 @@ def ancestors(parent, x):
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_lowest_common_ancestor_and_reroot_against_naive(seed):
+def test_am_tree_kernels_against_naive(seed):
+    # random inserts (ties, repeats, self-loops); after each: sizes exact,
+    # bottlenecks those of the maximum spanning forest, and the path-minimum
+    # walk, a rotation and the upward maintenance checked against naive versions
     rnd = random.Random(seed)
-    n = rnd.randint(2, 40)
-    parent, V = random_forest(rnd, n)
-    st = np.zeros(kernels.N_ST, dtype=np.int64)
-    for _ in range(60):
-        a, b = rnd.sample(range(n), 2)
-        up = ancestors(parent, a)
-        upb = ancestors(parent, b)
-        common = [x for x in upb if x in up]
-        y, ta, ca, tb, cb = kernels.lowest_common_ancestor(V, st, a, b, kernels.NEVER)
-        if not common:
-            assert (y, ca, cb) == (-1, up[-1], upb[-1])     # the two roots
-            continue
-        assert y == common[0]
-        for side, t, c in ((up, ta, ca), (upb, tb, cb)):
-            path = side[:side.index(y)]
-            if path:    # ties: any edge of the oldest time will do
-                assert t == min(int(V[x, kernels.PTIME]) for x in path)
-                assert c in path and V[c, kernels.PTIME] == t
-            else:
-                assert (t, c) == (kernels.INF, -1)
-        # over the edges at or after start: met iff the two walks reach one top
-        start = rnd.randrange(100)
+    n = rnd.randint(2, 30)
+    V = empty_records(n)
+    st = np.zeros(layout.N_ST, dtype=np.int64)
+    t, edges = 0, []
+    for _ in range(rnd.randint(1, 150)):
+        t += rnd.choice([0, 0, 1, 3])
+        a, b = rnd.randrange(n), rnd.randrange(n)
+        edges.append((a, b, t))
+        kernels.insert_edge(V, st, a, b, t)
+        parent = V[:, layout.PARENT].tolist()
+        assert V[:, layout.SIZE].tolist() == subtree_sizes(parent)
+        expected = bottlenecks([e for e in edges if e[0] != e[1]], n)
+        assert tree_bottlenecks(V) == expected
+        # path minimum and its edge, or -2 across trees
+        x, y = rnd.sample(range(n), 2)
+        oldest, c = kernels.oldest_on_path(V, st, x, y)
+        up, upy = ancestors(parent, x), ancestors(parent, y)
+        if up[-1] != upy[-1]:
+            assert c == -2
+        else:
+            top = next(z for z in up if z in upy)
+            path = up[:up.index(top)] + upy[:upy.index(top)]
+            assert oldest == min(int(V[z, layout.PTIME]) for z in path) == expected[x, y]
+            assert c in path and V[c, layout.PTIME] == oldest
+        # a rotation keeps sizes and bottlenecks
+        child = [z for z in range(n) if parent[z] != -1]
+        if child:
+            z = rnd.choice(child)
+            kernels.rotate(V, z, parent[z])
+            assert V[:, layout.SIZE].tolist() == subtree_sizes(V[:, layout.PARENT].tolist())
+            assert tree_bottlenecks(V) == expected
+        # after the upward maintenance from x no vertex on its root path holds
+        # more than 1/ALPHA of its parent's subtree (two walks at once may undo
+        # each other's work: a shortcut on one path shrinks a vertex of the other)
+        kernels.maintain_upward(V, x, x)
+        parent = V[:, layout.PARENT].tolist()
+        for z in ancestors(parent, x)[:-1]:
+            p = parent[z]
+            assert kernels.ALPHA_NUM * V[z, layout.SIZE] <= kernels.ALPHA_DEN * V[p, layout.SIZE]
+        assert tree_bottlenecks(V) == expected
+        assert V[:, layout.SIZE].tolist() == subtree_sizes(parent)
 
-        def top(x):
-            while parent[x] != -1 and V[x, kernels.PTIME] >= start:
-                x = parent[x]
-            return x
-        y, ta, _, tb, _ = kernels.lowest_common_ancestor(V, st, a, b, start)
-        assert (y != -1) == (top(a) == top(b))
-        if y != -1:
-            assert min(ta, tb) >= start
-    # reroot keeps every edge (as an unordered pair with its time) and makes x the root
-    for _ in range(20):
-        x = rnd.randrange(n)
-        before = {(min(c, p), max(c, p), int(V[c, kernels.PTIME]))
-                  for c, p in enumerate(V[:, kernels.PARENT].tolist()) if p != -1}
-        root = ancestors(V[:, kernels.PARENT].tolist(), x)[-1]
-        kernels.reroot(V, x)
-        V[x, kernels.PTIME] = 0 if root == x else V[x, kernels.PTIME]
-        after = {(min(c, p), max(c, p), int(V[c, kernels.PTIME]))
-                 for c, p in enumerate(V[:, kernels.PARENT].tolist()) if p != -1}
-        assert V[x, kernels.PARENT] == -1 and after == before
+
+def test_a_ring_stays_shallow():
+    # every spanning forest of a ring is a path, and each edge closes a cycle of
+    # the whole ring: the AM-tree's depth stays logarithmic (plain parent
+    # pointers walked ~k/2 vertices per insert here), exact, no link-cut switch
+    k = 2000
+    n = 20 * k
+    edges = [(i % k, (i + 1) % k, i // 10) for i in range(n)]
+    params = Params(50, 5, [(0, k // 2), (1, k // 3), (7, 7)])
+    engine = MsfEngine(params, hold_back=False)
+    got = list(engine.process(edges))
+    assert not engine.link_cut
+    parent = engine._V[:k, layout.PARENT].tolist()
+    assert max(len(ancestors(parent, x)) for x in range(k)) <= 4 * int(np.log2(k))
+    assert got + engine.flush() == evaluate(edges, params)
 
 
 def test_cached_bottleneck_respects_expiry_and_absence():
@@ -274,8 +316,9 @@ def test_link_cut_trees_keep_the_maximum_spanning_forest(seed):
 
 
 def test_long_searches_move_the_forest_to_link_cut_trees():
-    # every spanning forest of a ring is a path: the cycle each edge closes is
-    # the whole ring, the parent-pointer searches pass ~k/2 vertices per insert
+    # the guard fires inside a call when the mean search length passes st[SWITCH]
+    # (lowered here: the AM-tree keeps real streams far below the default), the
+    # call resumes in link-cut trees, and the answers stay exact
     k, n = 600, 3 * kernels.CHECK
     edges = [(i % k, (i + 1) % k, i // 10) for i in range(n)]
     params = Params(50, 5, [(0, k // 2), (1, k // 3), (7, 7)])
@@ -284,9 +327,12 @@ def test_long_searches_move_the_forest_to_link_cut_trees():
         got = []
         for lo in range(0, n, 997):      # the switch falls inside a call
             got += list(engine.process(edges[lo:lo + 997]))
+            if lo == 0:
+                assert not engine.link_cut
+                engine._st[layout.SWITCH] = 0
         assert engine.link_cut
         assert got + engine.flush() == evaluate(edges, params)
-    # heavy-tailed streams keep their parent-pointer trees
+    # with the default threshold a heavy-tailed stream keeps its AM-tree
     rnd = random.Random(1)
     edges = [(min(rnd.randrange(1, 400), rnd.randrange(1, 400)), rnd.randrange(400), i // 10)
              for i in range(3 * kernels.CHECK)]

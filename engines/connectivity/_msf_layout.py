@@ -1,0 +1,38 @@
+"""The MSF engine's array layout, shared by its kernel modules (``_msf_kernels``,
+``_msf_link_cut_kernels``) and its class (``msf``).
+
+Vertex records ``V[x]``: four int64 (32 bytes, two per 64-byte aligned cache
+line), so that a step up a tree reads one record:
+
+- ``PARENT``: parent vertex, ``-1`` at a root;
+- ``PTIME``: time of the edge to the parent, ``NEVER`` at a root (a root
+  hangs by an edge older than every edge: the AM-tree's rotations then need
+  no case for it);
+- ``SIZE``: the number of vertices of the subtree (the AM-tree's balance and
+  its ancestor search);
+- ``SEEN``: the last time the vertex was an endpoint (presence).
+
+The state vector ``st`` holds the scalars a kernel call carries over to the next.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+INF = np.iinfo(np.int64).max
+NEVER = np.iinfo(np.int64).min
+# columns of the vertex records V
+PARENT = 0
+PTIME = 1
+SIZE = 2
+SEEN = 3
+N_V = 4
+# slots of the state vector ``st``
+SWITCH = 0       # mean search steps per insert past which the trees go link-cut
+LAST_T = 1       # time of the last applied edge (NEVER before the first)
+MODE = 2         # 0: parent-pointer trees; 1: link-cut trees (after a switch, for good)
+STEPS = 3        # ancestor-search steps of the inserts since the last check
+COUNT = 4        # inserts since the last check
+RESUME = 5       # where msf_run stopped to ask for the switch (-1: it did not)
+FRESH = 6        # link-cut: edge slots ever used
+FREE_TOP = 7     # link-cut: height of the free stack of edge slots
+N_ST = 8

@@ -311,23 +311,23 @@ def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
                 start += engine._by_right.get(n, ())
             else:
                 start += [j for j in engine._by_right.get(n, ()) if j.label[0] in edge_ids]
-    dead: set = set()
+    dead: set = set()   # operators hash by identity
     gone: list = []
     while start:
         op = start.pop()
-        if id(op) not in dead:
-            dead.add(id(op))
+        if op not in dead:
+            dead.add(op)
             gone.append(op)
             start.extend(op.parents)
-    l_rem = [op.left for op in gone if op.left is not None and id(op.left) not in dead]
+    l_rem = [op.left for op in gone if op.left is not None and op.left not in dead]
     lost = []
     while l_rem:
         k = l_rem.pop()
-        if id(k) in dead:
+        if k in dead:
             continue
-        k.parents = [p for p in k.parents if id(p) not in dead] or ()
+        k.parents = [p for p in k.parents if p not in dead] or ()
         if not k.parents and not k.cn:
-            dead.add(id(k))
+            dead.add(k)
             gone.append(k)
             if k.left is not None:
                 l_rem.append(k.left)
@@ -347,18 +347,18 @@ def _unregister(engine, gone: list, dead: set, rel: str | None) -> None:
     for n in nodes:
         for table in (engine._roots, engine._by_right):
             if n in table:
-                kept = [op for op in table[n] if id(op) not in dead]
+                kept = [op for op in table[n] if op not in dead]
                 if kept:
                     table[n] = kept
                 else:
                     del table[n]
         running = engine._running.get(n)
         if running:
-            for op in [op for op in running if id(op) in dead]:
+            for op in [op for op in running if op in dead]:
                 del running[op]
     for op in gone:
         op.out, op.idx, op.running = (), None, False
-    engine.ops = [op for op in engine.ops if id(op) not in dead]
+    engine.ops = [op for op in engine.ops if op not in dead]
     if rel is not None:
         _drop_relation(engine, rel)
     engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
@@ -458,7 +458,7 @@ def prune_partial_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
         return False
 
     gone = [op for op in engine._mat.values() if holds(op)]
-    dead = {id(op) for op in gone}
+    dead = set(gone)
     ended = [engine._result(op, c) for op in gone if op.cn for c in op.out if c[0] > t]
     for op in gone:
         del engine._mat[op.key]
@@ -467,7 +467,7 @@ def prune_partial_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
         op.out, op.idx = (), None
     for op in engine._mat.values():
         if op.parents:
-            op.parents = [p for p in op.parents if id(p) not in dead] or ()
+            op.parents = [p for p in op.parents if p not in dead] or ()
     for table in (engine._roots, engine._by_right):
         for n in [n for n, ops in table.items() if not ops]:
             del table[n]

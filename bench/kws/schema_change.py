@@ -1,0 +1,148 @@
+"""Schema changes on a running mesh against building the mesh (paper Section 4.4; issue 14).
+
+``python -m streamspec.bench.kws.schema_change [--seconds 600] [--after 60] [--out DIR]``
+
+The paper's workload (``streamspec.bench.kws.generator``) at |K| = 4, T_max 4,
+|SR| 15, the other parameters at ``figures.DEFAULTS`` (w 20 min, KWF 0.01,
+1/sel 1/1000): ``--seconds`` of stream, then one schema change at the next
+instant, then ``--after`` more seconds of stream (over the new schema: an
+added relation streams too).  Measured, each run in a fresh Python process
+(nothing cached by CNGen from another run): the CPU time
+(``time.process_time``) of building the engine (its initialisation: CNGen
+and, for FM, the whole mesh) and of the ``process`` call that applies the
+change (the instant before it already closed by a watermark), for
+
+- ``method=replay``: ``streamspec.engines.kws.mesh.rebuild_and_replay``, the
+  step both meshes took before the migration (rebuild every operator for the
+  new schema, replay the alive tuples; unchanged code);
+- ``method=migrate``: ``streamspec.engines.kws.migration`` (the engines' own).
+
+Exactness: the oracle cannot enumerate the data graph of 9,000 alive tuples at
+every instant, so every run's outputs (the whole stream, the change included)
+are digested and a migrate run must equal the replay run of the same engine
+and change (the replay path is the one the conformance suite checked
+against the oracle; the migration itself is checked against the oracle on
+the suite's small streams, ``tests/kws/test_migration.py``).  Rows go to
+``DIR/schema_change.csv`` with the commit and the 1-minute load before each run.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from itertools import groupby
+
+OUT = os.path.join("bench", "results", "kws")
+CONFIG = dict(relations=15, keywords=4, t_max=4, window=1200, kwf=0.01, sel=1000)
+# name -> (events as JSON objects, without "t"); the generator's schema: R<i> joins its
+# parent R<(i-1)//3> on j<i>, so an edge between existing relations reuses their attributes
+CHANGES = {
+    "add_edge_leaf": [{"add_edge": ["x13", "R13", "j13", "R14", "j14"]}],
+    "add_edge_central": [{"add_edge": ["x1", "R1", "j4", "R2", "j7"]}],
+    "add_relation": [{"add_relation": {"name": "R15", "attributes": ["text", "j15"], "text": ["text"]}}],
+    "add_relation_and_edge": [
+        {"add_relation": {"name": "R15", "attributes": ["text", "j15"], "text": ["text"]}},
+        {"add_edge": ["e15", "R5", "j5", "R15", "j15"]}],
+    "remove_edge": [{"remove_edge": "e4"}],
+    "remove_relation": [{"remove_relation": "R13"}],
+}
+FIELDS = ("engine", "change", "method", "seconds", "after", "keywords", "t_max", "relations", "window",
+          "tuples_before", "build_cpu_s", "change_cpu_s", "change_over_build", "operators_before",
+          "operators_after", "outputs", "digest", "equal_to_replay", "commit", "load1")
+
+
+def _stream(p, schema, first_t: int, seconds: int, first_tid: int, seed: int):
+    from streamspec.bench.kws.generator import stream
+    from streamspec.spec.kws import Insert, Params
+    q = Params(schema, p.keywords, p.t_max, p.window)
+    for ev in stream(q, seconds, CONFIG["kwf"], CONFIG["sel"], seed=seed):
+        yield Insert(ev.relation, ev.tid + first_tid, ev.values, ev.t + first_t)
+
+
+def run_one(engine: str, change: str, method: str, seconds: int, after: int) -> dict:
+    """One run, in this process (``measure`` starts a fresh one)."""
+    from streamspec.bench.kws.generator import params
+    from streamspec.engines.kws.mesh import rebuild_and_replay
+    from streamspec.spec.kws import event_from_json
+    from streamspec.spec.registry import Registry
+
+    p = params(CONFIG["relations"], CONFIG["keywords"], CONFIG["t_max"], CONFIG["window"])
+    before = list(_stream(p, p.schema, 0, seconds, 0, seed=0))
+    t0 = time.process_time()
+    eng = Registry.create("kws", engine, p)
+    build = time.process_time() - t0
+    if method == "replay":
+        eng._schema_change = lambda event, t: rebuild_and_replay(eng, t)
+    out = []
+    for _, instant in groupby(before, key=lambda e: e.t):
+        out.extend(eng.process(list(instant)))
+    out.extend(eng.advance_to(seconds))
+    ops_before = len(eng.ops)
+    events = [event_from_json(dict(d, t=seconds)) for d in CHANGES[change]]
+    t0 = time.process_time()
+    out.extend(eng.process(events))
+    cpu = time.process_time() - t0
+    ops_after = len(eng.ops)
+    rest = list(_stream(p, eng.schema, seconds + 1, after, len(before), seed=1))
+    for _, instant in groupby(rest, key=lambda e: e.t):
+        out.extend(eng.process(list(instant)))
+    out.extend(eng.flush())
+    digest = hashlib.sha256("\n".join(map(repr, out)).encode()).hexdigest()[:16]
+    return dict(tuples_before=len(before), build_cpu_s=round(build, 4), change_cpu_s=round(cpu, 4),
+                change_over_build=round(cpu / build, 4) if build else None,
+                operators_before=ops_before, operators_after=ops_after, outputs=len(out), digest=digest)
+
+
+def _commit() -> str:
+    from streamspec.bench.pipeline_util import commit
+    return commit()
+
+
+def measure(engine: str, change: str, method: str, seconds: int, after: int) -> dict:
+    code = ("import json, sys; from streamspec.bench.kws.schema_change import run_one; "
+            "print(json.dumps(run_one(*sys.argv[1:4], int(sys.argv[4]), int(sys.argv[5]))))")
+    load1 = os.getloadavg()[0]
+    res = subprocess.run([sys.executable, "-c", code, engine, change, method, str(seconds), str(after)],
+                         capture_output=True, text=True, check=True)
+    row = json.loads(res.stdout.strip().splitlines()[-1])
+    row.update(engine=engine, change=change, method=method, seconds=seconds, after=after,
+               keywords=CONFIG["keywords"], t_max=CONFIG["t_max"], relations=CONFIG["relations"],
+               window=CONFIG["window"], commit=_commit(), load1=round(load1, 2))
+    return row
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=600)
+    ap.add_argument("--after", type=int, default=60)
+    ap.add_argument("--engines", default="fullmesh,partialmesh")
+    ap.add_argument("--changes", default=",".join(CHANGES))
+    ap.add_argument("--methods", default="replay,migrate")
+    ap.add_argument("--out", default=OUT)
+    a = ap.parse_args(argv)
+    os.makedirs(a.out, exist_ok=True)
+    path = os.path.join(a.out, "schema_change.csv")
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        if new:
+            w.writeheader()
+        for engine in a.engines.split(","):
+            for change in a.changes.split(","):
+                digests = {}
+                for method in a.methods.split(","):
+                    row = measure(engine, change, method, a.seconds, a.after)
+                    digests[method] = row["digest"]
+                    row["equal_to_replay"] = (row["digest"] == digests["replay"]) if "replay" in digests else ""
+                    w.writerow(row)
+                    f.flush()
+                    print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -19,6 +19,20 @@
   would make it 7), and it is the column type of ``streamspec stream kws``'s
   source rows (``streamspec.pipeline.jobs.kws``).
 - Deletions (``--deletions FILE``): the same formats with columns ``tid, t``.
+- Schema changes (``--schema-changes FILE``): JSON lines, one timed event a line, the
+  spec's JSON form (``streamspec.spec.kws.event_to_json``); an edge may also be
+  written as in the schema file::
+
+      {"t": 600, "add_relation": {"name": "review", "attributes": ["mid", "text"],
+                                  "text": ["text"]}}
+      {"t": 600, "add_edge": {"id": "rm", "left": "review.mid", "right": "movie.mid"}}
+      {"t": 900, "add_edge": ["rm2", "review", "mid", "movie", "mid"]}
+      {"t": 1200, "remove_edge": "rm"}
+      {"t": 1800, "remove_relation": "review"}
+
+  A change at time ``t`` applies before the tuples and deletions of ``t`` (so a new
+  relation's tuples may start at ``t``); changes of one time apply in file order.  A
+  keyed input applies every change to every key's stream.
 - Keys: an optional ``key`` column (integer or string) in the files holds
   independent database streams, one per key (a tenant, a site): each key has
   its own tids, its own lifespans and its own results.  When one row has a
@@ -49,7 +63,7 @@ import numpy as np
 from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, int64_or_none,
                                     is_parquet, json_objects, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
-from streamspec.spec.kws import Delete, Insert
+from streamspec.spec.kws import AddEdge, AddRelation, Delete, Insert, RemoveEdge, RemoveRelation
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
 
 TYPES = ("long", "double", "string")    # declarable attribute types (``read_types``)
@@ -267,14 +281,61 @@ def delete_of(row: dict, where: str) -> tuple[int, str]:
     return _time(row, where), str(row["tid"])
 
 
+SCHEMA_CHANGES = ("add_relation", "remove_relation", "add_edge", "remove_edge")
+
+
+def schema_change_of(obj: dict, where: str):
+    """The schema event of a schema-changes line; ``MalformedRecord`` at ``where``.
+    (Whether it fits the schema at its time is the spec's check, at the same place.)"""
+    kinds = [k for k in SCHEMA_CHANGES if k in obj]
+    other = sorted(set(obj) - set(SCHEMA_CHANGES) - {"t"})
+    if len(kinds) != 1 or other:
+        raise MalformedRecord(f"a schema change is one of {', '.join(SCHEMA_CHANGES)} with a time t"
+                              + (f"; unknown fields {', '.join(map(repr, other))}" if other else "")
+                              + (f"; got {len(kinds)} changes" if len(kinds) != 1 else "")).at(where)
+    t = _time(obj, where)
+    kind, body = kinds[0], obj[kinds[0]]
+    try:
+        if kind in ("remove_relation", "remove_edge"):
+            if not isinstance(body, str):
+                raise TypeError(f"{kind} names a {'relation' if kind == 'remove_relation' else 'edge'}")
+            return (RemoveRelation if kind == "remove_relation" else RemoveEdge)(body, t)
+        if kind == "add_relation":
+            if not isinstance(body, dict) or set(body) - {"name", "attributes", "text"}:
+                raise TypeError("add_relation takes an object with name, attributes and text")
+            return AddRelation(Relation(body["name"], body["attributes"], body.get("text")), t)
+        if isinstance(body, dict):
+            if set(body) != {"id", "left", "right"}:
+                raise TypeError("add_edge takes {id, left: REL.ATTR, right: REL.ATTR}")
+            (lr, la), (rr, ra) = _qualified(body["left"]), _qualified(body["right"])
+            return AddEdge(JoinEdge(body["id"], lr, la, rr, ra), t)
+        if not isinstance(body, list) or len(body) != 5:
+            raise TypeError("add_edge takes [id, left relation, attribute, right relation, attribute]")
+        return AddEdge(JoinEdge(*body), t)
+    except KeyError as err:
+        raise MalformedRecord(f"{kind}: missing {err}").at(where) from None
+    except (TypeError, ValueError, InvalidParameter) as err:
+        raise MalformedRecord(f"{kind}: {err}").at(where) from None
+
+
+def read_schema_changes(path: str) -> list[tuple]:
+    """``(event, file:line)`` of every line of a schema-changes file (JSON lines)."""
+    return [(schema_change_of(obj, where), where) for where, obj in json_objects(path)]
+
+
 def read_events(inputs: list[tuple[str, str]], deletions: str | None,
-                types: dict | None = None) -> Tuples:
+                types: dict | None = None, schema_changes: str | None = None) -> Tuples:
     """Insert and Delete events in stream order, with their ``file:line`` and keys.
 
     A ``key`` column (in any file: then in every row of every file, deletions
     included) makes independent streams, one per key, each with its own tids.
-    ``types`` (``read_types``) converts the declared attributes."""
+    ``types`` (``read_types``) converts the declared attributes.  ``schema_changes``
+    (``read_schema_changes``) puts each change before the tuples of its time, in
+    every key's stream."""
     tagged = []
+    if schema_changes:
+        for n, (ev, where) in enumerate(read_schema_changes(schema_changes)):
+            tagged.append((ev.t, -1, n, ev, where, None))
     for order, (rel, path) in enumerate(inputs):
         declared = (types or {}).get(rel, {})
         rows, wheres = _rows(path, declared)
@@ -290,7 +351,11 @@ def read_events(inputs: list[tuple[str, str]], deletions: str | None,
             tagged.append((t, len(inputs), n, Delete(tid, t), where, row))
     tagged.sort(key=lambda x: x[:3])
     keys = None
-    if any(x[5].get("key") is not None for x in tagged):
+    if any(x[5] is not None and x[5].get("key") is not None for x in tagged):
+        if any(x[5] is None for x in tagged):  # every key's stream takes the schema changes
+            names = sorted({_key(x[5], x[4]) for x in tagged if x[5] is not None})
+            tagged = [y for x in tagged
+                      for y in ([x] if x[5] is not None else [x[:5] + ({"key": k},) for k in names])]
         # typed as every reader types ids: ints when every key is an integer
         keys = id_column([_key(x[5], x[4]) for x in tagged],
                          lambda i: tagged[i][4]).tolist()

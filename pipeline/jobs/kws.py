@@ -1,12 +1,20 @@
 """Keyword search over relational data streams: one Parquet row per output event.
 
 ``streamspec run kws --schema SCHEMA --input REL=FILE [REL=FILE ...] --keywords k1,k2
---tmax T (--window W | --deletions FILE) --engine NAME --output DIR [--partitions P]``
+--tmax T (--window W | --deletions FILE) [--schema-changes FILE] --engine NAME --output DIR
+[--partitions P]``
 (shared flags: ``streamspec.pipeline.flags``; the spec has no lateness policy: the
 inputs are merged in time order, so there is no ``--lateness``) reads the schema and
 the tuples, runs the engine and writes every output event (notes/kws.md): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unless
 known), ``tids`` (sorted tids as strings), ``edges`` (sorted
 ``edge_id:left_tid:right_tid``); plus ``key`` first when the input is keyed.
+
+Schema changes (``--schema-changes FILE``, JSON lines of timed ``add_relation``,
+``remove_relation``, ``add_edge``, ``remove_edge``; ``streamspec.pipeline.io.kws``) are
+events of the stream: each applies before the tuples of its time, the meshes migrate
+(paper Section 4.4) and the results a change starts or ends are output at its time.
+With them every input is read and validated on the driver (``read_tuples``; the
+changes' errors name ``file:line`` too) and the events go to the tasks as rows.
 
 What is read where (issue 11): the driver reads the schema and, for local tuple files
 (CSV, JSON lines, a ``.parquet`` file), only their heads (``prepare``; a bad first
@@ -456,6 +464,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--deletions", metavar="FILE",
                        help="negative tuples (columns tid, t[, key]): the positive-negative model instead "
                             "of a window (one of --window and --deletions is required)")
+    parser.add_argument("--schema-changes", metavar="FILE",
+                        help="JSON lines of timed schema changes (add_relation, remove_relation, "
+                             "add_edge, remove_edge), each applied before the tuples of its time; "
+                             "see streamspec.pipeline.io.kws")
     flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
     flags.add_run_options(parser, unit="time ranges (window model, one stream) or key partitions")
 
@@ -480,6 +492,7 @@ class Plan:
     inputs: tuple = ()            # (relation, path) of each --input
     deletions: str | None = None
     types: dict | None = None
+    schema_changes: str | None = None   # --schema-changes (the driver reads every input then)
     n_events: int = 0             # Spark-read path: events and keys (0: not keyed)
     n_keys: int = 0
     phases: dict = attrs.Factory(dict)  # Spark-read path: seconds of each step (benches)
@@ -502,6 +515,9 @@ def prepare(args) -> Plan:
             raise InvalidParameter(f"--input expects REL=FILE, got {item!r}")
         inputs.append((rel, path))
     params = Params(schema, args.keywords, args.tmax, args.window)
+    changes = getattr(args, "schema_changes", None)
+    if changes:
+        return read_tuples(params, inputs, args.deletions, types, changes)
     files = plan_files(inputs, args.deletions, types, schema)
     if files is not None:
         return Plan(params, None, files=files, inputs=tuple(inputs), deletions=args.deletions,
@@ -509,18 +525,19 @@ def prepare(args) -> Plan:
     return read_tuples(params, inputs, args.deletions, types)
 
 
-def read_tuples(params: Params, inputs, deletions, types) -> Plan:
-    """Every tuple read and validated on the driver: errors name ``file:line``."""
+def read_tuples(params: Params, inputs, deletions, types, schema_changes=None) -> Plan:
+    """Every tuple (and schema change) read and validated on the driver: errors name
+    ``file:line``."""
     from streamspec.pipeline.io.kws import read_events
 
-    tuples = read_events(list(inputs), deletions, types)
+    tuples = read_events(list(inputs), deletions, types, schema_changes)
     if tuples.keys is None:
         validate(params, tuples.events, tuples.wheres)
     else:
         for events, wheres in tuples.by_key().values():
             validate(params, events, wheres)
     return Plan(params, tuples.events, tuples.keys, inputs=tuple(inputs), deletions=deletions,
-                types=types)
+                types=types, schema_changes=schema_changes)
 
 
 def replay(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: int | None = None):
@@ -531,7 +548,7 @@ def replay(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: int | No
         rows = replay_files(spark, plan, engine_cls, partitions, chunk_bytes)
         if rows is not None:
             return rows
-        checked = read_tuples(plan.params, plan.inputs, plan.deletions, plan.types)
+        checked = read_tuples(plan.params, plan.inputs, plan.deletions, plan.types, plan.schema_changes)
         plan.events, plan.keys, plan.files = checked.events, checked.keys, None
     if plan.keys is not None:
         return replay_keyed(spark, engine_cls, plan.params, plan.events, plan.keys, partitions)

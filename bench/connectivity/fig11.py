@@ -50,9 +50,10 @@ def stream_of(size: dict, seed: int = 0):
     return rmat_stream(size["vertices"], size["edges"], size["rate"], seed=seed)
 
 
-def measure_all(engines, size: dict, sizes=WORKLOAD_SIZES, *, mode: str = "full",
+def measure_all(engines, size: dict, sizes=None, *, mode: str = "full",
                 uniform: bool = False, seed: int = 0, clock: str = "cpu", echo=print) -> list:
-    """One row per engine (BIC: per build placement) and workload size."""
+    """One row per engine (BIC: per build placement) and workload size (``WORKLOAD_SIZES``)."""
+    sizes = WORKLOAD_SIZES if sizes is None else sizes
     stream = stream_of(size, seed)
     top = None if uniform else 1000
     largest = workload(stream, max(sizes), seed=seed, top=top)

@@ -34,7 +34,6 @@ HDT) fill a window slowly under tracemalloc.
 """
 from __future__ import annotations
 
-import gc
 import time
 import tracemalloc
 from pathlib import Path
@@ -52,7 +51,7 @@ from streamspec.bench.connectivity.peers import create
 FULL = dict(edges=500_000, vertices=60_000, rate=250, slide=10, window=800, budget=20.0)
 QUICK = dict(edges=60_000, vertices=8_000, rate=50, slide=10, window=800, budget=3.0)
 SLIDES_PER_WINDOW = (10, 20, 40, 80)
-DEFAULT = (200, 10)          # panel (a): K = 20, the paper's Section 7.4/7.5 setting
+DEFAULT = (200, 10)          # panel (a): K = 20, the paper's Section 7.4/7.5 setting (full size)
 MB = 1 << 20
 FIELDS = ["figure", "mode", "commit", "load1", "graph", "engine", "experiment", "setting", "r",
           "s", "window_edges", "slide_edges", "stream_edges", "queries", "windows", "index_mb",
@@ -83,7 +82,6 @@ def settings(window: int, slide: int):
 
 def id_index_mb(stream) -> float:
     """Traced size of the spec boundary's id index holding every vertex of ``stream``."""
-    gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     ids = IdIndex(int)
@@ -96,8 +94,12 @@ def id_index_mb(stream) -> float:
 
 
 def index_size(name: str, stream, params: Params, budget: float | None) -> dict:
-    """Median (min, max) traced index size over the window instances, and the traced peak."""
-    gc.collect()
+    """Median (min, max) traced index size over the window instances, and the traced peak.
+
+    No ``gc.collect()`` around it: garbage made before ``tracemalloc.start`` is
+    not traced, and a full pass costs ~0.1 s in a process holding numba and
+    matplotlib.
+    """
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     tracemalloc.reset_peak()
@@ -119,7 +121,6 @@ def index_size(name: str, stream, params: Params, budget: float | None) -> dict:
     cpu = time.process_time() - started
     tracemalloc.stop()
     del engine
-    gc.collect()
     mb = np.asarray(samples, dtype=np.float64) / MB
     return {"windows": len(samples), "truncated": truncated, "cpu_s": round(cpu, 3),
             "index_mb": round(float(np.median(mb)), 4) if len(mb) else "",
@@ -180,17 +181,21 @@ def plot(rows, path: Path, title: str) -> None:
     fig, axes = plt.subplots(1, 1 + 2 * len(names), figsize=(4.2 * (1 + 2 * len(names)), 4.6),
                              squeeze=False)
     axes = axes[0]
-    r0, s0 = DEFAULT
+    # (a): the window experiment's K = 20 setting (r = 200, s = 10 at full size), the paper's
+    k20 = [r for r in rows if r["experiment"] == "window" and int(r["r"]) == 20 * int(r["s"])]
+    r0, s0 = (int(k20[0]["r"]), int(k20[0]["s"])) if k20 else DEFAULT
     width = 0.8 / max(len(engines), 1)
     for i, engine in enumerate(engines):      # (a): bars per graph, the default setting
         vals = [next((_value(r) for r in rows if r["graph"] == g and r["engine"] == engine
                       and (int(r["r"]), int(r["s"])) == (r0, s0)), float("nan")) for g in names]
         axes[0].bar(np.arange(len(names)) + i * width, vals, width, label=engine)
     axes[0].set_xticks(np.arange(len(names)) + 0.4 - width / 2, names)
-    axes[0].set_yscale("log")
+    if any(np.isfinite(_value(r)) for r in k20):
+        axes[0].set_yscale("log")
     axes[0].set_ylabel("median index size (MB)")
     axes[0].set_title(f"(a) per graph, r={r0}, s={s0}", fontsize=9)
     axes[0].legend(fontsize=7)
+    axes[0].grid(True, which="both", axis="y", alpha=0.3)
     panels = [(g, e) for e in ("window", "slide") for g in names]
     for k, (ax, (graph, experiment)) in enumerate(zip(axes[1:], panels)):
         xkey = "window_edges" if experiment == "window" else "slide_edges"
@@ -203,11 +208,16 @@ def plot(rows, path: Path, title: str) -> None:
             if cut:
                 ax.plot([p[0] for p in cut], [p[1] for p in cut], linestyle="none", marker="o",
                         markersize=11, markerfacecolor="none", color=line.get_color())
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
+        ids = [float(r["ids_mb"]) for r in rows if r["graph"] == graph]
+        if ids:     # the spec boundary's id index, inside every engine's number
+            ax.axhline(ids[0], color="gray", linestyle=":", label="id index (in each)")
+        if any(np.isfinite(_value(r)) for r in rows if r["graph"] == graph
+               and r["experiment"] == experiment):     # an all-X panel stays linear
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
         ax.set_xlabel(f"{experiment} size (edges), {'slide' if experiment == 'window' else 'window'}"
                       " fixed")
-        ax.set_title(f"({chr(ord('b') + k)}) {graph}", fontsize=9)
+        ax.set_title(f"({chr(ord('b') + k)}) {graph}: {experiment} size", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
     fig.suptitle(title + "\nmedian traced index size over window instances; hollow ring: "
                  "sampled (CPU budget); missing point: no window within the budget (the paper's X)",

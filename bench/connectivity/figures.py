@@ -55,6 +55,7 @@ def arguments(argv=None):
     p.add_argument("--edge-list", help="figure 12: a SNAP edge list as one more graph")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", help="CSV path (default bench/results/connectivity/figNN[-quick].csv)")
+    p.add_argument("--replot", metavar="CSV", help="redraw the PNG from a CSV this script wrote")
     args = p.parse_args(argv)
     module = MODULES[args.figure]
     args.size = dict(module.QUICK if args.quick else module.FULL)
@@ -77,6 +78,21 @@ def write(rows, fields, path: Path) -> None:
 
 def main(argv=None) -> int:
     args = arguments(argv)
+    if args.replot:
+        with open(args.replot, newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        png = Path(args.replot).with_suffix(".png")
+        first = rows[0]
+        what = (f"R-MAT stream of {first['stream_edges']} edges, windows of "
+                f"{first['window_edges']} edges sliding by {first['slide_edges']}, "
+                f"{first['workload']} queries, CPU clock" if args.figure == "11" else
+                f"graphs {', '.join(dict.fromkeys(r['graph'] for r in rows))} of "
+                f"{first['stream_edges']} edges, {first['queries']} queries")
+        loads = sorted(float(r["load1"]) for r in rows if r["load1"])
+        MODULES[args.figure].plot(rows, png, f"Figure {args.figure} ({first['mode']}): {what}; "
+                                  f"commit {first['commit']}, load {loads[0]:g}-{loads[-1]:g}")
+        print(f"wrote {png}")
+        return 0
     started = time.time()
     load = f"{os.getloadavg()[0]:.2f}"
     size = args.size

@@ -23,7 +23,10 @@ tree per CN, the trees executed independently as a traditional DSMS would:
 Deletions (positive-negative model) travel up as negative tuples: every
 composite holding the tuple is expunged, and the MTJNTs it ends are the ones
 the tuple would form if it arrived now.  Schema changes rebuild the trees from
-the new CNs and replay the alive tuples, as ``streamspec.engines.kws.mesh`` does.
+the new CNs and replay the alive tuples (``streamspec.engines.kws.mesh.rebuild_and_replay``):
+Section 4.4's migration describes the meshes, which migrate instead
+(``streamspec.engines.kws.migration``); the forests, the paper's baseline, keep the
+rebuild, and so does ``forest-shared``.
 
 ``ForestSharedEngine`` (``kws.forest-shared``) is this project's stronger
 forest: the trees on ``streamspec.engines.kws.mesh`` (sources shared per

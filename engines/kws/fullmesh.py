@@ -4,7 +4,8 @@ demand-driven operator execution and lazy purging; ``purge="eager"`` and
 ``demand_driven=False`` are the ablations of Section 5 (Figures 5.7, 5.8),
 selectable by name: ``fullmesh:purge=eager``, ``fullmesh:demand_driven=false``
 (``streamspec.spec.registry``).  Processing:
-``streamspec.engines.kws.mesh``."""
+``streamspec.engines.kws.mesh``; schema changes grow or prune the mesh in place
+(Section 4.4, ``streamspec.engines.kws.migration``)."""
 from __future__ import annotations
 
 from streamspec.engines.kws.mesh import MeshEngine

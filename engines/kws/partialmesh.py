@@ -22,12 +22,19 @@ purging is eager, bottom-up from the expired tuples' sources (Figure 4.5;
 paper Section 5: lazy purging and demand-driven execution are FM's): PM
 trades CPU for memory.  ``purge="lazy"`` is the ablation (``partialmesh:purge=lazy``).  Processing
 otherwise as ``streamspec.engines.kws.mesh``.
+
+Schema changes (Section 4.4, ``streamspec.engines.kws.partial_migration``): the clusters
+are re-made over the changed expanded schema (old nodes keep their nids), a new
+relation gets its level-0 operators, and only the materialised operators whose
+trees could take the new edge grow their missing parents, fed at once from
+their buffers: new operators exist only as high as there are data.  A removal
+deletes the operators whose trees hold the removed relation or edge.
 """
 from __future__ import annotations
 
 from streamspec.engines.kws.cngen import Cluster, expanded_schema
 from streamspec.engines.kws.mesh import MeshEngine
-from streamspec.engines.kws.migration import migrate_partial_mesh
+from streamspec.engines.kws.partial_migration import migrate_partial_mesh
 from streamspec.engines.kws.operators import Op, join_condition
 
 

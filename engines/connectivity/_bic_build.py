@@ -87,13 +87,19 @@ def prereduce_step(st, A, W, C, budget):
             prefetch_row(A, C[CV, e - PREFETCH])
         x0 = C[CU, e]
         y0 = C[CV, e]
-        keep = False
-        for z in (x0, y0):
-            if A[z, A_STAMP] != ep:
-                A[z, A_STAMP] = ep
-                A[z, A_PARENT] = z
-                A[z, A_SIZE] = 1
-                keep = True
+        new_x = A[x0, A_STAMP] != ep
+        if new_x:
+            A[x0, A_STAMP] = ep
+            A[x0, A_PARENT] = x0
+            A[x0, A_SIZE] = 1
+        new_y = A[y0, A_STAMP] != ep
+        if new_y:
+            A[y0, A_STAMP] = ep
+            A[y0, A_PARENT] = y0
+            A[y0, A_SIZE] = 1
+        keep = new_x or new_y
+        if new_y and not new_x:         # the first sighting goes first: see below
+            x0, y0 = y0, x0
         x = _a_find(A, x0)
         y = _a_find(A, y0)
         if x != y:
@@ -102,6 +108,9 @@ def prereduce_step(st, A, W, C, budget):
             A[y, A_PARENT] = x
             A[x, A_SIZE] += A[y, A_SIZE]
             keep = True
+        # A survivor stores the endpoint it shows first as its source, so the
+        # build's "new vertex" tests, which most survivors pass for one
+        # endpoint, are predictable (a fifth of the bare union-find's time)
         if keep:                        # w > e: the slot was read already
             w -= 1
             C[CU, w] = x0

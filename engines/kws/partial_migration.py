@@ -13,7 +13,8 @@ or edge; their parents hold it too.
 from __future__ import annotations
 
 from streamspec.engines.kws.cngen import Cluster
-from streamspec.engines.kws.migration import can_take, changed_schema, drop_relation, remove, removed
+from streamspec.engines.kws.migration import (can_take, changed_schema, distances, drop_relation, remove,
+                                              removed)
 from streamspec.engines.kws.operators import Op, join_condition
 from streamspec.spec.kws import AddEdge
 
@@ -25,10 +26,13 @@ def migrate_partial_mesh(engine, event, t: int):
     change = changed_schema(engine, event)
     if change is None:
         edge_ids, rel = removed(engine, event)
+        old = engine._xs_schema
         ended = prune_partial_mesh(engine, edge_ids, rel, t)
         engine._xs = remove(engine._xs, edge_ids, rel)
         engine._xs_schema = engine.schema
         _clusters(engine, set())
+        ends = {x for e in old.edges if e.id in edge_ids for x in (e.left, e.right)} | ({rel} if rel else set())
+        _drop_dead_ends(engine, distances(old, ends))
         return ended, ()
     xs, new_labels, new_nodes, dist = change
     engine._xs, engine._xs_schema = xs, engine.schema
@@ -66,6 +70,33 @@ def migrate_partial_mesh(engine, event, t: int):
     return (), results
 
 
+def _drop_dead_ends(engine, dist: dict) -> None:
+    """After a removal, the joins from whose trees no CN grows any more (TreeGen
+    would not make them now: their CNs held the removed element) go, with their
+    parents; only trees that could have reached it are checked."""
+    t_max = engine.params.t_max
+    for op in list(engine._mat.values()):
+        if op.cn or op.left is None or op.key not in engine._mat or not can_take(op.key, dist, t_max):
+            continue
+        cluster = engine._clusters[op.key[0][0][:2]]
+        if cluster.leads_to_cn(op.key):
+            continue
+        stack, gone = [op], []
+        while stack:
+            q = stack.pop()
+            gone.append(q)
+            stack.extend(q.parents)
+        dead = set(gone)
+        op.left.parents = [p for p in op.left.parents if p not in dead] or ()
+        for q in gone:
+            del engine._mat[q.key]
+            engine._by_right[q.node].remove(q)
+            q.out, q.idx, q.parents = (), None, ()
+    for cluster in engine._clusters.values():
+        cluster.kept.clear()
+        cluster.finals.clear()
+
+
 def _index(engine, node, a) -> None:
     if (node, a) in engine._index:
         return
@@ -94,7 +125,8 @@ def _clusters(engine, new_nodes: set) -> None:
 
 def prune_partial_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
     """Delete the materialised operators whose tree holds ``rel`` or a removed edge
-    (with their parents: their trees hold it too)."""
+    (with their parents: their trees hold it too), then, ``l_rem``, the joins left
+    without parents (a level-0 operator stays: it regrows when data arrive)."""
     def holds(op) -> bool:
         while op is not None:
             if op.node[0] == rel or (op.label is not None and op.label[0] in edge_ids):
@@ -104,15 +136,24 @@ def prune_partial_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
 
     gone = [op for op in engine._mat.values() if holds(op)]
     dead = set(gone)
+    # l_rem: a join that had parents (TreeGen made every expansion leading to a CN)
+    # and lost them all leads to no CN any more; its left child may follow
+    l_rem = [op.left for op in gone if op.left is not None and op.left not in dead]
+    while l_rem:
+        k = l_rem.pop()
+        if k in dead or not k.parents:
+            continue
+        k.parents = [p for p in k.parents if p not in dead] or ()
+        if not k.parents and not k.cn and k.left is not None:
+            dead.add(k)
+            gone.append(k)
+            l_rem.append(k.left)
     ended = [engine._result(op, c) for op in gone if op.cn for c in op.out if c[0] > t]
     for op in gone:
         del engine._mat[op.key]
         table = engine._roots if op.left is None else engine._by_right
         table[op.node].remove(op)
         op.out, op.idx = (), None
-    for op in engine._mat.values():
-        if op.parents:
-            op.parents = [p for p in op.parents if p not in dead] or ()
     for table in (engine._roots, engine._by_right):
         for n in [n for n, ops in table.items() if not ops]:
             del table[n]

@@ -11,6 +11,7 @@ import pytest
 
 from streamspec.conformance import kws as suite
 from streamspec.engines.kws import mesh
+from streamspec.engines.kws.mesh import rebuild_and_replay as replay_baseline
 from streamspec.engines.kws.fullmesh import FullMeshEngine
 from streamspec.engines.kws.partialmesh import PartialMeshEngine
 from streamspec.reference.kws import evaluate
@@ -200,3 +201,30 @@ def test_changes_on_the_paper_workload_equal_the_oracle(cls):
     eng = cls(p)
     got = list(eng.process(events)) + list(eng.process(change)) + list(eng.process(more)) + eng.flush()
     assert got == want
+
+
+@pytest.mark.parametrize("change", [AddEdge(JoinEdge("x", "R3", "j3", "R4", "j4"), 20), RemoveEdge("e1", 20),
+                                    RemoveRelation("R1", 20)], ids=lambda e: type(e).__name__)
+def test_partial_mesh_after_a_change_is_the_one_data_would_grow(change):
+    """PM migrated = PM rebuilt and replayed: operators only as high as there are data,
+    none left whose trees lead to no CN after a removal."""
+    p = _bench_params()
+    events = _stream(p, 20)
+    engines = []
+    for replays in (False, True):
+        eng = PartialMeshEngine(p)
+        if replays:
+            eng._schema_change = lambda event, t, eng=eng: replay_baseline(eng, t)
+        list(eng.process(events))
+        list(eng.process([change]))
+        engines.append(eng)
+    migrated, replayed = ({_shape(op) for op in e.ops} for e in engines)
+    assert migrated == replayed and len(migrated) > 20
+
+
+def _shape(op):
+    chain = []
+    while op is not None:
+        chain.append((op.node, op.parent_pos, op.label))
+        op = op.left
+    return tuple(reversed(chain))

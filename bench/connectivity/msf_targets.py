@@ -13,8 +13,9 @@ a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
 - ``ring`` (adversarial, not in the default set): a ring of 10K vertices
   streamed edge after edge, 1M edges, 100 per timestamp, r = 1000, s = 50,
   100 uniform queries.  Every spanning forest of a ring is a path, so each
-  edge closes a cycle of 10K edges: the MSF engine walks O(n) per edge here
-  (parent-pointer trees have no balancing), where BIC's union-finds do not.
+  edge closes a cycle of 10K edges: plain parent-pointer trees (the engine
+  before the AM-tree) walked O(n) per edge here; the AM-tree's rotations keep
+  the walks logarithmic.
 
 Engines: ``msf``; ``bic`` with its default deferral (the backward build of a
 completed chunk waits for ``build_defer`` edges of the next chunk, outside the

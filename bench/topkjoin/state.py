@@ -19,8 +19,10 @@ read as ids seen by an engine whose window is fixed: a window that truly
 holds 1e6 live ids must hold their aggregates).
 
 Remote side: ``value(key, tau)`` is a hash of ``(key, tau // 30 s)`` in
-0..99 (every key changes every 30 s; any id has a value), K 5, N 10,
-gamma 7.  Measured per (engine, rate, D): CPU seconds of ``process`` +
+0..99 (every key changes every 30 s; any id has a value), served by a
+``CallableDataset`` with a batch endpoint (``remote_values``, the same numbers
+for a numpy array of keys: the engines read a batch's fresh keys and an
+evaluation's elected keys in one call), K 5, N 10, gamma 7.  Measured per (engine, rate, D): CPU seconds of ``process`` +
 ``flush`` (``time.process_time``; numba compiled by a warm-up run first;
 best of ``--repeat``), and, in a separate run, the peak of Python's traced
 allocations (``tracemalloc``, numpy arrays included) above what was traced
@@ -35,7 +37,10 @@ all of them at once.
 Rows go to ``bench/results/topkjoin/<out>`` with the commit, the 1-minute
 load average when the row was measured (the machine is shared with other
 sessions: CPU time is the robust figure, the load says how busy it was) and
-``--label`` (``before``/``after`` the eviction change).
+``--label`` (``before``/``after`` the eviction change, ``after2`` the batched remote
+access and the per-key capacity rule of issue 15); rows of other labels already in
+the file are kept, this label's replaced; the file is rewritten after every row.
+``--items-at RATE=N,...`` replays ``N`` items instead of ``--items`` at that rate.
 """
 from __future__ import annotations
 
@@ -54,6 +59,7 @@ from streamspec.spec.topkjoin_remote import CallableDataset
 
 OMEGA, BETA = 100_000, 60_000
 PERIOD = 30_000          # every remote value changes every 30 s
+STYLES = (("before", "--"), ("after", ":"), ("after2", "-"))
 FIELDS = ("label", "commit", "load1", "engine", "items_per_window", "ids_seen", "items", "batch",
           "cpu_s", "items_per_cpu_s", "peak_bytes", "state_rows")
 
@@ -63,9 +69,22 @@ def remote_value(key, tau: int) -> float:
     return float(((int(key) * 2654435761 + (int(tau) // PERIOD) * 40503) >> 7) % 100)
 
 
+def remote_values(keys, tau: int) -> np.ndarray:
+    """``remote_value`` of a numpy array of non-negative keys below 2**40 at once (the
+    service's batch endpoint).  The same numbers in int64: ``key * M`` needs 72 bits, so the
+    key is split as ``hi * 2**20 + lo`` and ``(hi * M * 2**20 + lo * M + c) >> 7`` taken
+    modulo 100 as ``hi * M * 2**13 + ((lo * M + c) >> 7)`` (``2**20`` is a multiple of
+    ``2**7``), each term below 2**63."""
+    keys = np.asarray(keys, np.int64)
+    hi, lo = keys >> 20, keys & ((1 << 20) - 1)
+    c = (int(tau) // PERIOD) * 40503
+    out = ((hi * 2654435761) % 100 * (2 ** 13 % 100) + ((lo * 2654435761 + c) >> 7)) % 100
+    return out.astype(np.float64)
+
+
 def params() -> Params:
     return Params(omega=OMEGA, beta=BETA, k=5, n=10, budget=7, t0=0,
-                  remote=CallableDataset(remote_value), stream_range=(0.0, 100.0),
+                  remote=CallableDataset(remote_value, remote_values), stream_range=(0.0, 100.0),
                   remote_range=(0.0, 99.0))
 
 
@@ -104,17 +123,19 @@ def replay(engine: str, p: Params, ids, x, ts, trace: bool, batch: int) -> tuple
 
 def plot(paths, out) -> None:
     """Peak traced bytes and items per CPU second against the ids seen, one line per engine
-    and rate; rows labelled ``before`` dashed."""
+    and label, one column per rate (``STYLES``: ``before`` dashed, ``after`` dotted,
+    ``after2`` solid)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rows = [r for path in paths if path.exists() for r in csv.DictReader(open(path))]
-    fig, axes = plt.subplots(2, 2, figsize=(13, 9), sharex=True)
-    rates = sorted({int(r["items_per_window"]) for r in rows})
+    rates = sorted({int(r["items_per_window"]) for r in rows})[:3]
+    fig, axes = plt.subplots(2, len(rates), figsize=(6.5 * len(rates), 9), sharex=True,
+                             squeeze=False)
     colours = plt.get_cmap("tab20")
     names = sorted({r["engine"] for r in rows})
-    for col, rate in enumerate(rates[:2]):
-        for label, style in (("before", "--"), ("after", "-")):
+    for col, rate in enumerate(rates):
+        for label, style in STYLES:
             for i, name in enumerate(names):
                 pts = sorted((int(r["ids_seen"]), int(r["peak_bytes"]), float(r["items_per_cpu_s"]))
                              for r in rows if r["engine"] == name and r["label"] == label
@@ -129,7 +150,7 @@ def plot(paths, out) -> None:
         axes[0][col].set_title(f"{rate} items per window (window fixed; fresh ids beyond it)")
         axes[0][col].set_ylabel("peak traced MB (tracemalloc)")
         axes[1][col].set_ylabel("items per CPU second")
-        axes[1][col].set_xlabel("distinct ids seen by the end of the 1M-item stream")
+        axes[1][col].set_xlabel("distinct ids seen by the end of the stream")
         axes[1][col].axhline(1e6, color="grey", linewidth=0.8)
         for ax in (axes[0][col], axes[1][col]):
             ax.set_xscale("log")
@@ -139,12 +160,21 @@ def plot(paths, out) -> None:
     fig.savefig(out, dpi=110)
 
 
+def write(path, rows) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--items", type=float, default=1e6)
     ap.add_argument("--rates", default="1e3,1e4,1e5")
     ap.add_argument("--domains", default="1e3,1e4,1e5,1e6")
     ap.add_argument("--engines", default="all")
+    ap.add_argument("--items-at", default="",
+                    help="RATE=ITEMS,... : fewer items at some rates (time)")
     ap.add_argument("--oracle-max", type=float, default=1e4)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--batch", type=float, default=0,
@@ -160,6 +190,8 @@ def main(argv=None) -> int:
     names = ([n for _, n in Registry.names("topkjoin")] if args.engines == "all"
              else args.engines.split(","))
     items = int(args.items)
+    at_rate = {float(k): int(float(v)) for k, v in
+               (pair.split("=") for pair in args.items_at.split(",") if pair)}
     p = params()
     rev = commit()
     warm = stream(20_000, 1e3, 20_000)
@@ -167,12 +199,17 @@ def main(argv=None) -> int:
         replay(name, p, *warm, False, 600)       # numba compilation, first calls
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / args.out
-    out = []
+    # the rows of other labels stay as they are; this label's rows are replaced
+    out = ([r for r in csv.DictReader(open(path)) if r["label"] != args.label]
+           if path.exists() else [])
     for rate in (float(r) for r in args.rates.split(",")):
         for domain in (int(float(d)) for d in args.domains.split(",")):
-            if domain < rate or domain > items:
+            if domain < rate:
                 continue       # fewer ids than a window's items, or more than the stream has
-            data = stream(items, rate, domain)
+            n_items = at_rate.get(rate, items)
+            if domain > n_items:
+                continue
+            data = stream(n_items, rate, domain)
             batch = int(args.batch) or int(rate * BETA / OMEGA)
             for name in names:
                 if name == "oracle" and domain > args.oracle_max:
@@ -180,15 +217,13 @@ def main(argv=None) -> int:
                 cpu = min(replay(name, p, *data, False, batch)[0] for _ in range(args.repeat))
                 _, peak, rows = replay(name, p, *data, True, batch)
                 row = dict(label=args.label, commit=rev, load1=load(), engine=name,
-                           items_per_window=int(rate), ids_seen=domain, items=items, batch=batch,
-                           cpu_s=round(cpu, 4), items_per_cpu_s=round(items / cpu),
+                           items_per_window=int(rate), ids_seen=domain, items=n_items,
+                           batch=batch, cpu_s=round(cpu, 4),
+                           items_per_cpu_s=round(n_items / cpu),
                            peak_bytes=peak, state_rows=rows)
                 out.append(row)
                 print(row, flush=True)
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(out)
+                write(path, out)          # after every row: a run cut short keeps its rows
     print(f"wrote {path}")
     plot([RESULTS / "state-before.csv", RESULTS / "state.csv"], RESULTS / "state.png")
     return 0

@@ -62,20 +62,28 @@ per evaluation Python does the election and the gamma fetches only.
 """
 from __future__ import annotations
 
+from collections import deque
 from typing import Callable, ClassVar
 
 import numpy as np
 
 from streamspec.engines.topkjoin import _acquatop_kernels as kern
 from streamspec.engines.topkjoin import policies, replica
+from streamspec.engines.topkjoin.key_index import KeyIndex
 from streamspec.engines.topkjoin.replica import DepartedEntries
 from streamspec.engines.topkjoin.super_list import SuperTopKList
 from streamspec.engines.topkjoin.window_aggregates import SlotAggregates
 from streamspec.spec.topkjoin import TopkJoinEngine, rank_key
 
 
-# a compaction once the ids in use exceed the live ones of the last by max(this, live)
+# the least room for fresh ids between two compactions (``AcquaTopEngine.threshold``)
 COMPACT_SLACK = 256
+# evaluation steps (and batches) over which ``threshold`` takes its maxima
+RECENT = 16
+# False: never evict (tests compare against it)
+EVICT = True
+# False: the room between compactions is ``COMPACT_SLACK`` alone (tests: evict at every batch)
+LOAD_SLACK = True
 
 
 class AcquaTopEngine(TopkJoinEngine):
@@ -92,12 +100,17 @@ class AcquaTopEngine(TopkJoinEngine):
         n = p.n if self.use_n else 0
         self.span = (p.omega - 1) // p.beta + 1     # windows an item belongs to
         self.slist = SuperTopKList(p.k + n, self.span, 0)
+        if self.keys.kind is int and not self.keys.size:
+            self.keys = KeyIndex()        # external ids in a numpy column (``key_index``)
         self.aggs = SlotAggregates(self.windows.t0, p.omega, p.beta, p.aggregate)
-        self.replica = np.zeros(0, np.float64)
-        self.last_refresh = np.zeros(0, np.int64)
-        self.changes_seen = np.zeros(0, np.int64)
+        # the replica's per-key cells: buffers at the per-key capacity, ``replica``,
+        # ``last_refresh`` and ``changes_seen`` views of the cells of the ids held
+        self._cells = (np.zeros(0, np.float64), np.zeros(0, np.int64), np.zeros(0, np.int64))
+        self._view(0)
+        # ids live after each of the last evaluation steps, fresh ids of the last batches
+        self._lives: deque[int] = deque(maxlen=RECENT)
+        self._fresh: deque[int] = deque(maxlen=RECENT)
         self.departed = DepartedEntries()
-        self._compact_at = COMPACT_SLACK
         self._answered: list[int] = []
         self.rng = np.random.default_rng(p.seed)
         self.smin: float | None = None
@@ -109,74 +122,161 @@ class AcquaTopEngine(TopkJoinEngine):
     def tie(self) -> np.ndarray:
         return self.aggs.tie
 
+    def __getstate__(self):
+        """The replica cells of the ids held only (no views: they would pickle as copies);
+        ``__setstate__`` makes the views again, at the capacity the slot aggregates keep."""
+        state = dict(self.__dict__)
+        if "_cells" in state:
+            state["_cells"] = tuple(c[:self._held].copy() for c in self._cells)
+            for name in ("replica", "last_refresh", "changes_seen"):
+                del state[name]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if "_cells" in state:
+            size = max(self.aggs.acc_val.size, self._held)
+            cells = tuple(np.zeros(size, c.dtype) for c in self._cells)
+            for new, old in zip(cells, self._cells):
+                new[:old.size] = old
+            self._cells = cells
+            self._view(self._held)
+
+    # -- bounded state (issue 15) -------------------------------------------------
+    def threshold(self) -> int:
+        """Ids the engine may hold before it evicts: the most ids live after one of the
+        last ``RECENT`` evaluation steps, plus the most fresh ids of one of the last
+        ``RECENT`` batches, the live ids again or ``COMPACT_SLACK``, whichever is
+        largest (amortisation: at least that many fresh ids between two compactions).  The
+        per-key arrays are allocated at this capacity as soon as it is known, whether or
+        not ids churn (an engine whose ids all recur holds the same arrays as one whose ids
+        are all fresh), and brought down to it when over four times it (a burst is over)."""
+        return self._room(max(self._fresh, default=0))
+
+    def _room(self, fresh: int) -> int:
+        live = max(self._lives, default=0)
+        if not LOAD_SLACK:
+            return live + COMPACT_SLACK
+        return live + max(fresh, COMPACT_SLACK, live)
+
+    def _view(self, n: int) -> None:
+        self._held = n
+        self.replica, self.last_refresh, self.changes_seen = (c[:n] for c in self._cells)
+
+    def _reserve(self, size: int) -> None:
+        """Per-key arrays (slot aggregates and replica cells) at ``size`` cells."""
+        if size == self._cells[0].size:
+            return
+        self.aggs.reserve(size)
+        if isinstance(self.keys, KeyIndex):   # the batch being ingested may add its ids on top
+            self.keys.reserve(size + max(self._fresh, default=0))
+        n = min(self._held, size)
+        cells = tuple(np.zeros(size, c.dtype) for c in self._cells)
+        for new, old in zip(cells, self._cells):
+            new[:n] = old[:n]
+        self._cells = cells
+        self._view(n)
+
     def _ingest(self, ids, x, ts):
-        old = self.replica.size
+        self._fresh.append(self.keys.size - self._held)
+        if EVICT and self.keys.size > self.threshold():
+            ids = self._compact(ids)         # before the batch's fresh ids get cells
         n = self.keys.size
-        if n > old:
-            self._new_keys(old, n)
+        if n > self._cells[0].size:          # more live ids than ever: a larger capacity
+            self._reserve(max(n, self.threshold()) if EVICT else max(n, 2 * self._held, 64))
+        elif EVICT and self._cells[0].size > 4 * max(self.threshold(), n):
+            self._reserve(max(self.threshold(), n))
+        if n > self._held:
+            self._new_keys(self._held, n)
         self.aggs.ingest(ids, x, ts)
 
     def _run_windows(self, upto: int):
         """The due evaluations (the base driver: answers mapped to external ids), then the
-        eviction check, when the evaluated windows' blocks are gone and the fewest ids live."""
+        live ids counted (when the evaluated windows' blocks are gone and the fewest ids
+        live) and the per-key capacity brought to ``threshold()``."""
         out = super()._run_windows(upto)
-        if self.keys.size >= self._compact_at:
-            self._compact()
+        if EVICT and out:
+            live = self._live()
+            self._lives.append(int(live.sum()))
+            # the fewest ids are live now: evict if more are held than the room without a
+            # batch's fresh ids allows (a burst of ids that left, or a quieter stream)
+            if self.keys.size > self._room(0):
+                self._compact(np.zeros(0, np.int64), live)
+            if self.threshold() > self._cells[0].size:
+                self._reserve(self.threshold())
         return out
+
+    def _live(self, batch=None) -> np.ndarray:
+        """Mask of the ids held that are live: in a block, the open slot, the list, the last
+        answer (their replica cells are the values the scores reported were computed from)
+        or ``batch`` (being ingested)."""
+        live = np.zeros(self.keys.size, np.bool_)
+        live[:self._held] = self.aggs.live(self.slist.dense, self.slist.m)
+        live[self._answered] = True
+        if batch is not None:
+            live[batch] = True
+        return live
+
+    def _externals(self, lo: int, hi: int):
+        """External ids of dense ids ``lo..hi-1``: an array (int keys) or a list (str)."""
+        if isinstance(self.keys, KeyIndex):
+            return self.keys.externals(lo, hi)
+        return self.keys._external[lo:hi]
 
     def _new_keys(self, old: int, n: int) -> None:
         """Keys ``old..n-1`` are new to the index: their departed cells if kept, else the
         bulk load's values at t0 (not counted)."""
         t0 = self.windows.t0
-        fresh = self.keys._external[old:n]
+        fresh = self._externals(old, n)
         found, val, last, changes = self.departed.take(fresh)
-        vals = np.empty(n - old, np.float64)
-        lr = np.full(n - old, t0, np.int64)
-        seen = np.zeros(n - old, np.int64)
+        self._view(n)
+        vals, lr, seen = self.replica[old:], self.last_refresh[old:], self.changes_seen[old:]
+        lr[:], seen[:] = t0, 0
         vals[found], lr[found], seen[found] = val, last, changes
-        load = self.fetcher.load
-        miss = np.flatnonzero(~found).tolist()
-        vals[miss] = [load(fresh[i], t0) for i in miss]
-        self.replica = np.concatenate((self.replica, vals))
-        self.last_refresh = np.concatenate((self.last_refresh, lr))
-        self.changes_seen = np.concatenate((self.changes_seen, seen))
+        miss = np.flatnonzero(~found)
+        if miss.size:    # one remote call for the batch's fresh keys (``values``)
+            keys = fresh if miss.size == len(fresh) else (
+                fresh[miss] if isinstance(fresh, np.ndarray) else [fresh[i] for i in miss.tolist()])
+            vals[miss] = self.fetcher.load_many(keys, t0)
         self.aggs.grow_keys(n)
-        externals = self.keys._external
         if self.keys.kind is int:
-            self.aggs.tie[old:n] = np.asarray(externals[old:n], np.int64)
+            self.aggs.tie[old:n] = fresh
         else:  # ranks of the sorted strings (recomputed only when keys are added)
+            externals = self.keys._external
             order = sorted(range(n), key=externals.__getitem__)
             self.aggs.tie[np.asarray(order, np.int64)] = np.arange(n, dtype=np.int64)
 
-    def _compact(self) -> None:
-        """Evict the ids that left the window, renumber the rest ``0..`` in their order.
+    def _compact(self, batch: np.ndarray, live: np.ndarray | None = None) -> np.ndarray:
+        """Evict the ids that left the window, renumber the rest ``0..`` in their order;
+        return ``batch`` (dense ids being ingested, kept) renumbered.
 
-        Departed ids that were fetched leave their replica cells to ``departed``."""
+        Departed ids that were fetched leave their replica cells to ``departed``.  The
+        batch's fresh ids (``>= _held``) have no cells yet: they stay last, in order."""
         aggs, slist = self.aggs, self.slist
-        n = self.keys.size
-        live = aggs.live(slist.dense, slist.m)
-        # the last answer's ids stay until the next evaluation: their replica cells are the
-        # values the scores reported were computed from
-        live[self._answered] = True
+        n, held = self.keys.size, self._held
+        live = self._live(batch) if live is None else live
         keep = np.flatnonzero(live)
-        gone = np.flatnonzero(~live)
+        gone = np.flatnonzero(~live)          # all below ``held``: the batch's ids are live
         # a cell never fetched is the bulk load's: reloaded if its key comes back
         fetched = gone[self.last_refresh[gone] != self.windows.t0]
         if fetched.size:
-            ext = self.keys._external
+            ext = self._externals(0, n)
             self.departed.capacity = replica.capacity(n)
-            self.departed.put([ext[d] for d in fetched.tolist()], self.replica[fetched],
+            self.departed.put(ext[fetched] if isinstance(ext, np.ndarray) else
+                              [ext[d] for d in fetched.tolist()], self.replica[fetched],
                               self.last_refresh[fetched], self.changes_seen[fetched])
+        del live, gone, fetched                 # temporaries: the peak is a compaction's
         remap = np.full(n, -1, np.int64)
         remap[keep] = np.arange(keep.size, dtype=np.int64)
         self.keys.compact(keep)
-        self.replica = self.replica[keep]
-        self.last_refresh = self.last_refresh[keep]
-        self.changes_seen = self.changes_seen[keep]
-        self._compact_at = keep.size + max(COMPACT_SLACK, keep.size)
-        aggs.renumber(keep, remap)
+        cells = keep[keep < held]
+        for c in self._cells:
+            c[:cells.size] = c[cells]
+        self._view(int(cells.size))
+        aggs.renumber(cells, remap)
         slist.renumber(remap)
         self._answered = remap[self._answered].tolist()
+        return remap[batch]
 
     # -- one evaluation (Algorithm 5) ---------------------------------------------
     def _evaluate(self, window, start, tau):
@@ -217,16 +317,18 @@ class AcquaTopEngine(TopkJoinEngine):
         """Step 2 (UpdateReplica): fetch the elected keys; return those whose value changed."""
         cands = self.slist.ids() if self.candidates == "list" else ids.tolist()
         ctx = policies.Context(window, start, tau, self.params.budget, self.params.k, tsd)
-        changed = []
-        ext, replica = self.keys.external, self.replica
-        for d in self.policy(self, cands, ctx):
-            v = self.fetcher.fetch(ext(d))
-            self.last_refresh[d] = tau
-            if v != replica[d]:
-                replica[d] = v
-                self.changes_seen[d] += 1
-                changed.append(int(d))
-        return changed
+        elected = np.asarray(self.policy(self, cands, ctx), np.int64)
+        if not elected.size:
+            return []
+        ext = self.keys.external
+        # the elected keys in one remote call, one unit of budget each (``fetch_many``)
+        got = self.fetcher.fetch_many([ext(d) for d in elected.tolist()])
+        self.last_refresh[elected] = tau
+        diff = got != self.replica[elected]
+        hit = np.unique(elected[diff])      # (policies elect distinct keys; a repeat is one change)
+        self.replica[elected[diff]] = got[diff]
+        self.changes_seen[hit] += 1
+        return hit.tolist()
 
     def _changed_object(self, d, sval, tsd):
         """Step 3: re-score a changed object and put it back where it belongs."""
@@ -249,9 +351,13 @@ class AcquaTopEngine(TopkJoinEngine):
         keys = self.keys
         index = keys.size if keys is None or keys.kind is str else \
             int(keys._direct.size + keys._keys.size)
+        external = 0 if keys is None else (
+            keys.size if isinstance(keys, KeyIndex) else len(keys._external))
         return {"ids": 0 if keys is None else keys.size,
                 "id_index": 0 if keys is None else index,
-                "external": 0 if keys is None else len(keys._external),
+                "external": external,
+                "external_capacity": int(keys._column.size) if isinstance(keys, KeyIndex)
+                else external,
                 "replica": int(self.replica.size),
                 "per_key_capacity": int(self.aggs.acc_val.size),
                 "departed": len(self.departed),

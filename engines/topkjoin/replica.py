@@ -33,19 +33,65 @@ def capacity(held: int) -> int:
 
 
 class DepartedEntries:
-    """Replica cells of departed, fetched keys, sorted by external key (int or str)."""
+    """Replica cells of departed, fetched keys, sorted by external key (int or str).
+
+    The cells live in arrays preallocated at ``capacity`` entries (40 bytes each: key,
+    value, last fetch, changes seen, departure), allocated when the store is made, so
+    an engine whose ids never leave (every id in every window) holds the same bytes as
+    one whose ids all leave: the footprint is the policy's, not the stream's.  ``keys``,
+    ``value``... are views of the ``len(self)`` cells in use."""
 
     def __init__(self, capacity: int | None = None):
-        self.capacity = RETAIN if capacity is None else capacity
-        self.keys: np.ndarray | None = None      # int64, or object for str keys
-        self.value = np.zeros(0, np.float64)
-        self.last = np.zeros(0, np.int64)
-        self.changes = np.zeros(0, np.int64)
-        self.left = np.zeros(0, np.int64)        # when each left (a counter of ``put`` calls)
+        self._n = 0
         self.puts = 0
+        self._allocate(RETAIN if capacity is None else capacity, np.int64)
+
+    def _allocate(self, size: int, key_dtype) -> None:
+        n = min(self._n, size)
+        old = getattr(self, "_cells", None)
+        cells = (np.zeros(size, key_dtype), np.zeros(size, np.float64), np.zeros(size, np.int64),
+                 np.zeros(size, np.int64), np.zeros(size, np.int64))
+        if old is not None:
+            for a, b in zip(cells, old):
+                a[:n] = b[:n]
+        self._cells, self._n, self._capacity = cells, n, int(size)
+
+    @property
+    def capacity(self) -> int:
+        return self._capacity
+
+    @capacity.setter
+    def capacity(self, size: int) -> None:
+        """The engine sets it from ``capacity(held)`` (a constant: no reallocation then)."""
+        if size != self._capacity:
+            self._allocate(max(int(size), 0), self._cells[0].dtype)
+
+    def __getstate__(self) -> dict:
+        """The cells in use only (Spark rewrites the engine's group state every batch)."""
+        return {"n": self._n, "puts": self.puts, "capacity": self._capacity,
+                "cells": tuple(c[:self._n].copy() for c in self._cells)}
+
+    def __setstate__(self, state: dict) -> None:
+        if "cells" not in state:          # pickled before the preallocated cells
+            n = 0 if state["keys"] is None else int(state["keys"].size)
+            cells = (state["keys"] if n else np.zeros(0, np.int64), state["value"],
+                     state["last"], state["changes"], state["left"])
+            state = {"n": n, "puts": state["puts"], "capacity": state["capacity"],
+                     "cells": cells}
+        self._n, self.puts = 0, state["puts"]
+        self._allocate(state["capacity"], state["cells"][0].dtype)
+        n = self._n = state["n"]
+        for cell, col in zip(self._cells, state["cells"]):
+            cell[:n] = col
+
+    keys = property(lambda self: self._cells[0][:self._n] if self._n else None)
+    value = property(lambda self: self._cells[1][:self._n])
+    last = property(lambda self: self._cells[2][:self._n])
+    changes = property(lambda self: self._cells[3][:self._n])
+    left = property(lambda self: self._cells[4][:self._n])
 
     def __len__(self) -> int:
-        return 0 if self.keys is None else int(self.keys.size)
+        return self._n
 
     def put(self, keys: list, value, last, changes) -> None:
         """Keep these departed keys (none of them is held already); trim to ``capacity``."""
@@ -53,35 +99,42 @@ class DepartedEntries:
             return
         self.puts += 1
         new = np.asarray(keys, dtype=np.int64 if isinstance(keys[0], (int, np.integer)) else object)
-        ks = new if self.keys is None else np.concatenate((self.keys, new))
+        if new.dtype != self._cells[0].dtype and not self._n:
+            self._allocate(self._capacity, new.dtype)        # str keys: an object key column
+        n = self._n
+        ks = np.concatenate((self._cells[0][:n], new))
         value = np.concatenate((self.value, value))
         last = np.concatenate((self.last, last))
         changes = np.concatenate((self.changes, changes))
         left = np.concatenate((self.left, np.full(new.size, self.puts, np.int64)))
         order = np.argsort(ks, kind="stable")
-        if order.size > self.capacity:
+        if order.size > self._capacity:
             # latest departures first, then latest fetches, then smaller keys (``order``)
             rank = np.lexsort((-last[order], -left[order]))
-            by_age = order[rank][:self.capacity]
+            by_age = order[rank][:self._capacity]
             order = by_age[np.argsort(ks[by_age], kind="stable")]
-        self.keys, self.value = ks[order], value[order]
-        self.last, self.changes, self.left = last[order], changes[order], left[order]
+        m = order.size
+        for cell, col in zip(self._cells, (ks, value, last, changes, left)):
+            cell[:m] = col[order]
+        self._n = m
 
     def take(self, keys: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(found, value, last, changes)`` for ``keys`` (the found ones leave the store)."""
         n = len(keys)
         found = np.zeros(n, np.bool_)
-        if not n or not len(self):
+        if not n or not self._n:
             return found, np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64)
-        q = np.asarray(keys, dtype=self.keys.dtype)
-        at = np.minimum(np.searchsorted(self.keys, q), self.keys.size - 1)
-        found = self.keys[at] == q
+        held = self.keys
+        q = np.asarray(keys, dtype=held.dtype)
+        at = np.minimum(np.searchsorted(held, q), held.size - 1)
+        found = held[at] == q
         hit = at[found]
         out = self.value[hit], self.last[hit], self.changes[hit]
         if hit.size:
-            self.keys = np.delete(self.keys, hit)
-            self.value = np.delete(self.value, hit)
-            self.last = np.delete(self.last, hit)
-            self.changes = np.delete(self.changes, hit)
-            self.left = np.delete(self.left, hit)
+            stay = np.ones(self._n, np.bool_)
+            stay[hit] = False
+            m = int(stay.sum())
+            for cell in self._cells:          # in place: the kept cells move down, in order
+                cell[:m] = cell[:self._n][stay]
+            self._n = m
         return (found, *out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.engines.topkjoin.acquatop import AcquaTopEngine
+from streamspec.spec.topkjoin_remote import values as remote_values
 
 
 class TopkNEngine(AcquaTopEngine):
@@ -24,14 +25,13 @@ class TopkNEngine(AcquaTopEngine):
     exact_when = ("static", "full_list", "unlimited")
 
     def _refresh(self, window, start, tau, ids, tsd):
-        dataset, ext = self.params.remote, self.keys.external
+        ext = self.keys.external
         keys = np.union1d(ids, np.asarray(self.slist.ids(), np.int64))
         self.last_refresh[keys] = tau
-        changed = []
-        for d in keys.tolist():
-            v = dataset.value(ext(d), tau)
-            if v != self.replica[d]:
-                self.replica[d] = v
-                self.changes_seen[d] += 1
-                changed.append(d)
-        return changed
+        # the notifications read in one call of the dataset (``values``), not counted
+        got = remote_values(self.params.remote, [ext(d) for d in keys.tolist()], tau)
+        diff = got != self.replica[keys]
+        hit = keys[diff]
+        self.replica[hit] = got[diff]
+        self.changes_seen[hit] += 1
+        return hit.tolist()

@@ -99,19 +99,22 @@ class SlotAggregates:
     def renumber(self, keep: np.ndarray, remap: np.ndarray) -> None:
         """Keep the per-key cells of ``keep`` only, in place (dense id ``keep[j]`` becomes
         ``j``; ``remap`` maps old to new); block rows and open slot renumbered.  The capacity
-        stays (the ids of the next batches refill it) unless it is over 4 times the ids kept."""
+        stays (the engine sizes it: ``reserve``)."""
         n = keep.size
         for name in ("acc_val", "acc_ts", "acc_mark", "tie"):
             a = getattr(self, name)
             a[:n] = a[keep]
         self.acc_mark[n:] = 0
-        if self.acc_val.size > 4 * max(n, 64):
-            self._reallocate(2 * max(n, 64))
         self.tie[n:] = np.arange(n, self.tie.size)
         kern.renumber(self.touched, int(self.meta[3]), remap)
         kern.renumber(self.buf_id, int(self.meta[0]), remap)
         self.w_mark[:] = -1   # the window merge's scratch: rewritten by the next ``window``
         self.keys = int(n)
+
+    def reserve(self, size: int) -> None:
+        """Per-key arrays at exactly ``size`` cells (at least ``keys``), the cells kept."""
+        self._reallocate(max(int(size), self.keys))
+        self.tie[self.keys:] = np.arange(self.keys, self.tie.size)
 
     def _reallocate(self, size: int) -> None:
         """Per-key arrays at ``size`` cells, their first ``size`` cells kept."""

@@ -98,9 +98,11 @@ def test_fresh_ids_keep_the_state_bounded(acqua):
 @pytest.mark.parametrize("acqua", ENGINES, ids=lambda c: c.name)
 def test_eviction_changes_no_answer(acqua, monkeypatch):
     items = recurring_items(6000, 400, seed=3)
-    monkeypatch.setattr(acquatop, "COMPACT_SLACK", 10 ** 9)     # never evicts
+    monkeypatch.setattr(acquatop, "EVICT", False)               # never evicts
     kept = acqua(params())
     want = list(kept.process(items)) + kept.flush()
+    monkeypatch.setattr(acquatop, "EVICT", True)
+    monkeypatch.setattr(acquatop, "LOAD_SLACK", False)
     monkeypatch.setattr(acquatop, "COMPACT_SLACK", 8)
     evicting = acqua(params())
     got = []
@@ -118,6 +120,7 @@ def test_eviction_changes_no_answer(acqua, monkeypatch):
 
 @pytest.mark.parametrize("acqua", ENGINES, ids=lambda c: c.name)
 def test_evicted_ids_come_back_exact_on_static_data(acqua, monkeypatch):
+    monkeypatch.setattr(acquatop, "LOAD_SLACK", False)
     monkeypatch.setattr(acquatop, "COMPACT_SLACK", 4)
     monkeypatch.setattr(replica, "capacity", lambda held: 2)   # departed cells forgotten at once
     remote = TimelineDataset({k: [(-1, float(k % 5))] for k in range(0, 400, 3)})
@@ -134,6 +137,7 @@ def test_evicted_ids_come_back_exact_on_static_data(acqua, monkeypatch):
 
 @pytest.mark.parametrize("acqua", ENGINES, ids=lambda c: c.name)
 def test_pickling_after_evictions_round_trips(acqua, monkeypatch):
+    monkeypatch.setattr(acquatop, "LOAD_SLACK", False)
     monkeypatch.setattr(acquatop, "COMPACT_SLACK", 8)
     items = recurring_items(4000, 400, seed=7)
     whole = acqua(params())
@@ -154,19 +158,20 @@ def test_pickling_after_evictions_round_trips(acqua, monkeypatch):
 def test_conformance_with_eviction_at_every_batch(case):
     """The conformance check (oracle where the note makes the engine exact, invariants always)
     with ids evicted as soon as they leave and departed cells forgotten at once."""
-    saved = acquatop.COMPACT_SLACK, replica.capacity
-    acquatop.COMPACT_SLACK, replica.capacity = 1, (lambda held: 0)
+    saved = acquatop.COMPACT_SLACK, acquatop.LOAD_SLACK, replica.capacity
+    acquatop.COMPACT_SLACK, acquatop.LOAD_SLACK, replica.capacity = 1, False, (lambda held: 0)
     try:
         for engine_cls in ENGINES:
             assert conf.check(engine_cls, case) is None, engine_cls.name
     finally:
-        acquatop.COMPACT_SLACK, replica.capacity = saved
+        acquatop.COMPACT_SLACK, acquatop.LOAD_SLACK, replica.capacity = saved
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_random_cases_equal_without_eviction(seed, monkeypatch):
     case = random_case(seed, max_items=300)
     want = {cls.name: conf.run_engine(cls, case) for cls in ENGINES}
+    monkeypatch.setattr(acquatop, "LOAD_SLACK", False)
     monkeypatch.setattr(acquatop, "COMPACT_SLACK", 1)
     for cls in ENGINES:
         assert conf.run_engine(cls, case) == want[cls.name], cls.name

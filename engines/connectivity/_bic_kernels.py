@@ -14,11 +14,11 @@ from streamspec.spec._numba import njit
 from streamspec.engines._prefetch import prefetch_row
 from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
-    prereduce_step)
+    prereduce_step, link_last_slot)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, U_STAMP, U_PARENT,
-    EDGE_HEADROOM, T_SMALL, H_HEADROOM, ONE)
+    EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE)
 
 
 # edges ahead whose vertex rows are asked for (``prefetch_row``): the V rows
@@ -279,12 +279,15 @@ def run(st, V, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw
         st[COUNT] = cnt + 1
         # the chunk's last slot: slots 0..K-2 are complete, so the backward
         # build's reverse scan over them can be pre-reduced now, a few edges
-        # per insert (``_bic_build``)
+        # per insert, and once that is done the last slot's own edges linked
+        # in the build's union-find as they arrive (``_bic_build``)
         if p == K - 1 and st[C_OLD] < 0:
             if st[PRE_HI] < 0 and (cnt == 0 or C[CP, cnt - 1] != p):
                 prereduce_start(st, C, cnt, K)
             if st[PRE_POS] >= 0:
                 prereduce_step(st, A, W, C, st[PRE_STEP])
+            elif st[PRE_HI] >= 0:
+                link_last_slot(st, A, W, C, cnt + 1, L_STEP)
         # forward buffer: union by size; "new in F" is the register-once test
         fe = st[F_EP]
         new_x = V[x, F_STAMP] != fe

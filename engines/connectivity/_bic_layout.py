@@ -53,12 +53,17 @@ CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME, C_OLD, REPL
 # start, next edge read (-1: done), edges read per insert, smallest chunk
 A_EP, PRE_HI, PRE_LO, PRE_POS, PRE_STEP, PRE_MIN = range(14, 20)
 W_DIRTY = 20       # the build's union-find W holds a past build (not all zero)
-N_ST = 21
+# the last slot's edges C[:, PRE_HI:L_POS] are already linked in W (-1: none;
+# ``_bic_build.link_last_slot``)
+L_POS = 21
+L_NV = 22          # vertices those edges showed first, listed in A[:L_NV, A_LIST]
+N_ST = 23
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8
 # A columns (the backward build's auxiliary union-find, ``_bic_build``)
 A_STAMP, A_PARENT, A_SIZE = range(3)
+A_LIST = 3         # a list, not per vertex: the last slot's linked vertices (``_bic_build``)
 N_A = 4
 # C rows
 CU, CV, CP = range(3)
@@ -86,6 +91,9 @@ BUILD_DEFER = 1024
 # the full reverse scan (the pre-reduction saves nothing worth its bookkeeping
 # there, and small examples keep the paper's forest)
 PREREDUCE_MIN = 1 << 14
+# last-slot edges linked in W per insert once the pre-reduction is done: one
+# for the edge itself, the rest to catch up with the edges that arrived before
+L_STEP = 4
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 ONE = np.uint64(1)
 ZERO = np.uint64(0)

@@ -376,3 +376,54 @@ def test_prereduction_spreads_over_the_last_slot(monkeypatch):
     full = BicEngine(params, hold_back=False)
     expected = list(full.process(EdgeBatch(u, v, t))) + full.flush()
     assert got == expected and any(any(w.answers) for w in got)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_linked_last_slot_gives_every_snapshot_of_the_full_scan(seed):
+    # once the pre-reduction is done, the last slot's edges are linked in the
+    # build's union-find as they arrive (_bic_build.link_last_slot); the build
+    # enters them as stars and scans only the rest.  Fed in small calls, with
+    # new vertex ids arriving in the last slot (the arrays grow mid-link),
+    # self-loops and repeated edges, every b[j] and every window's answers
+    # must equal the paper's full reverse scan's
+    from streamspec.engines.connectivity import _bic_layout as lay
+    rng = np.random.default_rng(100 + seed)
+    K, per_slot, n_chunks = 8, 40, 5
+    n = K * per_slot * n_chunks + 1
+    t = np.arange(n, dtype=np.int64) // per_slot
+    u = rng.integers(0, 150, n)
+    v = np.where(rng.random(n) < 0.05, u, rng.integers(0, 150, n))
+    last = (t % K) == K - 1
+    fresh = last & (rng.random(n) < 0.3)               # ids never seen before
+    u[fresh] = 1000 + np.arange(fresh.sum()) * 7 + seed
+    dup = rng.random(n) < 0.05
+    u[1:][dup[1:]], v[1:][dup[1:]] = u[:-1][dup[1:]], v[:-1][dup[1:]]
+    params = Params(K, 3, [tuple(rng.integers(0, 150, 2).tolist()) for _ in range(30)]
+                    + [(1000 + seed, int(u[0]))])
+    engines = {}
+    for mode, minimum in (("full", 1 << 30), ("linked", 0)):
+        engines[mode] = BicEngine(params, hold_back=False)
+        engines[mode].prereduce_min = minimum
+        engines[mode].build_defer = 0
+    got = {mode: [] for mode in engines}
+    chunk = per_slot * K
+    linked = []
+    for c in range(n_chunks):
+        lo, hi = c * chunk + (c > 0), (c + 1) * chunk
+        for mode, engine in engines.items():
+            for i in range(lo, hi, 7):                  # small calls
+                j = min(i + 7, hi)
+                got[mode] += engine.process(EdgeBatch(u[i:j], v[i:j], t[i:j]))
+        st = engines["linked"]._st
+        linked.append(int(st[lay.L_POS] - st[lay.PRE_HI]))
+        for mode, engine in engines.items():           # the next chunk's first edge: B is built
+            got[mode] += engine.process(EdgeBatch(u[hi:hi + 1], v[hi:hi + 1], t[hi:hi + 1]))
+        dense = engines["linked"].vertices.size
+        assert _snapshots(engines["linked"], dense, K) == _snapshots(engines["full"], dense, K), c
+        assert engines["linked"]._st[lay.B_NV] == engines["full"]._st[lay.B_NV]
+    for mode, engine in engines.items():
+        got[mode] += engine.flush()
+    edges = list(zip(u.tolist(), v.tolist(), t.tolist()))
+    assert got["linked"] == got["full"] == evaluate(edges, params)
+    # every chunk linked most of its last slot before the build
+    assert all(k > per_slot // 2 for k in linked), linked

@@ -49,7 +49,8 @@ def arguments(argv=None):
     p.add_argument("--engines", help="comma-separated (default: every registered engine but "
                                      "the oracle)")
     p.add_argument("--budget", type=float, help="CPU seconds per engine and setting "
-                                                "(default: quick 3, full 20)")
+                                                "(default: quick 3; full: 20 for figure 11, "
+                                                "8 for figure 12)")
     p.add_argument("--uniform", action="store_true",
                    help="figure 11: draw the query pairs uniformly, not from the top-1000 degrees")
     p.add_argument("--edge-list", help="figure 12: a SNAP edge list as one more graph")

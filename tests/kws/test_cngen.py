@@ -110,3 +110,73 @@ def test_mesh_grown_with_cngen_on_the_benchmark_schema():
     schema = bench_schema(15)
     for m in (2, 3):
         assert _structure(grow_mesh(schema, m, 4)) == _structure(build(cngen(schema, m, 4), True))
+
+
+# -- issue 14: the last-level cache and the CN joins made without Op.__init__ change nothing --
+
+@st.composite
+def keyword_schemas(draw):
+    """Small random schemas with up to 4 keywords and T_max up to 5 (4 with 4 keywords:
+    the CN count grows quickly), any root keyword."""
+    schema, _, _ = draw(small_schemas())
+    m = draw(st.integers(1, 4))
+    t_max = draw(st.integers(1, 5 if m <= 3 else 4))
+    return schema, m, t_max, draw(st.integers(0, m - 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(keyword_schemas())
+def test_cngen_equals_the_algorithm_before_the_cache(case):
+    """Same CNs, same order (the mesh's operator order follows it), for every root keyword."""
+    from streamspec.reference.kws_cngen import cngen as cngen_before
+    schema, m, t_max, root_keyword = case
+    assert cngen.__wrapped__(schema, m, t_max, root_keyword) == cngen_before(schema, m, t_max, root_keyword)
+
+
+def test_cngen_equals_the_algorithm_before_the_cache_on_the_benchmark_schemas():
+    """|SR| = 5 and 15 (the paper's default), every |K| <= 4 and T_max <= 5, except |K| = 4,
+    T_max = 5 at |SR| = 15 (millions of CNs: minutes for the reference)."""
+    from streamspec.bench.kws.generator import schema as bench_schema
+    from streamspec.reference.kws_cngen import cngen as cngen_before
+    for n in (5, 15):
+        schema = bench_schema(n)
+        for m in range(1, 5):
+            for t_max in range(1, 6):
+                if (n, m, t_max) == (15, 4, 5):
+                    continue
+                new = cngen.__wrapped__(schema, m, t_max)
+                assert new == cngen_before(schema, m, t_max), (n, m, t_max)
+                assert len(new) > 0
+
+
+def _slots(ops):
+    """Every slot of every operator, operators by their index (Op.__getstate__ fails on
+    an unset slot)."""
+    at = {id(op): i for i, op in enumerate(ops)}
+    out = []
+    for op in ops:
+        s = op.__getstate__()
+        s["left"] = at.get(id(s["left"]))
+        s["parents"] = tuple(at[id(q)] for q in s["parents"])
+        out.append(s)
+    return out
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_schemas(), st.booleans())
+def test_grown_mesh_sets_every_slot_as_build_does(case, running):
+    schema, m, t_max = case
+    conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
+    for c in (conds, None):
+        grown, built = grow_mesh(schema, m, t_max, running, c), build(cngen(schema, m, t_max), True, running, c)
+        assert _slots(grown) == _slots(built)
+        assert all(type(op) is type(built[0]) for op in grown)
+
+
+def test_grown_mesh_sets_every_slot_on_the_benchmark_schema():
+    from streamspec.bench.kws.generator import schema as bench_schema
+    schema = bench_schema(15)
+    conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
+    grown = grow_mesh(schema, 3, 4, False, conds)
+    assert _slots(grown) == _slots(build(cngen(schema, 3, 4), True, False, conds))
+    assert sum(op.cn for op in grown) == 9031

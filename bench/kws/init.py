@@ -1,0 +1,95 @@
+"""Mesh initialisation time of FM and PM (paper Section 5.5, Figure 5.5's initialisation;
+issue 14's target: FM at |K| = 5, T_max = 4 in at most 5 CPU-s).
+
+``python -m streamspec.bench.kws.init [--keywords 2,3,4,5] [--t-max 4] [--label L] [--append]``
+
+Each row is one engine construction (``FullMeshEngine`` / ``PartialMeshEngine`` on the
+15-relation benchmark schema, w = 20 min) in a fresh interpreter, so that no CNGen cache
+and no heap of an earlier run is met: ``init_s`` is ``time.process_time`` around the
+constructor (CNGen and the whole mesh for FM, Section 4.1; the sources and the
+expanded schema for PM, Section 4.2), the collector's pass over the new operators
+included.  ``cns``: the CNs of the mesh (FM's operators feeding the output operator;
+PM's row repeats FM's count: PM grows the same CNs at run time); ``operators``: the
+operators right after construction.  ``load1`` is the 1-minute load before and after the
+run (the 2-core machine is shared with other sessions: CPU time still grows with load),
+``commit`` the code measured (``$STREAMSPEC_BENCH_COMMIT`` names a ``git archive``
+snapshot put first on ``PYTHONPATH``).  Rows go to ``bench/results/kws/init.csv``, with
+the command that made them.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+
+OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                   "bench", "results", "kws")
+FIELDS = ["label", "commit", "engine", "keywords", "t_max", "cns", "operators", "init_s",
+          "load1_before", "load1_after", "command"]
+ENGINES = ("fullmesh", "partialmesh")
+
+
+def one(engine: str, keywords: int, t_max: int) -> dict:
+    """One construction, in this process (call it in a fresh one)."""
+    from streamspec.bench.kws.generator import params
+    from streamspec.bench.pipeline_util import commit, load
+    from streamspec.spec.registry import Registry
+    p = params(15, keywords, t_max, 1200)
+    cls = Registry.get("kws", engine)
+    before = load()
+    c0 = time.process_time()
+    eng = cls(p)
+    c1 = time.process_time()
+    return dict(commit=commit(), engine=engine, keywords=keywords, t_max=t_max,
+                cns=sum(1 for op in eng.ops if op.cn), operators=len(eng.ops),
+                init_s=round(c1 - c0, 3), load1_before=before, load1_after=load())
+
+
+def fresh(engine: str, keywords: int, t_max: int) -> dict:
+    out = subprocess.run([sys.executable, "-m", "streamspec.bench.kws.init", "--one", engine,
+                          str(keywords), str(t_max)], check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--keywords", default="2,3,4,5")
+    ap.add_argument("--t-max", type=int, default=4)
+    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--label", default="", help="e.g. before/after, kept in the CSV")
+    ap.add_argument("--append", action="store_true", help="keep the rows already in the CSV")
+    ap.add_argument("--out", default=os.path.join(OUT, "init.csv"))
+    ap.add_argument("--one", nargs=3, metavar=("ENGINE", "K", "T_MAX"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.one:
+        print(json.dumps(one(a.one[0], int(a.one[1]), int(a.one[2]))))
+        return
+    command = "python -m streamspec.bench.kws.init " + " ".join(argv if argv is not None else sys.argv[1:])
+    rows, cns = [], {}
+    for k in map(int, a.keywords.split(",")):
+        for engine in a.engines.split(","):
+            r = fresh(engine, k, a.t_max)
+            if engine == "fullmesh":
+                cns[k] = r["cns"]
+            elif k in cns:
+                r["cns"] = cns[k]
+            r.update(label=a.label, command=command)
+            print(json.dumps(r), flush=True)
+            rows.append(r)
+    old = []
+    if a.append and os.path.exists(a.out):
+        with open(a.out) as f:
+            old = list(csv.DictReader(f))
+    with open(a.out, "w", newline="") as f:
+        w = csv.DictWriter(f, FIELDS)
+        w.writeheader()
+        w.writerows(old + rows)
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,295 @@
+"""CNGen as it was before issue 14's last-level cache (``streamspec.engines.kws.cngen``
+at commit 5aa84f5; paper Section 3.2, Figure 3.4): every last-level candidate of every
+tree checked one by one, no table shared between trees.
+
+The engines' CNGen must return exactly this tuple (the same CNs, in the same order:
+the full mesh's operator order follows it); ``tests/kws/test_cngen.py`` compares the
+two.  Kept plain and unoptimised on purpose: it is the yardstick, not a fallback.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+
+def expanded_nodes(schema, n_keywords: int) -> list[tuple[str, int]]:
+    """Expanded-schema nodes ``(relation, kbits)`` in ``nid`` order."""
+    sid = {r.name: i for i, r in enumerate(schema.relations)}
+    nodes = [(r.name, k) for r in schema.relations for k in range(1 << n_keywords)]
+    return sorted(nodes, key=lambda n: (-bin(n[1]).count("1"), sid[n[0]], n[1]))
+
+
+def labels_between(schema, parent_rel: str, child_rel: str) -> list[tuple[str, bool]]:
+    """Labels ``(edge_id, parent_plays_left)`` joining a parent and a child relation."""
+    out = []
+    for e in schema.edges:
+        if e.left == parent_rel and e.right == child_rel:
+            out.append((e.id, True))
+        if e.right == parent_rel and e.left == child_rel:
+            out.append((e.id, False))
+    return out
+
+
+def _code(tree, nid, v, came_from=None) -> tuple:
+    """Rooted code of the (unrooted) tree at position ``v``, away from ``came_from``.
+
+    Labels are oriented from ``v`` towards each neighbour."""
+    kids = []
+    for c, (_, _, parent, label) in enumerate(tree):
+        if parent == v and c != came_from:
+            kids.append(((label[0], label[1]), _code(tree, nid, c, v)))
+    p, label = tree[v][2], tree[v][3]
+    if p >= 0 and p != came_from:
+        kids.append(((label[0], not label[1]), _code(tree, nid, p, v)))
+    kids.sort(reverse=True)
+    return (nid[tree[v][:2]], tuple(kids))
+
+
+def canonical_form(tree, nid) -> tuple:
+    """Isomorphism-invariant code of a CN: the largest rooted code over all positions."""
+    return max(_code(tree, nid, v) for v in range(len(tree)))
+
+
+def _leaves_ok(tree, full: int) -> bool:
+    """Every leaf (degree <= 1) holds a keyword no other node holds."""
+    degree = [0] * len(tree)
+    for c in range(1, len(tree)):
+        degree[c] += 1
+        degree[tree[c][2]] += 1
+    for v, d in enumerate(tree):
+        if degree[v] <= 1:
+            others = 0
+            for u, n in enumerate(tree):
+                if u != v:
+                    others |= n[1]
+            if d[1] & ~others & full == 0:
+                return False
+    return True
+
+
+def is_cn(tree, full: int) -> bool:
+    """Total and minimal."""
+    union = 0
+    for n in tree:
+        union |= n[1]
+    return union == full and _leaves_ok(tree, full)
+
+
+def expanded_schema(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
+    """``(nodes, nid, adjacency, root bit)`` of the expanded schema, shared by the clusters.
+
+    ``adjacency[n]``: for every node ``m`` adjacent to node ``n`` by a label,
+    in (m, label) order, ``(nid of m, kbits of m, the code key of m as a new
+    leaf, the CN position tuple of m for every parent position)``."""
+    nodes = expanded_nodes(schema, n_keywords)
+    nid = {n: i for i, n in enumerate(nodes)}
+    labels = {(a.name, b.name): labels_between(schema, a.name, b.name)
+              for a in schema.relations for b in schema.relations}
+    adjacency = []
+    for n in nodes:
+        adj = []
+        for m in nodes:
+            for label in labels[(n[0], m[0])]:
+                adj.append((nid[m], m[1], (label, (nid[m], ())),
+                            tuple((m[0], m[1], v, label) for v in range(max(t_max - 1, 0)))))
+        adjacency.append(adj)
+    return tuple(nodes), nid, tuple(adjacency), 1 << root_keyword
+
+
+def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
+    """Every CN exactly once (up to isomorphism), clusters in root ``nid`` order."""
+    nodes, nid, adjacency, rbit = expanded_schema(schema, n_keywords, t_max, root_keyword)
+    out = []
+    for root in nodes:
+        if root[1] & rbit:
+            out.extend(Cluster(root, nid, adjacency, n_keywords, t_max, rbit).cns())
+    return tuple(out)
+
+
+class Cluster:
+    """CNGen from one root node: the trees grown from it and their CNs.
+
+    A tree's *state* is ``(tree, nids, codes, path, degrees, union, multi)``:
+    beside the tree, the nid and the rooted subtree code of every position,
+    its rightmost path (root first), the degree of every position, the union
+    of its keyword sets and the keywords held by two nodes or more.  The
+    canonical order, totality and minimality are checked incrementally for
+    each one-node expansion (``expand``, which is also the partial mesh's
+    TreeGen).  Pruning beyond the paper's line 10, which changes no output:
+    a total tree that is not a CN is dropped (the node added last to any
+    expansion would hold no keyword of its own), and the last level only
+    tries nodes holding every keyword still missing."""
+
+    __slots__ = ("root", "root_nid", "nid", "adjacency", "full", "t_max", "rbit", "kept", "finals")
+
+    def __init__(self, root, nid, adjacency, n_keywords, t_max, rbit):
+        self.root, self.root_nid, self.nid, self.adjacency = root, nid[root], nid, adjacency
+        self.full, self.t_max, self.rbit = (1 << n_keywords) - 1, t_max, rbit
+        self.kept: dict = {}    # nid -> adjacency without the removed nodes (the roots before
+                                # this one, removed from the expanded schema with their clusters)
+        self.finals: dict = {}  # (nid, missing keywords) -> kept adjacency entries holding them
+
+    def first(self) -> tuple:
+        """The state of the one-node tree of the root."""
+        root = self.root
+        return (((root[0], root[1], -1, None),), (self.root_nid,), ((self.root_nid, ()),),
+                (0,), (0,), root[1], 0)
+
+    def cns(self) -> list[tuple]:
+        """Every CN of the cluster, in breadth-first (growth) order."""
+        first = self.first()
+        if self.root[1] == self.full:
+            return [first[0]]
+        found: list = []
+        queue = deque([first])
+        while queue:
+            self.expand(queue.popleft(), found, queue)
+        return found
+
+    def expand(self, state, found: list, grown, leaves: bool = False) -> None:
+        """One CNGen step: append the CNs one node larger than ``state`` to
+        ``found`` and the states of the trees to grow further to ``grown``.
+        ``leaves``: append only each CN's last position (the mesh's new join)."""
+        tree, nids, codes, path, deg, union, multi = state
+        root_nid, full, nid = self.root_nid, self.full, self.nid
+        size = len(tree)
+        if size >= self.t_max:
+            return
+        last_level = size + 1 == self.t_max
+        missing = full & ~union
+        repeated_root = root_nid in nids[1:]
+        for depth in range(len(path) - 1, -1, -1):
+            v = path[depth]
+            nv = nids[v]
+            if last_level:
+                adj = self.finals.get((nv, missing))
+                if adj is None:
+                    adj = self.finals[(nv, missing)] = [a for a in self._kept(nv)
+                                                        if a[1] & missing == missing]
+            else:
+                adj = self._kept(nv)
+            kids_v = codes[v][1]
+            last_key = kids_v[-1] if kids_v else None
+            on_path = path[: depth + 1]
+            # A leaf w keeps a keyword of its own after adding a node with kbits kb iff
+            # its own keywords u_w are not all in union & kb: bad[s] is set for the
+            # s = union & kb that leave some leaf without one (off the path: bad_grow;
+            # any leaf, for a CN: bad_cn).
+            off = [kb_w & ~multi for w, (_, kb_w, _, _) in enumerate(tree)
+                   if deg[w] <= 1 and w not in on_path]
+            stay = off + [tree[w][1] & ~multi for w in on_path if deg[w] + (w == v) <= 1]
+            bad_cn = _supersets(tuple(stay), union)
+            # the order above v can only break where a node of the path has a left sibling
+            above = any(len(codes[path[i - 1]][1]) > 1 for i in range(1, depth + 1))
+            if last_level:  # every candidate is total (it holds every missing keyword)
+                if leaves and not repeated_root and not above:
+                    found.extend(
+                        ents[v] for nm, kb, leaf_key, ents in adj
+                        if (last_key is None or leaf_key <= last_key) and not bad_cn >> (union & kb) & 1
+                        and (nm != root_nid or _root_is_canonical(tree + (ents[v],), nid)))
+                    continue
+                found.extend(
+                    (new[-1] if leaves else new) for nm, kb, leaf_key, ents in adj
+                    if (last_key is None or leaf_key <= last_key) and not bad_cn >> (union & kb) & 1
+                    and (not above or _canonical_above(tree, codes, path, depth, leaf_key, kids_v))
+                    and (new := tree + (ents[v],))
+                    and (not (repeated_root or nm == root_nid) or _root_is_canonical(new, nid)))
+                continue
+            bad_grow = _supersets(tuple(off), union)
+            for nm, kb, leaf_key, ents in adj:
+                if last_key is not None and last_key < leaf_key:
+                    continue  # not canonical at v
+                total = union | kb == full
+                if total:
+                    # the new leaf holds a missing keyword of its own: union != full
+                    if bad_cn >> (union & kb) & 1:
+                        continue
+                    if above and not _canonical_above(tree, codes, path, depth, leaf_key, kids_v):
+                        continue
+                    new = tree + (ents[v],)
+                    if not (repeated_root or nm == root_nid) or _root_is_canonical(new, nid):
+                        found.append(new[-1] if leaves else new)
+                    continue  # a CN never grows into another CN
+                if bad_grow >> (union & kb) & 1:
+                    continue
+                new_codes = _extend(tree, codes, path, depth, leaf_key, nm, kids_v)
+                if new_codes is None:
+                    continue  # not canonical above v
+                d = list(deg)
+                d[v] += 1
+                d.append(1)
+                grown.append((tree + (ents[v],), nids + (nm,), new_codes, on_path + (size,), tuple(d),
+                              union | kb, multi | (union & kb)))
+
+    def leads_to_cn(self, state) -> bool:
+        """Whether some CN grows from ``state`` (its CNGen subtree is not a dead end)."""
+        found: list = []
+        grown: list = []
+        self.expand(state, found, grown)
+        return bool(found) or any(self.leads_to_cn(g) for g in grown)
+
+    def _kept(self, nv) -> list:
+        adj = self.kept.get(nv)
+        if adj is None:
+            rbit, root_nid = self.rbit, self.root_nid
+            adj = self.kept[nv] = [a for a in self.adjacency[nv] if not (a[1] & rbit and a[0] < root_nid)]
+        return adj
+
+
+def _supersets(owns: tuple, within: int) -> int:
+    """Bitmap over s within ``within``: bit s set iff s holds all of some ``owns``."""
+    key = (owns, within)
+    bad = _SUPERSETS.get(key)
+    if bad is not None:  # few distinct keyword-bitmask cases, met by every expansion
+        return bad
+    bad = 0
+    for s in range(within + 1):
+        if s & within == s:
+            for u in owns:
+                if u & s == u:
+                    bad |= 1 << s
+                    break
+    if len(_SUPERSETS) < 1 << 16:
+        _SUPERSETS[key] = bad
+    return bad
+
+
+_SUPERSETS: dict = {}
+
+
+def _canonical_above(tree, codes, path, depth, leaf_key, kids_v) -> bool:
+    """Whether adding a leaf below ``path[depth]`` keeps the order of siblings
+    above it (``_extend`` without building the codes)."""
+    code = (codes[path[depth]][0], kids_v + (leaf_key,))
+    for i in range(depth, 0, -1):
+        u, p = path[i], path[i - 1]
+        kids = codes[p][1]
+        key = (tree[u][3], code)
+        if len(kids) > 1 and kids[-2] < key:
+            return False
+        code = (codes[p][0], kids[:-1] + (key,))
+    return True
+
+
+def _extend(tree, codes, path, depth, leaf_key, nm, kids_v):
+    """Subtree codes after adding a leaf below ``path[depth]``, or None when the
+    tree is no longer canonical.  Only the codes on the path to the new leaf
+    change, and only the last child of each of its nodes can break the order
+    of its siblings (the rest of the tree was canonical)."""
+    codes = list(codes)
+    codes.append((nm, ()))
+    v = path[depth]
+    codes[v] = (codes[v][0], kids_v + (leaf_key,))
+    for i in range(depth, 0, -1):
+        u, p = path[i], path[i - 1]
+        kids = codes[p][1]
+        key = (tree[u][3], codes[u])
+        if len(kids) > 1 and kids[-2] < key:
+            return None
+        codes[p] = (codes[p][0], kids[:-1] + (key,))
+    return tuple(codes)
+
+
+def _root_is_canonical(tree, nid) -> bool:
+    """Of the positions holding the root's node, the root has the largest rooted code."""
+    mine = _code(tree, nid, 0)
+    return all(_code(tree, nid, v) <= mine for v in range(1, len(tree)) if tree[v][:2] == tree[0][:2])

@@ -13,7 +13,8 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   labels and vertex labels, TR Section 5 / note Section 4).  Stamps equal to
   the epoch mean "present".
 - ``A`` int32 ``(vcap, 4)``: the pre-reduction's union-find (stamp, parent,
-  size; ``_bic_build``); ``W`` int32 ``(vcap,)``: the backward build's
+  size; ``_bic_build``), its last column a list of the last slot's vertices
+  linked in ``W`` (``st[L_NV]`` entries); ``W`` int32 ``(vcap,)``: the backward build's
   auxiliary union-find (0 absent, ``p + 1`` a child of ``p``, ``-size`` a
   root), whose compressed paths find B's roots without walking B.
 - ``C`` int32 ``(3, ccap)``: the raw edges of the current chunk and their slot

@@ -156,14 +156,28 @@ def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
 def collector_off():
     """Python's cyclic collector paused: CNGen and the mesh build create
     millions of tuples and operators with no cycles among them, so collecting
-    while they are made only costs time."""
+    while they are made only costs time.
+
+    On leaving, a large build (``PROMOTE`` new tracked objects or more) is
+    moved to the oldest generation unexamined (``gc.freeze()`` then
+    ``gc.unfreeze()``, documented to put the frozen objects back into the
+    oldest generation): otherwise the first young collection after
+    ``gc.enable()`` walks every new operator, once per generation on the way
+    up (about 2 CPU-s for the 5.65M operators at |K| = 5), to find them all
+    alive.  They are walked by the full collections that come anyway."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if gc.get_count()[0] >= PROMOTE:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
+
+
+PROMOTE = 1 << 20   # new tracked objects (gc.get_count()[0]) from which a build is promoted
 
 
 class Cluster:

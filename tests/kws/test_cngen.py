@@ -180,3 +180,57 @@ def test_grown_mesh_sets_every_slot_on_the_benchmark_schema():
     grown = grow_mesh(schema, 3, 4, False, conds)
     assert _slots(grown) == _slots(build(cngen(schema, 3, 4), True, False, conds))
     assert sum(op.cn for op in grown) == 9031
+
+
+def test_a_large_build_is_promoted_unexamined_and_its_garbage_still_collected(monkeypatch):
+    """collector_off promotes a large build to the oldest generation (no young collection
+    walks it on leaving; one does without promotion) and freezes nothing for good: a
+    cycle dropped during the build is freed by a collection."""
+    import gc
+    import weakref
+
+    from streamspec.engines.kws import cngen as cngen_module
+
+    class Node:
+        pass
+
+    def build_and_leave():
+        """Collections (generation numbers) started from the build's exit to the end
+        of the next few allocations."""
+        started = []
+
+        def seen(phase, info):
+            if phase == "start":
+                started.append(info["generation"])
+        gc.callbacks.append(seen)
+        try:
+            with cngen_module.collector_off():
+                assert not gc.isenabled()
+                kept = [[] for _ in range(5000)]
+                a, b = Node(), Node()
+                a.other, b.other = b, a
+                dropped = weakref.ref(a)
+                del a, b
+            assert gc.isenabled()
+            more = [[] for _ in range(100)]
+        finally:
+            gc.callbacks.remove(seen)
+        assert len(kept) == 5000 and len(more) == 100
+        return started, dropped
+
+    was = gc.isenabled()
+    gc.enable()
+    try:
+        monkeypatch.setattr(cngen_module, "PROMOTE", 1 << 40)
+        started, _ = build_and_leave()
+        assert started, "without promotion the first allocations walk the build"
+        monkeypatch.setattr(cngen_module, "PROMOTE", 1000)
+        started, dropped = build_and_leave()
+        assert started == [], "the promoted build was walked by a young collection"
+        assert gc.get_freeze_count() == 0
+        assert dropped() is not None  # only a collection frees a cycle
+        gc.collect()
+        assert dropped() is None
+    finally:
+        if not was:
+            gc.disable()

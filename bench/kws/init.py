@@ -69,6 +69,9 @@ def main(argv=None) -> None:
         print(json.dumps(one(a.one[0], int(a.one[1]), int(a.one[2]))))
         return
     command = "python -m streamspec.bench.kws.init " + " ".join(argv if argv is not None else sys.argv[1:])
+    if os.environ.get("STREAMSPEC_BENCH_COMMIT"):  # a snapshot measured: say which
+        command = (f"PYTHONPATH={os.environ.get('PYTHONPATH', '')} "
+                   f"STREAMSPEC_BENCH_COMMIT={os.environ['STREAMSPEC_BENCH_COMMIT']} {command}")
     rows, cns = [], {}
     for k in map(int, a.keywords.split(",")):
         for engine in a.engines.split(","):

@@ -13,8 +13,9 @@ PM's row repeats FM's count: PM grows the same CNs at run time); ``operators``: 
 operators right after construction.  ``load1`` is the 1-minute load before and after the
 run (the 2-core machine is shared with other sessions: CPU time still grows with load),
 ``commit`` the code measured (``$STREAMSPEC_BENCH_COMMIT`` names a ``git archive``
-snapshot put first on ``PYTHONPATH``).  Rows go to ``bench/results/kws/init.csv``, with
-the command that made them.
+snapshot put first on ``PYTHONPATH``; give it ``--out``, the default is beside the module
+measured).  Rows go to ``bench/results/kws/init.csv``, with the command that made them;
+``--append`` keeps the rows there (same columns only).
 """
 from __future__ import annotations
 
@@ -72,6 +73,13 @@ def main(argv=None) -> None:
     if os.environ.get("STREAMSPEC_BENCH_COMMIT"):  # a snapshot measured: say which
         command = (f"PYTHONPATH={os.environ.get('PYTHONPATH', '')} "
                    f"STREAMSPEC_BENCH_COMMIT={os.environ['STREAMSPEC_BENCH_COMMIT']} {command}")
+    old = []
+    if a.append and os.path.exists(a.out):
+        with open(a.out) as f:
+            reader = csv.DictReader(f)
+            if reader.fieldnames != FIELDS:  # checked before any run: nothing is half-written
+                ap.error(f"{a.out} has other columns ({reader.fieldnames}); run without --append")
+            old = list(reader)
     rows, cns = [], {}
     for k in map(int, a.keywords.split(",")):
         for engine in a.engines.split(","):
@@ -83,10 +91,6 @@ def main(argv=None) -> None:
             r.update(label=a.label, command=command)
             print(json.dumps(r), flush=True)
             rows.append(r)
-    old = []
-    if a.append and os.path.exists(a.out):
-        with open(a.out) as f:
-            old = list(csv.DictReader(f))
     with open(a.out, "w", newline="") as f:
         w = csv.DictWriter(f, FIELDS)
         w.writeheader()

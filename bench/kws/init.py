@@ -7,15 +7,14 @@ Each row is one engine construction (``FullMeshEngine`` / ``PartialMeshEngine`` 
 15-relation benchmark schema, w = 20 min) in a fresh interpreter, so that no CNGen cache
 and no heap of an earlier run is met: ``init_s`` is ``time.process_time`` around the
 constructor (CNGen and the whole mesh for FM, Section 4.1; the sources and the
-expanded schema for PM, Section 4.2), the collector's pass over the new operators
-included.  ``cns``: the CNs of the mesh (FM's operators feeding the output operator;
+expanded schema for PM, Section 4.2), any collection it sets off included.  ``cns``: the CNs of the mesh (FM's operators feeding the output operator;
 PM's row repeats FM's count: PM grows the same CNs at run time); ``operators``: the
 operators right after construction.  ``load1`` is the 1-minute load before and after the
 run (the 2-core machine is shared with other sessions: CPU time still grows with load),
 ``commit`` the code measured (``$STREAMSPEC_BENCH_COMMIT`` names a ``git archive``
-snapshot put first on ``PYTHONPATH``; give it ``--out``, the default is beside the module
-measured).  Rows go to ``bench/results/kws/init.csv``, with the command that made them;
-``--append`` keeps the rows there (same columns only).
+snapshot put first on ``PYTHONPATH``).  Rows go to ``bench/results/kws/init.csv`` (from
+the working directory), with the command that made them; ``--append`` keeps the rows
+there (same columns only).
 """
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ import subprocess
 import sys
 import time
 
-OUT = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                   "bench", "results", "kws")
+OUT = os.path.join("bench", "results", "kws")   # relative to the working directory (the checkout)
 FIELDS = ["label", "commit", "engine", "keywords", "t_max", "cns", "operators", "init_s",
           "load1_before", "load1_after", "command"]
 ENGINES = ("fullmesh", "partialmesh")

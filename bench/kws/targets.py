@@ -32,11 +32,10 @@
   nothing is cached from another engine; and the operator state alone
   (operators, their buffers and buffer indexes, ``sys.getsizeof`` accounting, sampled every
   ``SAMPLE`` stream seconds, peak).
-- ``init.csv``: FM initialisation (``init_s``: engine construction, the
-  mesh grown in parallel with CNGen, then the engine's tables; max RSS of
-  the process after it) at |K| = 2..5 with T_max = 4 and at T_max = 2..6
-  with |K| = 2; CN and operator counts; ``cngen_s``: CNGen alone, listing
-  the CNs (measured afterwards, for reference).
+- ``init.csv``: written by ``streamspec.bench.kws.init`` (this script runs it
+  with ``--label targets --append``): FM and PM initialisation CPU at
+  |K| = 2..``--max-keywords``, T_max = 4, one fresh process per row, CN and
+  operator counts.
 - ``targets.png``: the three as bar charts.
 """
 from __future__ import annotations
@@ -45,7 +44,6 @@ import argparse
 import csv
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
@@ -184,23 +182,6 @@ def _memory_run(name: str, k: int, seconds: int) -> dict:
                 operators_at_end=len(eng.ops), outputs=n)
 
 
-def _init_run(k: int, t_max: int) -> dict:
-    from streamspec.engines.kws.cngen import cngen
-    from streamspec.engines.kws.fullmesh import FullMeshEngine
-    p = params(15, k, t_max, 1200)
-    c0 = time.process_time()
-    eng = FullMeshEngine(p)   # CNGen and the mesh together (Section 3.3), then the engine's tables
-    c1 = time.process_time()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
-    n_ops = len(eng.ops)
-    del eng
-    c2 = time.process_time()
-    cns = cngen(p.schema, k, t_max)   # CNGen alone, listing the CNs (the forest's input)
-    c3 = time.process_time()
-    return dict(keywords=k, t_max=t_max, cns=len(cns), operators=n_ops, cngen_s=round(c3 - c2, 2),
-                init_s=round(c1 - c0, 2), max_rss_mib=rss)
-
-
 def _fresh(kind: str, *args) -> dict:
     """One measurement in a fresh interpreter (no caches, clean memory)."""
     out = subprocess.run([sys.executable, "-m", "streamspec.bench.kws.targets", "--one", kind, *map(str, args)],
@@ -241,7 +222,8 @@ def _plot(cpu, mem, init) -> None:
         ax[1].legend()
         ax[1].set_title("peak memory, FM vs PM")
     if init:
-        rows = [r for r in init if r["t_max"] == 4]
+        last = init[-1]["label"]   # the newest run's FM rows only
+        rows = [r for r in init if r["t_max"] == 4 and r["engine"] == "fullmesh" and r["label"] == last]
         ax[2].bar([f"|K|={r['keywords']}" for r in rows], [r["init_s"] for r in rows])
         ax[2].set_yscale("log")
         ax[2].set_ylabel("FM initialisation CPU (s)")
@@ -302,8 +284,8 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     if a.one:
         kind, *args = a.one
-        fn = {"cpu": _cpu_run, "work": _work_run, "memory": _memory_run, "init": _init_run}[kind]
-        args = [args[0], *map(int, args[1:])] if kind != "init" else list(map(int, args))
+        fn = {"cpu": _cpu_run, "work": _work_run, "memory": _memory_run}[kind]
+        args = [args[0], *map(int, args[1:])]
         print(json.dumps(fn(*args)))
         return
     only = set(a.only.split(","))
@@ -332,9 +314,10 @@ def main(argv=None) -> None:
             r["peak_vs_fm"] = round(r["peak_traced_mib"] / fm["peak_traced_mib"], 3)
             r["op_state_vs_fm"] = round(r["op_state_peak_mib"] / fm["op_state_peak_mib"], 4)
         _write(a.memory_csv, rows)
-    if "init" in only:
-        cases = [(k, 4) for k in range(2, a.max_keywords + 1)] + [(2, t) for t in (2, 3, 5, 6)]
-        _write("init.csv", [_fresh("init", k, t) for k, t in cases])
+    if "init" in only:   # bench/kws/init.py owns init.csv (FM and PM, labelled runs)
+        subprocess.run([sys.executable, "-m", "streamspec.bench.kws.init", "--label", "targets",
+                        "--keywords", ",".join(map(str, range(2, a.max_keywords + 1))), "--append"],
+                       check=True)
     _plot(_read("fm_vs_forest.csv"), _read("memory.csv"), _read("init.csv"))
 
 

@@ -22,15 +22,9 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.engines.connectivity import _dfs_kernels as kernels
+from streamspec.engines.connectivity._edge_pool import (MIN_CAPACITY, capacity, grow as _grow,
+                                                        grow_free_ids, reserve_fifo)
 from streamspec.spec.connectivity import ConnectivityEngine
-
-_MIN_CAPACITY = 64
-
-
-def _grow(arr: np.ndarray, cap: int, fill: int) -> np.ndarray:
-    out = np.full(cap, fill, dtype=np.int64)
-    out[:len(arr)] = arr
-    return out
 
 
 class DfsEngine(ConnectivityEngine):
@@ -53,19 +47,16 @@ class DfsEngine(ConnectivityEngine):
         self._he_prev = np.zeros(0, dtype=np.int64)
         self._free_ids = np.zeros(0, dtype=np.int64)   # stack of free edge slots
         self._n_free = 0
-        self._fifo_slot = np.zeros(_MIN_CAPACITY, dtype=np.int64)
-        self._fifo_t = np.zeros(_MIN_CAPACITY, dtype=np.int64)
+        self._fifo_slot = np.zeros(MIN_CAPACITY, dtype=np.int64)
+        self._fifo_t = np.zeros(MIN_CAPACITY, dtype=np.int64)
         self._head = 0
         self._tail = 0
 
     # -- capacity -----------------------------------------------------------
     def _reserve_vertices(self, n: int) -> None:
-        cap = len(self._adj_head)
-        if n <= cap:
+        if n <= len(self._adj_head):
             return
-        cap = max(cap, _MIN_CAPACITY)
-        while cap < n:
-            cap *= 2
+        cap = capacity(len(self._adj_head), n)
         self._adj_head = _grow(self._adj_head, cap, -1)
         self._stamp = _grow(self._stamp, cap, 0)        # marks start at 1
         self._stack = np.zeros(cap, dtype=np.int64)
@@ -74,30 +65,14 @@ class DfsEngine(ConnectivityEngine):
         """``n`` free edge slots in the pool, room for ``n`` more FIFO entries."""
         if self._n_free < n:
             old = len(self._eu)
-            cap = max(old, _MIN_CAPACITY)
-            while cap - old + self._n_free < n:
-                cap *= 2
+            cap = capacity(old, old - self._n_free + n)
             self._eu, self._ev, self._et = (_grow(a, cap, -1) for a in (self._eu, self._ev,
                                                                        self._et))
             self._he_next = _grow(self._he_next, 2 * cap, -1)
             self._he_prev = _grow(self._he_prev, 2 * cap, -1)
-            free = np.empty(cap, dtype=np.int64)
-            free[:self._n_free] = self._free_ids[:self._n_free]
-            new_ids = np.arange(cap - 1, old - 1, -1, dtype=np.int64)   # lowest slot popped first
-            free[self._n_free:self._n_free + len(new_ids)] = new_ids
-            self._free_ids = free
-            self._n_free += len(new_ids)
-        if self._tail + n > len(self._fifo_t):
-            live = self._tail - self._head
-            cap = len(self._fifo_t)
-            while live + n > cap // 2:
-                cap *= 2
-            slot = np.zeros(cap, dtype=np.int64)
-            t = np.zeros(cap, dtype=np.int64)
-            slot[:live] = self._fifo_slot[self._head:self._tail]
-            t[:live] = self._fifo_t[self._head:self._tail]
-            self._fifo_slot, self._fifo_t = slot, t
-            self._head, self._tail = 0, live
+            self._free_ids, self._n_free = grow_free_ids(self._free_ids, self._n_free, old, cap)
+        self._fifo_slot, self._fifo_t, self._head, self._tail = reserve_fifo(
+            self._fifo_slot, self._fifo_t, self._head, self._tail, n)
 
     # -- engine hooks ---------------------------------------------------------
     def _run(self, u, v, t, upto):

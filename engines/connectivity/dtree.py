@@ -54,6 +54,8 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.engines.connectivity import _dtree_kernels as kernels
+from streamspec.engines.connectivity._edge_pool import (MIN_CAPACITY, capacity, grow as _grow,
+                                                        grow_free_ids, reserve_fifo)
 from streamspec.spec.connectivity import ConnectivityEngine
 
 # the order of the arrays in the kernels' tuple T
@@ -62,13 +64,6 @@ EDGE_ARRAYS = ("eu", "ev", "ekind")
 HALF_EDGE_ARRAYS = ("he_next", "he_prev")
 TREE_ARRAYS = VERTEX_ARRAYS + EDGE_ARRAYS + HALF_EDGE_ARRAYS
 _FILL = {"size": 1, "ekind": kernels.FREE}   # everything else starts at -1 (none)
-_MIN_CAPACITY = 64
-
-
-def _grow(arr: np.ndarray, cap: int, fill: int) -> np.ndarray:
-    out = np.full(cap, fill, dtype=np.int64)
-    out[:len(arr)] = arr
-    return out
 
 
 class DTreeEngine(ConnectivityEngine):
@@ -84,19 +79,16 @@ class DTreeEngine(ConnectivityEngine):
         self._queue = np.zeros(0, dtype=np.int64)     # scratch of the replacement search
         self._free_ids = np.zeros(0, dtype=np.int64)  # stack of free edge ids
         self._n_free = 0
-        self._fifo_eid = np.zeros(_MIN_CAPACITY, dtype=np.int64)
-        self._fifo_t = np.zeros(_MIN_CAPACITY, dtype=np.int64)
+        self._fifo_eid = np.zeros(MIN_CAPACITY, dtype=np.int64)
+        self._fifo_t = np.zeros(MIN_CAPACITY, dtype=np.int64)
         self._head = 0
         self._tail = 0
 
     # -- capacity -----------------------------------------------------------
     def _reserve_vertices(self, n: int) -> None:
-        cap = len(self._deg)
-        if n <= cap:
+        if n <= len(self._deg):
             return
-        cap = max(cap, _MIN_CAPACITY)
-        while cap < n:
-            cap *= 2
+        cap = capacity(len(self._deg), n)
         for name in VERTEX_ARRAYS:
             self._arrays[name] = _grow(self._arrays[name], cap, _FILL.get(name, -1))
         self._deg = _grow(self._deg, cap, 0)
@@ -106,30 +98,14 @@ class DTreeEngine(ConnectivityEngine):
         """``n`` free edge ids in the pool, room for ``n`` more FIFO entries."""
         if self._n_free < n:
             old = len(self._free_ids)
-            cap = max(old, _MIN_CAPACITY)
-            while cap - old + self._n_free < n:
-                cap *= 2
+            cap = capacity(old, old - self._n_free + n)
             for name in EDGE_ARRAYS:
                 self._arrays[name] = _grow(self._arrays[name], cap, _FILL.get(name, -1))
             for name in HALF_EDGE_ARRAYS:
                 self._arrays[name] = _grow(self._arrays[name], 2 * cap, -1)
-            free = np.empty(cap, dtype=np.int64)
-            free[:self._n_free] = self._free_ids[:self._n_free]
-            new_ids = np.arange(cap - 1, old - 1, -1, dtype=np.int64)  # lowest id popped first
-            free[self._n_free:self._n_free + len(new_ids)] = new_ids
-            self._free_ids = free
-            self._n_free += len(new_ids)
-        if self._tail + n > len(self._fifo_t):
-            live = self._tail - self._head
-            cap = len(self._fifo_t)
-            while live + n > cap // 2:
-                cap *= 2
-            eid = np.zeros(cap, dtype=np.int64)
-            t = np.zeros(cap, dtype=np.int64)
-            eid[:live] = self._fifo_eid[self._head:self._tail]
-            t[:live] = self._fifo_t[self._head:self._tail]
-            self._fifo_eid, self._fifo_t = eid, t
-            self._head, self._tail = 0, live
+            self._free_ids, self._n_free = grow_free_ids(self._free_ids, self._n_free, old, cap)
+        self._fifo_eid, self._fifo_t, self._head, self._tail = reserve_fifo(
+            self._fifo_eid, self._fifo_t, self._head, self._tail, n)
 
     def _tree(self) -> tuple:
         return tuple(self._arrays[name] for name in TREE_ARRAYS)

@@ -252,6 +252,10 @@ class TimelineFile:
     def value(self, key, tau: int) -> float:
         return self._timeline().value(key, tau)
 
+    def values(self, keys, tau: int):
+        """Many keys in one call (``spec.topkjoin_remote.values``), as the timeline reads them."""
+        return self._timeline().values(keys, tau)
+
     def value_range(self) -> tuple[float, float]:
         return self._timeline().value_range()
 

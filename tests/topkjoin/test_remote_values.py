@@ -91,3 +91,19 @@ def test_unbounded_fetch_many_and_pickled_callable_without_batch_function():
     old = CallableDataset(fn)
     del old.__dict__["many"]                       # as pickled before ``many`` existed
     assert pickle.loads(pickle.dumps(old)).values([1], 5).tolist() == [fn(1, 5)]
+
+
+def test_pipeline_timeline_file_reads_many_keys_as_its_timeline():
+    """The job's file-backed remote (``pipeline/io/topkjoin.TimelineFile``) has ``values``:
+    equal to ``value`` key by key, and one call to the timeline for the whole batch."""
+    import os
+
+    from streamspec.pipeline.io.topkjoin import TimelineFile
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "pipeline", "data", "topkjoin",
+                        "followers-dfc.csv")
+    dataset = TimelineFile(path)
+    assert hasattr(dataset, "values")
+    keys = sorted(dataset.keys())[:40] + [-1]          # an unknown key reads the default
+    lo, hi = min(t for _, t, _ in dataset.rows()), max(t for _, t, _ in dataset.rows())
+    for tau in (lo - 1, lo, (lo + hi) // 2, hi, hi + 1):
+        assert values(dataset, keys, tau).tolist() == [dataset.value(k, tau) for k in keys]

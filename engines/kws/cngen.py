@@ -164,14 +164,17 @@ def collector_off():
     oldest generation): otherwise the first young collection after
     ``gc.enable()`` walks every new operator, once per generation on the way
     up (about 2 CPU-s for the 5.65M operators at |K| = 5), to find them all
-    alive.  They are walked by the full collections that come anyway."""
+    alive.  They are walked by the full collections that come anyway.  A
+    process that froze objects of its own (``gc.get_freeze_count() > 0``)
+    keeps them frozen: the promotion is skipped then."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            if gc.get_count()[0] >= PROMOTE:
+            # not when the process froze objects itself (gc.unfreeze would thaw them too)
+            if gc.get_count()[0] >= PROMOTE and gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

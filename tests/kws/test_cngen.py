@@ -234,3 +234,26 @@ def test_a_large_build_is_promoted_unexamined_and_its_garbage_still_collected(mo
     finally:
         if not was:
             gc.disable()
+
+
+def test_objects_the_process_froze_stay_frozen(monkeypatch):
+    """A process that froze objects itself (e.g. a harness after warm-up) keeps them frozen
+    across a large build: collector_off skips its promotion then."""
+    import gc
+
+    from streamspec.engines.kws import cngen as cngen_module
+
+    monkeypatch.setattr(cngen_module, "PROMOTE", 10)
+    was = gc.isenabled()
+    gc.enable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        with cngen_module.collector_off():
+            kept = [[] for _ in range(100)]
+        assert gc.get_freeze_count() == frozen and len(kept) == 100
+    finally:
+        gc.unfreeze()
+        if not was:
+            gc.disable()

@@ -29,6 +29,10 @@ Sections 1.3-1.4.
   elected keys) use it; ``fetch_many`` still counts one unit of budget per
   key, as the paper's gamma counts remote accesses (Section 5), and a request
   beyond the budget fails at the same key as one ``fetch`` per key would.
+- Bounded log (issue 15): ``FetchCounter.log`` keeps the per-evaluation fetch
+  counts of a stream's first evaluations (``LOG_RUNS`` runs of equal counts, at
+  least that many evaluations), in a preallocated array; ``evaluations``,
+  ``fetched`` and ``most`` count every evaluation.
 """
 from __future__ import annotations
 
@@ -234,8 +238,26 @@ class CallableDataset:
         return out
 
 
+class FetchLogTruncated(StreamspecError, RuntimeError):
+    """The per-evaluation fetch log was asked for after it stopped recording (``LOG_RUNS``)."""
+
+
+# runs of equal per-evaluation fetch counts the log records (issue 15, bounded state): the
+# first evaluations of a stream, at least LOG_RUNS of them (the experiments read the first
+# 150); beyond that only ``evaluations``, ``fetched`` and ``most`` go on counting
+LOG_RUNS = 1024
+_RUN_MAX = np.iinfo(np.int32).max
+
+
 class FetchCounter:
-    """The engine's only door to the remote dataset: counts and limits fetches per evaluation."""
+    """The engine's only door to the remote dataset: counts and limits fetches per evaluation.
+
+    The fetches of each finished evaluation are logged run-length encoded, ``[count,
+    evaluations]`` rows of an int32 array preallocated at ``LOG_RUNS`` rows (8 KB): a
+    stream's engine lives as long as the stream (Spark's group state), and once ids churn
+    the count changes between evaluations, so a log growing with the evaluations would be
+    the one part of the state that grows with the stream (paper §5: the state is the list
+    and the replica).  The log stops when its rows are used up; the totals go on."""
 
     def __init__(self, dataset: RemoteDataset, budget: int | None, latency: float = 0.0):
         self.dataset = dataset
@@ -243,23 +265,63 @@ class FetchCounter:
         self.latency = float(latency)
         self.tau: int | None = None
         self.count = 0
-        # fetches of each finished evaluation, run-length encoded as [count, evaluations]:
-        # a stream's engine keeps this for its whole life (Spark's group state), and an
-        # engine that fetches its budget at every evaluation needs one run, not one int each
-        self.runs: list[list[int]] = []
+        self._runs = np.zeros((LOG_RUNS, 2), np.int32)
+        self._nruns = 0
+        self.complete = True          # every finished evaluation is in ``log``
+        self.evaluations = 0          # finished evaluations, fetches in them, most in one
+        self.fetched = 0
+        self.most = 0
+
+    def __getstate__(self) -> dict:
+        """The runs in use only (Spark rewrites the engine's group state every batch)."""
+        state = dict(self.__dict__)
+        state["_runs"] = self._runs[:self._nruns].copy()
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        if "runs" in state:               # pickled before the bounded log: a list of runs
+            runs = state.pop("runs")
+            state.update(_runs=np.asarray(runs, np.int32).reshape(-1, 2), _nruns=len(runs),
+                         complete=True, evaluations=sum(t for _, t in runs),
+                         fetched=sum(c * t for c, t in runs),
+                         most=max((c for c, _ in runs), default=0))
+        self.__dict__.update(state)
+        runs = np.zeros((max(LOG_RUNS, self._nruns), 2), np.int32)
+        runs[:self._nruns] = self._runs[:self._nruns]
+        self._runs = runs
+
+    @property
+    def runs(self) -> np.ndarray:
+        """The log's ``[count, evaluations]`` runs in use (a view)."""
+        return self._runs[:self._nruns]
 
     @property
     def log(self) -> list[int]:
-        """Fetches of each finished evaluation, in order."""
-        return [count for count, times in self.runs for _ in range(times)]
+        """Fetches of each finished evaluation, in order (``FetchLogTruncated`` once the log
+        stopped: ``evaluations``, ``fetched`` and ``most`` still cover every evaluation)."""
+        if not self.complete:
+            raise FetchLogTruncated(
+                f"the fetch log kept the first {int(self.runs[:, 1].sum())} of "
+                f"{self.evaluations} evaluations ({LOG_RUNS} runs of equal counts); "
+                f"use evaluations, fetched and most")
+        return [count for count, times in self.runs.tolist() for _ in range(times)]
 
     def begin(self, tau: int) -> None:
         """Start the evaluation at ``tau`` (closes the previous one in ``log``)."""
         if self.tau is not None:
-            if self.runs and self.runs[-1][0] == self.count:
-                self.runs[-1][1] += 1
-            else:
-                self.runs.append([self.count, 1])
+            count, n = self.count, self._nruns
+            self.evaluations += 1
+            self.fetched += count
+            self.most = max(self.most, count)
+            if self.complete:
+                runs = self._runs
+                if n and runs[n - 1, 0] == count and runs[n - 1, 1] < _RUN_MAX:
+                    runs[n - 1, 1] += 1
+                elif n < runs.shape[0]:
+                    runs[n, 0], runs[n, 1] = count, 1
+                    self._nruns = n + 1
+                else:
+                    self.complete = False
         self.tau, self.count = int(tau), 0
 
     def fetch(self, key) -> float:

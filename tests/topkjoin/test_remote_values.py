@@ -93,6 +93,47 @@ def test_unbounded_fetch_many_and_pickled_callable_without_batch_function():
     assert pickle.loads(pickle.dumps(old)).values([1], 5).tolist() == [fn(1, 5)]
 
 
+def test_fetch_log_is_bounded_and_its_totals_cover_every_evaluation(monkeypatch):
+    """Issue 15: the log keeps the first evaluations' counts in ``LOG_RUNS`` runs (a
+    preallocated array, so its bytes do not grow with the stream); past that it refuses to
+    answer rather than answer partly, and ``evaluations``/``fetched``/``most`` count all."""
+    import pickle
+
+    from streamspec.spec import topkjoin_remote as remote
+    monkeypatch.setattr(remote, "LOG_RUNS", 4)
+    counter = FetchCounter(CallableDataset(fn), budget=None)
+    counts = [2, 2, 0, 5, 5, 5, 1]                       # runs (2,2) (0,1) (5,3) (1,1)
+    for tau, c in enumerate(counts):
+        counter.begin(10 * tau)
+        for _ in range(c):
+            counter.fetch(7)
+    assert counter.log == counts[:-1] and counter.per_evaluation == counts
+    counter.begin(100)                                   # closes the 7th: a fourth run
+    assert counter.runs.tolist() == [[2, 2], [0, 1], [5, 3], [1, 1]]
+    counter.fetch_many([1, 2, 3])
+    counter.begin(110)                                   # a fifth run: the log stops
+    counter.begin(120)
+    assert not counter.complete and counter.runs.shape == (4, 2)
+    assert counter._runs.shape == (4, 2)                 # no row was added
+    with pytest.raises(remote.FetchLogTruncated, match="first 7 of 9 evaluations"):
+        counter.per_evaluation
+    assert (counter.evaluations, counter.fetched, counter.most) == (9, 23, 5)
+    copy = pickle.loads(pickle.dumps(counter))
+    assert copy.runs.tolist() == counter.runs.tolist() and not copy.complete
+    assert (copy.evaluations, copy.fetched, copy.most) == (9, 23, 5)
+    # a counter pickled before the bounded log (``runs`` a list) reads as one
+    old = FetchCounter(CallableDataset(fn), budget=3)
+    state = {k: v for k, v in old.__dict__.items()
+             if k not in ("_runs", "_nruns", "complete", "evaluations", "fetched", "most")}
+    state.update(runs=[[3, 2], [1, 1]], tau=50, count=2)
+    old.__dict__.clear()
+    old.__setstate__(state)
+    assert old.per_evaluation == [3, 3, 1, 2]
+    assert (old.evaluations, old.fetched, old.most) == (3, 7, 3)
+    old.begin(60)
+    assert old.runs.tolist() == [[3, 2], [1, 1], [2, 1]]
+
+
 def test_pipeline_timeline_file_reads_many_keys_as_its_timeline():
     """The job's file-backed remote (``pipeline/io/topkjoin.TimelineFile``) has ``values``:
     equal to ``value`` key by key, and one call to the timeline for the whole batch."""

@@ -94,29 +94,43 @@ class DepartedEntries:
         return self._n
 
     def put(self, keys: list, value, last, changes) -> None:
-        """Keep these departed keys (none of them is held already); trim to ``capacity``."""
+        """Keep these departed keys (none of them is held already); trim to ``capacity``.
+
+        In place in the preallocated cells: the cells to forget are dropped first, the new
+        ones written after the rest, then all sorted by key one column at a time, so the
+        temporaries are a few arrays of at most ``capacity`` (or ``len(keys)``) entries, not
+        five concatenated copies of the store (a compaction's peak, issue 15)."""
         if not len(keys):
             return
         self.puts += 1
         new = np.asarray(keys, dtype=np.int64 if isinstance(keys[0], (int, np.integer)) else object)
         if new.dtype != self._cells[0].dtype and not self._n:
             self._allocate(self._capacity, new.dtype)        # str keys: an object key column
-        n = self._n
-        ks = np.concatenate((self._cells[0][:n], new))
-        value = np.concatenate((self.value, value))
-        last = np.concatenate((self.last, last))
-        changes = np.concatenate((self.changes, changes))
-        left = np.concatenate((self.left, np.full(new.size, self.puts, np.int64)))
-        order = np.argsort(ks, kind="stable")
-        if order.size > self._capacity:
-            # latest departures first, then latest fetches, then smaller keys (``order``)
-            rank = np.lexsort((-last[order], -left[order]))
-            by_age = order[rank][:self._capacity]
-            order = by_age[np.argsort(ks[by_age], kind="stable")]
-        m = order.size
-        for cell, col in zip(self._cells, (ks, value, last, changes, left)):
-            cell[:m] = col[order]
-        self._n = m
+        value, last, changes = (np.asarray(value, np.float64), np.asarray(last, np.int64),
+                                np.asarray(changes, np.int64))
+        n, m, cap = self._n, new.size, self._capacity
+        if m > cap:
+            # all left now: the latest fetches first, then the smaller keys
+            by_key = np.argsort(new, kind="stable")
+            pick = by_key[np.lexsort((-last[by_key],))[:cap]]
+            new, value, last, changes = new[pick], value[pick], last[pick], changes[pick]
+            m = cap
+        over = n + m - cap
+        if over > 0:
+            # forget the ``over`` cells that left longest ago (then least recently fetched,
+            # then the larger key: the cells are in key order and lexsort is stable)
+            stay = np.ones(n, np.bool_)
+            stay[np.lexsort((-self.last, -self.left))[n - over:]] = False
+            for cell in self._cells:
+                cell[:n - over] = cell[:n][stay]
+            n -= over
+        for cell, col in zip(self._cells, (new, value, last, changes, self.puts)):
+            cell[n:n + m] = col
+        n += m
+        order = np.argsort(self._cells[0][:n], kind="stable")
+        for cell in self._cells:
+            cell[:n] = cell[:n][order]
+        self._n = n
 
     def take(self, keys: list) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``(found, value, last, changes)`` for ``keys`` (the found ones leave the store)."""

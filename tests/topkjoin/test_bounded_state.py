@@ -197,6 +197,38 @@ def test_departed_entries_with_str_keys():
     assert len(store) == 1
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_departed_entries_keep_what_the_policy_says_in_place(seed):
+    """``put`` in place (no concatenated copies) keeps exactly the policy's cells: the
+    ``capacity`` best by (departed later, fetched later, smaller key), in key order, also
+    when one put brings more keys than the capacity; the preallocated cells stay the same
+    arrays (issue 15: a compaction's temporaries)."""
+    rng = np.random.default_rng(seed)
+    store = DepartedEntries(capacity=8)
+    cells = [id(c) for c in store._cells]
+    held: dict[int, tuple] = {}          # key -> (value, last, changes, put number)
+    for put in range(1, 12):
+        m = int(rng.integers(1, 13))
+        keys = [int(k) for k in rng.choice(np.setdiff1d(np.arange(40), list(held)), m,
+                                           replace=False)]
+        vals, last, changes = rng.random(m), rng.integers(0, 5, m), rng.integers(0, 3, m)
+        store.put(keys, vals, last, changes)
+        held.update({k: (v, lr, c, put) for k, v, lr, c in zip(keys, vals, last, changes)})
+        best = sorted(held, key=lambda k: (-held[k][3], -held[k][1], k))[:8]
+        held = {k: held[k] for k in best}
+        assert store.keys.tolist() == sorted(held)
+        assert store.value.tolist() == [held[k][0] for k in sorted(held)]
+        assert store.last.tolist() == [held[k][1] for k in sorted(held)]
+        assert store.changes.tolist() == [held[k][2] for k in sorted(held)]
+        assert store.left.tolist() == [held[k][3] for k in sorted(held)]
+        assert [id(c) for c in store._cells] == cells
+        if put % 4 == 0:                  # some come back
+            back = sorted(held)[::3]
+            found, *_ = store.take(back + [99])
+            assert found.tolist() == [True] * len(back) + [False]
+            held = {k: v for k, v in held.items() if k not in back}
+
+
 @pytest.mark.parametrize("values", [[5, 70_000, 3, 1 << 50, 12, 9], ["e", "a", "zz", "b", "q", "c"]])
 def test_id_index_compaction(values):
     index = IdIndex(type(values[0]))

@@ -27,7 +27,13 @@ evaluation's elected keys in one call), K 5, N 10, gamma 7.  Measured per (engin
 best of ``--repeat``), and, in a separate run, the peak of Python's traced
 allocations (``tracemalloc``, numpy arrays included) above what was traced
 before the engine was built: the engine's state plus the temporaries of one
-batch.  The oracle recomputes each window from its items
+batch.  In that run the interpreter's free lists are emptied every
+``FREE_LISTS`` batches (``gc.collect()``): CPython keeps up to 2000 freed
+tuples of each length for reuse, still allocated, so without it the peak
+counted up to ~160 KB of 5-tuples (the answers' rows) that belong to the
+interpreter, not to the engine, and more of them the more often answers
+changed (at-asm: 441 KB at 1e3 ids against 320 KB at 1e6; 317 and 337 KB
+with the free lists emptied, label ``after3``).  The oracle recomputes each window from its items
 (linear, but in Python): it is run at ``D <= --oracle-max`` only.  Items
 are given to ``process`` one slide at a time (``--batch``): a batch is
 ingested whole before the windows it closes are evaluated, so a batch of
@@ -38,7 +44,8 @@ Rows go to ``bench/results/topkjoin/<out>`` with the commit, the 1-minute
 load average when the row was measured (the machine is shared with other
 sessions: CPU time is the robust figure, the load says how busy it was) and
 ``--label`` (``before``/``after`` the eviction change, ``after2`` the batched remote
-access and the per-key capacity rule of issue 15); rows of other labels already in
+access and the per-key capacity rule of issue 15, ``after3`` the bounded fetch log, the
+in-place departed store and the free lists emptied in the traced run); rows of other labels already in
 the file are kept, this label's replaced; the file is rewritten after every row.
 ``--items-at RATE=N,...`` replays ``N`` items instead of ``--items`` at that rate.
 """
@@ -46,6 +53,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import time
 import tracemalloc
 
@@ -59,7 +67,8 @@ from streamspec.spec.topkjoin_remote import CallableDataset
 
 OMEGA, BETA = 100_000, 60_000
 PERIOD = 30_000          # every remote value changes every 30 s
-STYLES = (("before", "--"), ("after", ":"), ("after2", "-"))
+STYLES = (("before", "--"), ("after", ":"), ("after2", "-."), ("after3", "-"))
+FREE_LISTS = 32          # batches between two emptyings of the free lists (traced run)
 FIELDS = ("label", "commit", "load1", "engine", "items_per_window", "ids_seen", "items", "batch",
           "cpu_s", "items_per_cpu_s", "peak_bytes", "state_rows")
 
@@ -107,9 +116,11 @@ def replay(engine: str, p: Params, ids, x, ts, trace: bool, batch: int) -> tuple
     cpu = time.process_time()
     e = Registry.get("topkjoin", engine)(p)
     rows = 0
-    for a in range(0, ids.size, batch):
+    for i, a in enumerate(range(0, ids.size, batch)):
         for _ in e.process(ItemBatch(ids[a:a + batch], x[a:a + batch], ts[a:a + batch])):
             pass
+        if trace and i % FREE_LISTS == FREE_LISTS - 1:
+            gc.collect()          # empties the interpreter's free lists (not engine state)
         if hasattr(e, "memory_rows"):
             rows = max(rows, e.memory_rows())
     e.flush()
@@ -124,7 +135,7 @@ def replay(engine: str, p: Params, ids, x, ts, trace: bool, batch: int) -> tuple
 def plot(paths, out) -> None:
     """Peak traced bytes and items per CPU second against the ids seen, one line per engine
     and label, one column per rate (``STYLES``: ``before`` dashed, ``after`` dotted,
-    ``after2`` solid)."""
+    ``after2`` dash-dotted, ``after3`` solid)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

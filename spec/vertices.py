@@ -144,9 +144,10 @@ class IdIndex:
         new = dense < 0
         if not new.any():
             return dense
-        fresh = arr[new]
-        keys = np.unique(fresh)                              # increasing, table or not
+        # increasing, table or not; the inverse numbers them without a second lookup
+        keys, inverse = np.unique(arr[new], return_inverse=True)
         ids = self._number(keys)
+        dense[new] = ids[inverse]
         in_table = (keys >= 0) & (keys < self._direct.size)
         self._direct[keys[in_table]] = ids[in_table]
         if not in_table.all():
@@ -154,7 +155,6 @@ class IdIndex:
             at = np.searchsorted(self._keys, keys)
             self._keys = np.insert(self._keys, at, keys)
             self._ids = np.insert(self._ids, at, ids)
-        dense[new] = self.lookup(fresh)
         return dense
 
     def _add_small(self, values: list) -> np.ndarray | None:

@@ -10,16 +10,13 @@ fresh ints while the old one was alive.  ``KeyIndex`` is the same index for
 int keys with that column as an int64 array (8 bytes per key) kept at a
 capacity the engine sets (``reserve``, from ``AcquaTopEngine.threshold``,
 whether or not keys churn), compacted in place.  Lookups, additions, the
-numbering order and pickling are ``IdIndex``'s; ``add`` numbers a batch's
-fresh keys with one search of the sorted keys, not two (the fresh keys'
-numbers come from their ``np.unique`` inverse).
+numbering order and pickling are ``IdIndex``'s.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from streamspec.spec._vertices_kernels import direct_add
-from streamspec.spec.vertices import DENSITY, MIN_DIRECT, SMALL, IdIndex
+from streamspec.spec.vertices import DENSITY, MIN_DIRECT, IdIndex
 
 
 class KeyIndex(IdIndex):
@@ -42,38 +39,6 @@ class KeyIndex(IdIndex):
             column = np.zeros(size, np.int64)
             column[:self.size] = self._column[:self.size]
             self._column = column
-
-    def add(self, values) -> np.ndarray:
-        """``IdIndex.add``: the same dense ids, one ``lookup`` per batch."""
-        if isinstance(values, list) and len(values) <= SMALL:
-            return super().add(values)
-        arr = np.ascontiguousarray(values, dtype=np.int64)
-        if arr.size == 0:
-            return np.empty(0, dtype=np.int64)
-        dense = np.empty(arr.size, dtype=np.int64)
-        fresh = np.empty(arr.size, dtype=np.int64)
-        nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
-        if nf < 0 and self._maybe_grow(int(arr.max()), arr.size):
-            nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
-        if nf >= 0:
-            if nf:
-                self.numbered(fresh[:nf])
-            return dense
-        dense = self.lookup(arr)
-        new = dense < 0
-        if not new.any():
-            return dense
-        keys, inverse = np.unique(arr[new], return_inverse=True)   # increasing
-        ids = self._number(keys)
-        dense[new] = ids[inverse]
-        in_table = (keys >= 0) & (keys < self._direct.size)
-        self._direct[keys[in_table]] = ids[in_table]
-        if not in_table.all():
-            keys, ids = keys[~in_table], ids[~in_table]
-            at = np.searchsorted(self._keys, keys)
-            self._keys = np.insert(self._keys, at, keys)
-            self._ids = np.insert(self._ids, at, ids)
-        return dense
 
     def external(self, dense: int):
         return int(self._column[dense])

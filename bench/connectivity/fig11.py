@@ -33,6 +33,7 @@ from pathlib import Path
 from streamspec.spec.connectivity import Params
 
 from streamspec.bench import pipeline_util
+from streamspec.bench.connectivity.experiment import label
 from streamspec.bench.connectivity.generators import rmat_stream, workload
 from streamspec.bench.connectivity.measure import run, warm_up
 from streamspec.bench.connectivity.peers import create
@@ -80,10 +81,6 @@ def measure_all(engines, size: dict, sizes=None, *, mode: str = "full",
                      f"P95 {row['p95_ms']:10.3f} ms P99 {row['p99_ms']:10.3f} ms "
                      f"load {row['load1']}{'  (sampled)' if m.truncated else ''}")
     return rows
-
-
-def label(row) -> str:
-    return f"{row['engine']} (inside)" if row["build"] == "inside" else row["engine"]
 
 
 def plot(rows, path: Path, title: str) -> None:

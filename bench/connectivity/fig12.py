@@ -47,13 +47,13 @@ from streamspec.spec.connectivity import Params
 from streamspec.spec.vertices import IdIndex
 
 from streamspec.bench import pipeline_util
+from streamspec.bench.connectivity.experiment import settings
 from streamspec.bench.connectivity.generators import powerlaw_stream, rmat_stream, workload
 from streamspec.bench.connectivity.measure import pieces, warm_up
 from streamspec.bench.connectivity.peers import create
 
 FULL = dict(edges=500_000, vertices=60_000, rate=250, slide=10, window=800, budget=8.0)
 QUICK = dict(edges=60_000, vertices=8_000, rate=50, slide=10, window=800, budget=3.0)
-SLIDES_PER_WINDOW = (10, 20, 40, 80)
 DEFAULT = (200, 10)          # panel (a): K = 20, the paper's Section 7.4/7.5 setting (full size)
 MB = 1 << 20
 FIELDS = ["figure", "mode", "commit", "load1", "graph", "engine", "experiment", "setting", "r",
@@ -72,15 +72,6 @@ def graphs(size: dict, edge_list: str | None = None, seed: int = 0) -> dict:
         out[Path(edge_list).name] = load_edge_list(edge_list, edges_per_timestamp=size["rate"],
                                                    limit=size["edges"])
     return out
-
-
-def settings(window: int, slide: int):
-    """``(experiment, r, s)``: window sizes at slide ``slide``, slide sizes at window ``window``."""
-    for k in SLIDES_PER_WINDOW:
-        yield "window", slide * k, slide
-    for k in sorted(SLIDES_PER_WINDOW, reverse=True):
-        if window % k == 0:
-            yield "slide", window, window // k
 
 
 def id_index_mb(stream) -> float:

@@ -467,7 +467,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--schema-changes", metavar="FILE",
                         help="JSON lines of timed schema changes (add_relation, remove_relation, "
                              "add_edge, remove_edge), each applied before the tuples of its time; "
-                             "see streamspec.pipeline.io.kws")
+                             "see streamspec.pipeline.io.kws (default: none, the schema is fixed)")
     flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
     flags.add_run_options(parser, unit="time ranges (window model, one stream) or key partitions")
 

@@ -43,7 +43,6 @@ import csv
 import gc
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np

@@ -17,7 +17,7 @@ from streamspec.engines.connectivity._bic_build import (build_backward, prereduc
     prereduce_step, link_last_slot)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
-    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, U_STAMP, U_PARENT,
+    CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, U_STAMP, U_PARENT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE)
 
 

@@ -13,7 +13,6 @@ Only ``@njit`` functions over numpy arrays and scalars live here.
 """
 from __future__ import annotations
 
-import numpy as np
 from streamspec.spec._numba import njit
 
 

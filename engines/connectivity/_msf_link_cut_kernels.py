@@ -248,7 +248,7 @@ def to_link_cut(V, LT, ET, st, n):
 def lct_edge_ends(LT, ET, e, n):
     """The two vertices next to edge node ``e`` (tests; O(n) accesses): rooted at
     ``e``, vertex x is a neighbour iff the path e..x holds just e and x."""
-    L, R, REV = LT[0], LT[1], LT[4]
+    L, R = LT[0], LT[1]
     ends = np.full(2, -1, dtype=np.int64)
     found = 0
     for x in range(n):

@@ -21,7 +21,10 @@ O(log n) amortized, also on a ring or a chain (every spanning forest of
 those is a long path).  The ancestor search steps up from the end with the
 smaller subtree (no marks, no writes).  Presence is the last time each vertex
 was an endpoint: present in window ``[start, end)`` iff at or after
-``start``.  Each query caches the last path minimum it computed: the
+``start``.  Edge times enter the trees floored to the slide grid
+``t0 + k*s`` (every window start is on it, so the answers are the exact
+times'; ``_msf_kernels.msf_run`` proves it), which makes an edge that closes a
+cycle within one slide a no-op.  Each query caches the last path minimum it computed: the
 bottleneck of a pair only grows as edges arrive, so a cached minimum at or
 after ``start`` answers true without walking (exact).
 
@@ -164,8 +167,10 @@ class MsfEngine(ConnectivityEngine):
     def forest(self) -> list[tuple[int, int, int]]:
         """The trees' edges as ``(dense id, dense id, time)``, smaller id first, sorted:
         a forest with the bottlenecks of the maximum spanning forest of the
-        applied edges (its edges need not be stream edges: the AM-tree's
-        rotations and stitches move edge times between vertex pairs)."""
+        applied edges, their times floored to the slide grid ``t0 + k*s``
+        (``_msf_kernels.msf_run``: exact for every window); its edges need not
+        be stream edges: the AM-tree's rotations and stitches move edge times
+        between vertex pairs."""
         n = min(self.n_vertices, self._V.shape[0])
         if self.link_cut:
             free = set(self._LT[7][:int(self._st[layout.FREE_TOP])].tolist())

@@ -1,6 +1,7 @@
 """The MSF engine's own checks (what every engine shares is in test_engine_regressions.py
 and the conformance suite): after every window the trees hold the bottlenecks of
-the maximum spanning forest of the edges applied so far, the AM-tree kernels
+the maximum spanning forest of the edges applied so far (their times floored to
+the slide grid, as ``msf_run`` enters them), the AM-tree kernels
 (subtree sizes, rotations, balance, path minima) against naive versions, the
 per-query bottleneck cache across expiry and absence, and the link-cut fallback."""
 from __future__ import annotations
@@ -70,13 +71,21 @@ def subtree_sizes(parent):
     return size
 
 
+def on_grid(engine, edges):
+    """``edges`` with their times floored to the engine's slide grid
+    ``t0 + k*s`` (what ``msf_run`` enters into the forest)."""
+    t0, s = engine.windows.t0, engine.windows.s
+    return [(a, b, t - (t - t0) % s) for a, b, t in edges]
+
+
 def check_forest(engine, applied):
     """The engine's trees are a forest (acyclic) whose every pair has the
-    bottleneck it has among the applied edges: what a maximum spanning forest
-    holds, and all that the queries read.  In parent-pointer (AM-tree) mode the
-    subtree sizes are exact too (the ancestor search relies on them)."""
+    bottleneck it has among the applied edges with times on the slide grid:
+    what a maximum spanning forest of those holds, and all that the queries
+    read.  In parent-pointer (AM-tree) mode the subtree sizes are exact too
+    (the ancestor search relies on them)."""
     n = min(engine.n_vertices, engine._V.shape[0])
-    edges = [(a, b, t) for a, b, t in applied if a != b]
+    edges = [(a, b, t) for a, b, t in on_grid(engine, applied) if a != b]
     forest = engine.forest()
     adjacency = {x: [] for x in range(n)}
     for a, b, t in forest:
@@ -148,6 +157,47 @@ def test_cycle_replaces_its_oldest_edge():
     list(engine.process([(0, 1, 0), (1, 0, 3), (0, 1, 3), (5, 5, 30)]))
     assert original_bottlenecks(engine)[0, 1] == 3
     assert engine.forest() == [(0, 1, 3)]
+
+
+def test_times_enter_on_the_slide_grid():
+    # s = 5, t0 = 0: times 1..4 floor to 0, 7 and 9 to 5.  The triangle 0-1-2
+    # closes within one slide, so nothing leaves (equal grid times); 0-3 at 9
+    # joins by grid time 5; the answers are the exact times' (the oracle's)
+    edges = [(0, 1, 1), (1, 2, 2), (2, 0, 4), (0, 3, 7), (3, 0, 9), (4, 4, 12), (0, 9, 20)]
+    params = Params(6, 5, [(0, 2), (1, 3), (3, 4), (0, 0)], t0=0)
+    engine = MsfEngine(params, hold_back=False)
+    got = list(engine.process(edges[:-1]))
+    assert sorted(t for _, _, t in engine.forest()) == [0, 0, 5]
+    got_b = original_bottlenecks(engine)
+    assert {k: got_b[k] for k in [(0, 1), (0, 2), (1, 2), (0, 3), (2, 3)]} == \
+        {(0, 1): 0, (0, 2): 0, (1, 2): 0, (0, 3): 5, (2, 3): 0}
+    assert got + list(engine.process(edges[-1:])) + engine.flush() == evaluate(edges, params)
+    # off-grid origin and window sizes that are no multiple of s
+    rnd = random.Random(3)
+    for _ in range(30):
+        t, edges = rnd.randrange(5), []
+        for _ in range(rnd.randint(1, 80)):
+            t += rnd.choice([0, 1, 2, 5])
+            edges.append((rnd.randrange(8), rnd.randrange(8), t))
+        params = Params(rnd.randint(1, 9), rnd.randint(2, 7), [(0, 1), (2, 3), (4, 4)],
+                        t0=edges[0][2] - rnd.randrange(4))
+        assert run(edges, params, hold_back=False) == evaluate(edges, params)
+
+
+def test_prefetch_changes_nothing():
+    from numba import njit
+
+    from streamspec.engines.connectivity._msf_prefetch import prefetch_record
+
+    @njit
+    def touch(V, xs):
+        for x in xs:
+            prefetch_record(V, x)
+        return V[xs[0], 1]
+    V = empty_records(50)
+    before = V.copy()
+    assert touch(V, np.array([0, 49, 7], dtype=np.int64)) == layout.NEVER
+    assert np.array_equal(V, before)
 
 
 def empty_records(n):

@@ -17,12 +17,14 @@ One generic step serves every problem (``key_step``):
 ``groupBy(key).applyInPandasWithState`` hands a key's new rows of a
 micro-batch to that key's engine, which lives pickled in Spark's group state
 (engine state is picklable by contract, ``streamspec.conformance.contracts``)
-with the count of its outputs so far (event numbers go on across batches).  A
+with the count of its outputs so far (event numbers go on across batches).  An
+adapter may keep more than the engine in that state (its ``stream_feed``, an
+``EngineFeed``: kws keeps how many of its ``--schema-changes`` a key applied).  A
 query restarted from its checkpoint goes on exactly where it stopped, and
 Spark's file sink (exactly-once, its own metadata log) neither loses nor
-repeats output: ``tests/pipeline/test_stream_cli.py`` stops a query
-mid-stream, adds files and restarts it, for every problem, and compares the
-output with the batch run.
+repeats output: ``tests/pipeline/streamcheck.py``, which every problem's stream
+tests run, stops a query mid-stream, adds files and restarts it, and compares
+the output with the batch run.
 
 Order.  A micro-batch may hold several files; rows are replayed in the order
 (file name, position in the file), so name files in arrival order (part-0001,
@@ -61,29 +63,63 @@ def source_schema(adapter, args) -> str:
     return f"{schema}, key {args.key_type}"
 
 
-def key_step(adapter, engine_cls, params, fmt: str = "parquet"):
-    """The ``applyInPandasWithState`` function: one key, one micro-batch."""
+class EngineFeed:
+    """How a key's rows reach its state: by default the key's state is its engine and
+    its rows reach it as the adapter's ``stream_events``.  An adapter may give its own
+    feed (``stream_feed(args, engine_cls, params)``, built on the driver before Spark
+    starts), e.g. one that also applies timed events of its own to every key before the
+    rows of their time (``streamspec stream kws --schema-changes``)."""
+
+    def __init__(self, adapter, engine_cls, params):
+        self.adapter, self.engine_cls, self.params = adapter, engine_cls, params
+
+    def start(self):
+        """A new key's state (pickled into the group state)."""
+        return self.engine_cls(self.params)
+
+    def feed(self, engine, pdf: pd.DataFrame) -> list:
+        """The outputs of a key's rows (arrival order); a ``RecordError`` leaves with
+        ``index`` the row's position in ``pdf``."""
+        # the adapter numbers the rows it refuses from 0, the spec from the engine's
+        # first record (its ``_seen`` count): this batch's rows start there
+        events = self.adapter.stream_events(pdf, self.params)
+        return process_rows(engine, events, getattr(engine, "_seen", 0))
+
+
+def process_rows(engine, events, first: int, at: int = 0) -> list:
+    """``engine.process(events)`` as a list; the spec's errors renumbered from ``first``
+    (the engine's record number of the first of ``events``) to ``at`` (that row's
+    position in the key's micro-batch)."""
+    try:
+        return list(engine.process(events))
+    except RecordError as err:
+        if err.index is None or first == at:
+            raise
+        raise type(err)(err.message, index=err.index - first + at,
+                        location=err.location) from None
+
+
+def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None):
+    """The ``applyInPandasWithState`` function: one key, one micro-batch (``feed``: an
+    ``EngineFeed``, by default the adapter's engine fed its rows)."""
+    feed = feed or EngineFeed(adapter, engine_cls, params)
+
     def step(key, batches, state):
         if state.exists:
             blob, first = state.get
             engine = pickle.loads(blob)
         else:
-            engine, first = engine_cls(params), 0
+            engine, first = feed.start(), 0
         frames = [pdf for pdf in batches if len(pdf)]
         outputs = []
         if frames:
             pdf = pd.concat(frames, ignore_index=True).sort_values(list(ORDER), kind="stable")
             pdf = pdf.reset_index(drop=True)
-            # the spec numbers records from the engine's first one (its ``_seen`` count):
-            # this batch's rows start there
-            before = getattr(engine, "_seen", 0)
             try:
-                outputs = list(engine.process(
-                    adapter.stream_events(pdf.drop(columns=[*ORDER, "key"]), params)))
+                outputs = feed.feed(engine, pdf.drop(columns=[*ORDER, "key"]))
             except RecordError as err:
-                local = None if err.index is None else err.index - before
-                if local is not None and 0 <= local < len(pdf):
-                    raise err.at(_where(pdf.loc[local], fmt)) from None
+                if err.location is None and err.index is not None and 0 <= err.index < len(pdf):
+                    raise err.at(_where(pdf.loc[err.index], fmt)) from None
                 raise
         state.update((pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL), first + len(outputs)))
         if outputs:
@@ -106,7 +142,7 @@ def _where(row, fmt: str) -> str:
 
 
 def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_schema: str,
-                   fmt: str = "parquet"):
+                   fmt: str = "parquet", feed=None):
     """The streaming output rows (``key`` first) of a streaming DataFrame of input rows."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
@@ -119,7 +155,7 @@ def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_sche
     schema = StructType([*located.schema.fields, StructField("_row", LongType())])
     ordered = located.mapInPandas(_number_rows, schema)
     return ordered.groupBy("key").applyInPandasWithState(
-        key_step(adapter, engine_cls, params, fmt), f"key {key_type}, {output_schema}", STATE_SCHEMA,
+        key_step(adapter, engine_cls, params, fmt, feed), f"key {key_type}, {output_schema}", STATE_SCHEMA,
         "append", GroupStateTimeout.NoTimeout)
 
 
@@ -177,10 +213,13 @@ def run(adapter, args, out=None) -> int:
     out = out or sys.stdout
     engine_cls = engine_of(adapter, args)
     params = adapter.stream_params(args)     # bad parameters fail before Spark starts
+    # so do the adapter's own inputs (kws: the schema-changes file): no checkpoint yet
+    feed = adapter.stream_feed(args, engine_cls, params) if hasattr(adapter, "stream_feed") \
+        else None
     spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}")
     rows = read_source(spark, args, source_schema(adapter, args))
     outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
-                             adapter.stream_schema(args), args.format)
+                             adapter.stream_schema(args), args.format, feed)
     # a failing record stops the query; the JVM would log the Python traceback once per
     # task, stage and query: the reason is reported once, below, with its file and line
     spark.sparkContext.setLogLevel("FATAL")

@@ -32,7 +32,9 @@
 
   A change at time ``t`` applies before the tuples and deletions of ``t`` (so a new
   relation's tuples may start at ``t``); changes of one time apply in file order.  A
-  keyed input applies every change to every key's stream.
+  keyed input applies every change to every key's stream.  ``streamspec stream kws
+  --schema-changes FILE`` reads the same file (``schema_changes_in_order``) and applies
+  each change to a key's engine before that key's first row at or after its time.
 - Keys: an optional ``key`` column (integer or string) in the files holds
   independent database streams, one per key (a tenant, a site): each key has
   its own tids, its own lifespans and its own results.  When one row has a
@@ -323,6 +325,13 @@ def read_schema_changes(path: str) -> list[tuple]:
     return [(schema_change_of(obj, where), where) for where, obj in json_objects(path)]
 
 
+def schema_changes_in_order(path: str) -> list[tuple]:
+    """``read_schema_changes`` in the order they apply: by time, one time's changes in file
+    order.  ``read_events`` merges them so; ``streamspec stream kws`` applies them so to
+    each key (``streamspec.pipeline.jobs.kws``)."""
+    return sorted(read_schema_changes(path), key=lambda pair: pair[0].t)
+
+
 def read_events(inputs: list[tuple[str, str]], deletions: str | None,
                 types: dict | None = None, schema_changes: str | None = None) -> Tuples:
     """Insert and Delete events in stream order, with their ``file:line`` and keys.
@@ -334,7 +343,7 @@ def read_events(inputs: list[tuple[str, str]], deletions: str | None,
     every key's stream."""
     tagged = []
     if schema_changes:
-        for n, (ev, where) in enumerate(read_schema_changes(schema_changes)):
+        for n, (ev, where) in enumerate(schema_changes_in_order(schema_changes)):
             tagged.append((ev.t, -1, n, ev, where, None))
     for order, (rel, path) in enumerate(inputs):
         declared = (types or {}).get(rel, {})

@@ -52,9 +52,9 @@ forever, so the stream is replayed in one task.  ``conformance.kws.partitioned_m
 checks both replays against the oracle.
 
 Streaming: ``streamspec stream kws --schema SCHEMA --keywords k1,k2 --tmax T
-(--window W | --positive-negative) --source DIR --checkpoint DIR --output DIR
-[--trigger-once]`` (``streamspec.pipeline.streaming``).  The source files hold one
-event a row, every relation in one stream:
+(--window W | --positive-negative) [--schema-changes FILE] --source DIR --checkpoint DIR
+--output DIR [--trigger-once]`` (``streamspec.pipeline.streaming``).  The source files
+hold one event a row, every relation in one stream:
 
 - ``rel`` (string), ``tid`` (string, required: unique in its key's stream), ``t``
   (long, non-decreasing per key), ``op`` (``insert``, the default when null, or
@@ -63,7 +63,9 @@ event a row, every relation in one stream:
   column), plus the optional ``key`` (each key its own database stream).
 - An insert takes its relation's columns as its values; a value in a column of
   another relation is the spec's error.  Column types: the schema's declared
-  ``types`` (``streamspec.pipeline.io.kws``), else ``string``.  Values are used as
+  ``types`` (``streamspec.pipeline.io.kws``), else ``string``; the attributes of a
+  relation the schema changes add share the column of their name (its type), else
+  are ``string`` columns.  Values are used as
   their column gives them: declare ``long`` for numeric join attributes read from
   Parquet; in a ``string`` column ``1`` and ``"1"`` are both the text ``1`` (the
   batch job's CSV reader would make an undeclared ``1`` an integer: declare types
@@ -78,13 +80,28 @@ Each key's rows of a micro-batch reach its engine as one columnar batch
 Outputs are the batch job's rows, ``key`` first.  An instant's outputs are written
 once a later row of its key arrives (a stream has no end to flush): an expiry needs
 no output of its own (``Appear`` carries the window end), a deletion's ``End`` comes
-with the key's next later row.  Schema changes are not streamed (the schema file
-fixes the schema).
+with the key's next later row.
+
+Schema changes in a stream (``--schema-changes FILE``, the batch job's file and parser,
+``streamspec.pipeline.io.kws``): read and checked on the driver before the query starts
+(``stream_feed``: a bad line is the batch job's error at ``file:line``, exit 2, no
+checkpoint, nothing written).  Each key's engine applies every change whose time is at
+most the time of the row it is about to process, in order, before that row
+(``SchemaChangeFeed``): where the batch job's merge puts it, before the tuples of its
+time, so the outputs are the batch job's (``tests/pipeline/test_kws_stream_schema.py``).
+A key's group state keeps its engine and how many changes it applied (``KeyStream``):
+a restart from the checkpoint applies none twice, a key first seen late gets every
+earlier change before its first row, and a change after a key's last row waits for its
+next row (then its outputs come with the row after that, as every instant's do).  A
+restart may take a file with more changes after the times already streamed; one whose
+applied changes differ is refused (their digest), and a change added at a time a key
+has passed stops the query at its ``file:line``.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 import attrs
@@ -93,6 +110,7 @@ import pandas as pd
 
 from streamspec.pipeline import flags
 from streamspec.pipeline.job import Summary
+from streamspec.pipeline.streaming import EngineFeed
 from streamspec.pipeline.summary import counted
 from streamspec.spec.kws import (PROBLEM, SCHEMA_EVENTS, Appear, Delete, Insert, KwsEngine, Params,
                                  TupleBatch, event_from_json, event_to_json)
@@ -815,21 +833,33 @@ def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
                        help="tuples live until a delete row ends them, the positive-negative "
                             "model, instead of a window (one of --window and --positive-negative "
                             "is required)")
+    parser.add_argument("--schema-changes", metavar="FILE",
+                        help="JSON lines of timed schema changes, the file of streamspec run kws "
+                             "(streamspec.pipeline.io.kws), read before the query starts; each "
+                             "key applies a change before its first row at or after the change's "
+                             "time (default: none, the schema is fixed)")
     flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
 
 
-def stream_columns(schema, types: dict) -> list[tuple[str, str]]:
+def stream_columns(schema, types: dict, changes=()) -> list[tuple[str, str]]:
     """The attribute columns of the source rows, ``(name, Spark type)``: every attribute of
-    the schema once, in schema order, typed as declared (``read_types``) else ``string``."""
+    the schema once, in schema order, typed as declared (``read_types``) else ``string``,
+    then the attributes of the relations the schema ``changes`` add (an attribute named
+    like an earlier column shares it and its type, a new one is ``string``)."""
     from streamspec.spec.errors import InvalidParameter
+    from streamspec.spec.kws import AddRelation
 
     columns: dict = {}
-    for rel in schema.relations:
+    added = [(ev.relation, None) for ev in changes if isinstance(ev, AddRelation)]
+    for rel, declared in [(r, types.get(r.name, {})) for r in schema.relations] + added:
         for attr in rel.attributes:
             if attr in (*STREAM_COLUMNS, "key"):
                 raise InvalidParameter(f"relation {rel.name}: attribute {attr!r} has the name of "
                                        "a column of the stream's rows; rename it")
-            kind = types.get(rel.name, {}).get(attr, "string")
+            if declared is None:
+                columns.setdefault(attr, "string")
+                continue
+            kind = declared.get(attr, "string")
             if columns.setdefault(attr, kind) != kind:
                 raise InvalidParameter(f"attribute {attr!r} is typed {columns[attr]} and {kind} "
                                        "in different relations; one column holds both in a stream")
@@ -841,7 +871,8 @@ def source_schema(args) -> str:
     ``streamspec.pipeline.streaming``: ``key`` is added there)."""
     from streamspec.pipeline.io.kws import read_schema, read_types
 
-    columns = stream_columns(read_schema(args.schema), read_types(args.schema))
+    changes = [ev for ev, _ in _read_changes(args)]
+    columns = stream_columns(read_schema(args.schema), read_types(args.schema), changes)
     return ", ".join(["rel string", "tid string", "t long", "op string",
                       *(f"`{name}` {kind}" for name, kind in columns)])
 
@@ -852,6 +883,122 @@ def stream_params(args) -> Params:
     schema = read_schema(args.schema)
     stream_columns(schema, read_types(args.schema))    # clashing names fail before Spark
     return Params(schema, args.keywords, args.tmax, None if args.positive_negative else args.window)
+
+
+def _read_changes(args) -> list[tuple]:
+    from streamspec.pipeline.io.kws import schema_changes_in_order
+
+    path = getattr(args, "schema_changes", None)
+    return schema_changes_in_order(path) if path else []
+
+
+def stream_feed(args, engine_cls, params: Params):
+    """With ``--schema-changes``: the file read and checked on the driver, before Spark
+    starts (a bad line is the batch job's error at ``file:line``, exit 2, no checkpoint),
+    and a ``SchemaChangeFeed`` that applies it to every key; else None (the engine alone)."""
+    from streamspec.pipeline.io.kws import read_schema, read_types
+
+    pairs = _read_changes(args)
+    if not pairs:
+        return None
+    changes, wheres = [ev for ev, _ in pairs], [where for _, where in pairs]
+    validate(params, changes, wheres)       # each change fits the schema its predecessors left
+    stream_columns(read_schema(args.schema), read_types(args.schema), changes)
+    return SchemaChangeFeed(engine_cls, params, changes, wheres, args.schema_changes)
+
+
+@attrs.define
+class KeyStream:
+    """A key's state in ``streamspec stream kws --schema-changes``, pickled into Spark's
+    group state: its engine and how many of the schema changes (in their order,
+    ``schema_changes_in_order``) it has applied, with a digest of those (a restart with
+    a file whose first ``applied`` changes differ is refused, not silently misapplied)."""
+
+    engine: KwsEngine
+    applied: int = 0
+    digest: str = ""
+
+
+def change_digests(changes: list) -> list[str]:
+    """``digests[i]``: SHA-256 of the first ``i`` changes' JSON (``event_to_json``)."""
+    import hashlib
+
+    h, out = hashlib.sha256(), [hashlib.sha256().hexdigest()]
+    for ev in changes:
+        h.update(json.dumps(event_to_json(ev), sort_keys=True).encode() + b"\n")
+        out.append(h.copy().hexdigest())
+    return out
+
+
+class SchemaChangeFeed(EngineFeed):
+    """A key's rows and the schema changes due before them (paper Section 4.4: the
+    changes are events of each key's stream, the meshes migrate).  Before a key's rows of
+    a micro-batch, every change not yet applied whose time is at most the time of the
+    next row goes in, in order, exactly where ``read_events`` puts it in the batch job's
+    stream (before the tuples of its time); a key first seen late gets every earlier
+    change before its first row.  A change after a key's last row waits for its next row
+    (a stream has no end to flush), as the instant's outputs do."""
+
+    def __init__(self, engine_cls, params: Params, changes: list, wheres: list, path: str):
+        super().__init__(sys.modules[__name__], engine_cls, params)
+        self.changes, self.wheres, self.path = tuple(changes), tuple(wheres), path
+        self.digests = change_digests(changes)
+
+    def start(self) -> KeyStream:
+        return KeyStream(self.engine_cls(self.params), 0, self.digests[0])
+
+    def feed(self, state: KeyStream, pdf: pd.DataFrame) -> list:
+        from streamspec.spec.errors import InvalidParameter
+
+        if state.applied > len(self.changes) or state.digest != self.digests[state.applied]:
+            raise InvalidParameter(
+                f"{self.path}: its first {state.applied} schema changes are not those the "
+                "checkpoint's keys applied; a restarted query takes the same file, or one "
+                "with more changes after the times already streamed")
+        t = pdf["t"]
+        known = t.notna().to_numpy(dtype=bool)
+        times = t.to_numpy(dtype=np.int64) if known.all() else t.to_numpy(dtype=float)
+        out, pos, n = [], 0, len(pdf)
+        while state.applied < len(self.changes) and pos < n:
+            change = self.changes[state.applied]
+            due = np.flatnonzero(known[pos:] & (times[pos:] >= change.t))
+            if not len(due):
+                break
+            out += self._rows(state.engine, pdf, pos, pos + int(due[0]))
+            pos += int(due[0])
+            out += self._change(state)
+        out += self._rows(state.engine, pdf, pos, n)
+        return out
+
+    def _rows(self, engine, pdf: pd.DataFrame, lo: int, hi: int) -> list:
+        """The outputs of rows ``[lo, hi)``; errors numbered as rows of ``pdf``."""
+        from streamspec.pipeline.streaming import process_rows
+        from streamspec.spec.errors import RecordError
+
+        if lo == hi:
+            return []
+        part = pdf if (lo, hi) == (0, len(pdf)) else pdf.iloc[lo:hi].reset_index(drop=True)
+        try:
+            events = stream_events(part, self.params)
+        except RecordError as err:
+            if err.index is None:
+                raise
+            raise type(err)(err.message, index=err.index + lo) from None
+        return process_rows(engine, events, engine._seen, lo)
+
+    def _change(self, state: KeyStream) -> list:
+        """The next schema change through the key's engine; its errors at ``file:line``."""
+        from streamspec.spec.errors import RecordError
+
+        i = state.applied
+        try:
+            out = list(state.engine.process([self.changes[i]]))
+        except RecordError as err:  # only a time order: the driver checked the changes
+            raise type(err)(err.message + " (this key's rows had passed the change's time: "
+                            "changes may only be added after the times already streamed)",
+                            location=self.wheres[i]) from None
+        state.applied, state.digest = i + 1, self.digests[i + 1]
+        return out
 
 
 def stream_events(pdf: pd.DataFrame, params: Params) -> TupleBatch:

@@ -77,6 +77,11 @@ class EngineFeed:
         """A new key's state (pickled into the group state)."""
         return self.engine_cls(self.params)
 
+    def resume(self, state):
+        """A key's unpickled state as this feed keeps it (a checkpoint may come from a
+        run of another version or other flags); by default as it is."""
+        return state
+
     def feed(self, engine, pdf: pd.DataFrame) -> list:
         """The outputs of a key's rows (arrival order); a ``RecordError`` leaves with
         ``index`` the row's position in ``pdf``."""
@@ -107,7 +112,7 @@ def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None):
     def step(key, batches, state):
         if state.exists:
             blob, first = state.get
-            engine = pickle.loads(blob)
+            engine = feed.resume(pickle.loads(blob))
         else:
             engine, first = feed.start(), 0
         frames = [pdf for pdf in batches if len(pdf)]

@@ -52,9 +52,10 @@ forever, so the stream is replayed in one task.  ``conformance.kws.partitioned_m
 checks both replays against the oracle.
 
 Streaming: ``streamspec stream kws --schema SCHEMA --keywords k1,k2 --tmax T
-(--window W | --positive-negative) [--schema-changes FILE] --source DIR --checkpoint DIR
---output DIR [--trigger-once]`` (``streamspec.pipeline.streaming``).  The source files
-hold one event a row, every relation in one stream:
+(--window W | --positive-negative) [--schema-changes FILE] [--schema-rows
+[--extra-columns A[:TYPE],...]] --source DIR --checkpoint DIR --output DIR
+[--trigger-once]`` (``streamspec.pipeline.streaming``).  The source files hold one
+event a row, every relation in one stream:
 
 - ``rel`` (string), ``tid`` (string, required: unique in its key's stream), ``t``
   (long, non-decreasing per key), ``op`` (``insert``, the default when null, or
@@ -65,7 +66,8 @@ hold one event a row, every relation in one stream:
   another relation is the spec's error.  Column types: the schema's declared
   ``types`` (``streamspec.pipeline.io.kws``), else ``string``; the attributes of a
   relation the schema changes add share the column of their name (its type), else
-  are ``string`` columns.  Values are used as
+  are ``string`` columns; ``--extra-columns`` adds more (for relations that schema
+  rows add).  Values are used as
   their column gives them: declare ``long`` for numeric join attributes read from
   Parquet; in a ``string`` column ``1`` and ``"1"`` are both the text ``1`` (the
   batch job's CSV reader would make an undeclared ``1`` an integer: declare types
@@ -96,6 +98,16 @@ next row (then its outputs come with the row after that, as every instant's do).
 restart may take a file with more changes after the times already streamed; one whose
 applied changes differ is refused (their digest), and a change added at a time a key
 has passed stops the query at its ``file:line``.
+
+Schema rows (``--schema-rows``): a row with ``op`` = ``schema`` is a schema change of
+its key only, at its place among the key's rows: column ``change`` holds the JSON
+object of a schema-changes line (the same parser; its time is the row's ``t``, a ``t``
+of its own must equal it), e.g. ``{"key": "eu", "op": "schema", "t": 600, "change":
+{"add_edge": ["rm", "review", "mid", "movie", "mid"]}}`` (Spark's JSON reader gives the
+string column an object's text; Parquet and CSV hold the text).  The file's changes due
+at or before its time go first.  A bad change stops the query at the row's ``file:line``;
+a relation it adds must find its attributes among the columns.  Its changes live in
+the key's engine (its schema), so a restart keeps them.
 """
 from __future__ import annotations
 
@@ -816,6 +828,7 @@ def summarize(plan: Plan, rows) -> Summary:
 # -- streamspec stream kws (streamspec.pipeline.streaming) ---------------------------------
 STREAM_COLUMNS = ("rel", "tid", "t", "op")      # before the attribute columns
 OPS = ("insert", "delete")
+SCHEMA_OP, CHANGE = "schema", "change"          # --schema-rows: op and column of a change row
 
 
 def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
@@ -838,23 +851,53 @@ def add_stream_arguments(parser: argparse.ArgumentParser) -> None:
                              "(streamspec.pipeline.io.kws), read before the query starts; each "
                              "key applies a change before its first row at or after the change's "
                              "time (default: none, the schema is fixed)")
+    parser.add_argument("--schema-rows", action="store_true",
+                        help="rows with op schema are schema changes of their key only: column "
+                             "change holds the JSON object of a --schema-changes line, its time "
+                             "the row's t (default: off, op is insert or delete)")
+    parser.add_argument("--extra-columns", type=_extra_columns, default=(), metavar="A[:TYPE],...",
+                        help="more attribute columns of the source rows (TYPE long, double or "
+                             "string, the default), for relations that schema rows add "
+                             "(default: none)")
     flags.add_engine(parser, PROBLEM, PREFERRED_ENGINES)
 
 
-def stream_columns(schema, types: dict, changes=()) -> list[tuple[str, str]]:
+def _extra_columns(text: str) -> tuple:
+    """``--extra-columns``: ``((name, type), ...)``."""
+    from streamspec.pipeline.io.kws import TYPES
+
+    out = []
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, _, kind = item.partition(":")
+        if kind and kind not in TYPES:
+            raise argparse.ArgumentTypeError(f"type {kind!r} of column {name!r} is not one of "
+                                             f"{', '.join(TYPES)}")
+        out.append((name, kind or "string"))
+    return tuple(out)
+
+
+def stream_columns(schema, types: dict, changes=(), rows: bool = False,
+                   extra=()) -> list[tuple[str, str]]:
     """The attribute columns of the source rows, ``(name, Spark type)``: every attribute of
     the schema once, in schema order, typed as declared (``read_types``) else ``string``,
     then the attributes of the relations the schema ``changes`` add (an attribute named
-    like an earlier column shares it and its type, a new one is ``string``)."""
+    like an earlier column shares it and its type, a new one is ``string``), then the
+    ``extra`` columns (``--extra-columns``).  With schema rows (``rows``) no attribute may
+    be named ``change``."""
     from streamspec.spec.errors import InvalidParameter
     from streamspec.spec.kws import AddRelation
 
     columns: dict = {}
-    added = [(ev.relation, None) for ev in changes if isinstance(ev, AddRelation)]
-    for rel, declared in [(r, types.get(r.name, {})) for r in schema.relations] + added:
-        for attr in rel.attributes:
-            if attr in (*STREAM_COLUMNS, "key"):
-                raise InvalidParameter(f"relation {rel.name}: attribute {attr!r} has the name of "
+    sources = [(r.name, r.attributes, types.get(r.name, {})) for r in schema.relations]
+    sources += [(ev.relation.name, ev.relation.attributes, None) for ev in changes
+                if isinstance(ev, AddRelation)]
+    if extra:
+        sources.append(("of --extra-columns", tuple(n for n, _ in extra), dict(extra)))
+    reserved = (*STREAM_COLUMNS, "key", *((CHANGE,) if rows else ()))
+    for name, attributes, declared in sources:
+        for attr in attributes:
+            if attr in reserved:
+                raise InvalidParameter(f"relation {name}: attribute {attr!r} has the name of "
                                        "a column of the stream's rows; rename it")
             if declared is None:
                 columns.setdefault(attr, "string")
@@ -872,16 +915,21 @@ def source_schema(args) -> str:
     from streamspec.pipeline.io.kws import read_schema, read_types
 
     changes = [ev for ev, _ in _read_changes(args)]
-    columns = stream_columns(read_schema(args.schema), read_types(args.schema), changes)
+    rows = getattr(args, "schema_rows", False)
+    columns = stream_columns(read_schema(args.schema), read_types(args.schema), changes, rows,
+                             getattr(args, "extra_columns", ()))
     return ", ".join(["rel string", "tid string", "t long", "op string",
-                      *(f"`{name}` {kind}" for name, kind in columns)])
+                      *(f"`{name}` {kind}" for name, kind in columns),
+                      *([f"{CHANGE} string"] if rows else [])])
 
 
 def stream_params(args) -> Params:
     from streamspec.pipeline.io.kws import read_schema, read_types
 
     schema = read_schema(args.schema)
-    stream_columns(schema, read_types(args.schema))    # clashing names fail before Spark
+    # clashing names fail before Spark
+    stream_columns(schema, read_types(args.schema), rows=getattr(args, "schema_rows", False),
+                   extra=getattr(args, "extra_columns", ()))
     return Params(schema, args.keywords, args.tmax, None if args.positive_negative else args.window)
 
 
@@ -893,18 +941,21 @@ def _read_changes(args) -> list[tuple]:
 
 
 def stream_feed(args, engine_cls, params: Params):
-    """With ``--schema-changes``: the file read and checked on the driver, before Spark
-    starts (a bad line is the batch job's error at ``file:line``, exit 2, no checkpoint),
-    and a ``SchemaChangeFeed`` that applies it to every key; else None (the engine alone)."""
+    """The ``SchemaChangeFeed`` of the flags: with ``--schema-changes``, the file read and
+    checked on the driver, before Spark starts (a bad line is the batch job's error at
+    ``file:line``, exit 2, no checkpoint), applied to every key; with ``--schema-rows``,
+    the change rows of each key; with neither, a feed of the rows alone whose states
+    still say that no change was applied (a restart with changes then finds them due)."""
     from streamspec.pipeline.io.kws import read_schema, read_types
 
+    rows = getattr(args, "schema_rows", False)
     pairs = _read_changes(args)
-    if not pairs:
-        return None
     changes, wheres = [ev for ev, _ in pairs], [where for _, where in pairs]
     validate(params, changes, wheres)       # each change fits the schema its predecessors left
-    stream_columns(read_schema(args.schema), read_types(args.schema), changes)
-    return SchemaChangeFeed(engine_cls, params, changes, wheres, args.schema_changes)
+    stream_columns(read_schema(args.schema), read_types(args.schema), changes, rows,
+                   getattr(args, "extra_columns", ()))
+    return SchemaChangeFeed(engine_cls, params, changes, wheres,
+                            getattr(args, "schema_changes", None), rows)
 
 
 @attrs.define
@@ -939,22 +990,28 @@ class SchemaChangeFeed(EngineFeed):
     change before its first row.  A change after a key's last row waits for its next row
     (a stream has no end to flush), as the instant's outputs do."""
 
-    def __init__(self, engine_cls, params: Params, changes: list, wheres: list, path: str):
+    def __init__(self, engine_cls, params: Params, changes: list, wheres: list,
+                 path: str | None, rows: bool = False):
         super().__init__(sys.modules[__name__], engine_cls, params)
         self.changes, self.wheres, self.path = tuple(changes), tuple(wheres), path
         self.digests = change_digests(changes)
+        self.rows = rows            # --schema-rows: rows with op "schema" are changes
 
     def start(self) -> KeyStream:
         return KeyStream(self.engine_cls(self.params), 0, self.digests[0])
+
+    def resume(self, state) -> KeyStream:
+        # a bare engine: a checkpoint of a version before schema changes were streamed
+        return state if isinstance(state, KeyStream) else KeyStream(state, 0, self.digests[0])
 
     def feed(self, state: KeyStream, pdf: pd.DataFrame) -> list:
         from streamspec.spec.errors import InvalidParameter
 
         if state.applied > len(self.changes) or state.digest != self.digests[state.applied]:
             raise InvalidParameter(
-                f"{self.path}: its first {state.applied} schema changes are not those the "
-                "checkpoint's keys applied; a restarted query takes the same file, or one "
-                "with more changes after the times already streamed")
+                f"{self.path or '--schema-changes (none given)'}: its first {state.applied} "
+                "schema changes are not those the checkpoint's keys applied; a restarted query "
+                "takes the same file, or one with more changes after the times already streamed")
         t = pdf["t"]
         known = t.notna().to_numpy(dtype=bool)
         times = t.to_numpy(dtype=np.int64) if known.all() else t.to_numpy(dtype=float)
@@ -971,20 +1028,32 @@ class SchemaChangeFeed(EngineFeed):
         return out
 
     def _rows(self, engine, pdf: pd.DataFrame, lo: int, hi: int) -> list:
-        """The outputs of rows ``[lo, hi)``; errors numbered as rows of ``pdf``."""
+        """The outputs of rows ``[lo, hi)``: runs of tuple rows as the engine's columnar
+        batch, a schema row (``--schema-rows``) as its change, in row order; errors
+        numbered as rows of ``pdf``."""
         from streamspec.pipeline.streaming import process_rows
         from streamspec.spec.errors import RecordError
 
         if lo == hi:
             return []
-        part = pdf if (lo, hi) == (0, len(pdf)) else pdf.iloc[lo:hi].reset_index(drop=True)
-        try:
-            events = stream_events(part, self.params)
-        except RecordError as err:
-            if err.index is None:
-                raise
-            raise type(err)(err.message, index=err.index + lo) from None
-        return process_rows(engine, events, engine._seen, lo)
+        cuts = []
+        if self.rows:
+            cuts = [lo + int(i) for i in np.flatnonzero(
+                (pdf["op"].iloc[lo:hi] == SCHEMA_OP).to_numpy(dtype=bool))]
+        out = []
+        for a, b in zip([lo] + [c + 1 for c in cuts], cuts + [hi]):
+            if a < b:
+                part = pdf.iloc[a:b].drop(columns=[CHANGE], errors="ignore")
+                try:
+                    events = stream_events(part.reset_index(drop=True), self.params)
+                except RecordError as err:
+                    if err.index is None:
+                        raise
+                    raise type(err)(err.message, index=err.index + a) from None
+                out += process_rows(engine, events, engine._seen, a)
+            if b < hi:
+                out += process_rows(engine, [change_of_row(pdf, b)], engine._seen, b)
+        return out
 
     def _change(self, state: KeyStream) -> list:
         """The next schema change through the key's engine; its errors at ``file:line``."""
@@ -999,6 +1068,44 @@ class SchemaChangeFeed(EngineFeed):
                             location=self.wheres[i]) from None
         state.applied, state.digest = i + 1, self.digests[i + 1]
         return out
+
+
+def change_of_row(pdf: pd.DataFrame, i: int):
+    """The schema change of schema row ``i`` (``--schema-rows``): the JSON object of column
+    ``change``, a line of the schema-changes file whose time is the row's ``t`` (a ``t``
+    of its own must equal it); ``MalformedRecord`` at the row (``index``).  Whether it
+    fits the key's schema then is the spec's check, at the same row.  A relation it adds
+    takes its values from the source's columns: each of its attributes must be one."""
+    from streamspec.pipeline.io.kws import schema_change_of
+    from streamspec.spec.errors import MalformedRecord, RecordError
+    from streamspec.spec.kws import AddRelation
+
+    text, t = pdf[CHANGE].iloc[i] if CHANGE in pdf else None, pdf["t"].iloc[i]
+    try:
+        if not isinstance(text, str):
+            raise MalformedRecord("a schema row needs its change in column change")
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise MalformedRecord(f"column change is not JSON: {err.msg}") from None
+        if not isinstance(obj, dict):
+            raise MalformedRecord("column change must hold a JSON object")
+        if pd.isna(t):
+            raise MalformedRecord("column t must be an integer time, got null")
+        t = int(t)
+        if obj.setdefault("t", t) != t:
+            raise MalformedRecord(f"the change's t {obj['t']!r} is not the row's t {t}")
+        change = schema_change_of(obj, "")
+        if isinstance(change, AddRelation):
+            missing = [a for a in change.relation.attributes if a not in pdf.columns]
+            if missing:
+                raise MalformedRecord(
+                    f"add_relation {change.relation.name}: attribute {missing[0]!r} is not a "
+                    "column of the stream (columns: the attributes of --schema, of the "
+                    "relations --schema-changes adds, and --extra-columns)")
+        return change
+    except RecordError as err:
+        raise type(err)(err.message, index=i) from None
 
 
 def stream_events(pdf: pd.DataFrame, params: Params) -> TupleBatch:

@@ -139,21 +139,24 @@ def common(tmp_path, engine: str) -> list[str]:
             "--engine", engine, "--schema-changes", changes_file(tmp_path)]
 
 
-def stream_args(tmp_path, engine: str, deletions: bool, changes=None):
+def stream_args(tmp_path, engine: str, deletions: bool, changes=None, extra=()):
     model = ["--positive-negative"] if deletions else ["--window", str(WINDOW)]
     argv = ["stream", "kws", "--source", str(tmp_path / "in"), "--checkpoint",
             str(tmp_path / "ckpt"), "--output", str(tmp_path / "out"), "--format", "json",
-            "--trigger-once", *common(tmp_path, engine), *model]
+            "--trigger-once", *common(tmp_path, engine), *model, *extra]
     if changes is not None:
         argv[argv.index("--schema-changes") + 1] = changes
     return build_parser().parse_args(argv)
 
 
-def batch_job_rows(tmp_path, rows, engine: str, deletions: bool) -> pd.DataFrame:
-    """What ``streamspec run kws --schema-changes`` computes, in-process: the driver's
-    validating reader (the path it takes with schema changes), one engine per key."""
+def batch_job_rows(tmp_path, rows, engine: str, deletions: bool, changes=None) -> pd.DataFrame:
+    """What ``streamspec run kws --schema-changes`` computes (``changes``: another file),
+    in-process: the driver's validating reader (the path it takes with schema changes),
+    one engine per key."""
     argv = ["run", "kws", *common(tmp_path, engine), *batch_inputs(tmp_path, rows, deletions),
             "--output", str(tmp_path / "unused")]
+    if changes is not None:
+        argv[argv.index("--schema-changes") + 1] = changes
     args = build_parser().parse_args(argv)
     plan = job.prepare(args)
     engine_cls = Registry.get("kws", engine)
@@ -333,7 +336,18 @@ def test_source_columns_hold_the_added_relations_attributes(tmp_path):
     assert job.stream_feed(args, Registry.get("kws", "fullmesh"), job.stream_params(args))
     args.schema_changes = None
     assert "`text`" not in job.source_schema(args)
-    assert job.stream_feed(args, Registry.get("kws", "fullmesh"), job.stream_params(args)) is None
+    assert job.stream_feed(args, Registry.get("kws", "fullmesh"), job.stream_params(args)).changes == ()
+    args.schema_rows = True
+    assert job.source_schema(args).endswith("`aid` string, `role` string, change string")
+    args.extra_columns = (("text", "string"), ("mid", "long"), ("stars", "double"))
+    assert job.source_schema(args).endswith("`role` string, `text` string, `stars` double, "
+                                            "change string")
+    args.extra_columns = (("did", "string"),)       # typed long by the schema
+    with pytest.raises(InvalidParameter, match="'did' is typed long and string"):
+        job.source_schema(args)
+    args.extra_columns = (("change", "string"),)
+    with pytest.raises(InvalidParameter, match="attribute 'change' has the name of a column"):
+        job.stream_params(args)
 
 
 # -- a migrated engine in the state store --------------------------------------------------
@@ -410,3 +424,118 @@ def test_stream_with_schema_changes_equals_run_with_them(spark, tmp_path):
     assert canonical(got) == canonical(want)
     assert 0 < first < len(want) and set(got["key"]) == {"a", "b", "c"}
     assert (got["kind"] == "end").any()
+
+
+# -- schema-change rows in the stream (--schema-rows): one key's changes -------------------
+def with_schema_rows(rows: list[dict], key: str) -> list[dict]:
+    """``rows`` with ``CHANGES`` as schema rows of ``key`` (each before that key's first
+    row at or after its time, where the file would apply it) and no review rows in the
+    other keys (their schema never has that relation)."""
+    pending = [dict(c) for c in CHANGES]
+    out = []
+    for r in rows:
+        if r["key"] != key and r.get("rel") == "review":
+            continue
+        while r["key"] == key and pending and pending[0]["t"] <= r["t"]:
+            change = pending.pop(0)
+            out.append({"key": key, "op": "schema", "t": change.pop("t"),
+                        "change": json.dumps(change)})
+        out.append(r)
+    assert not pending
+    return out
+
+
+def expected_with_rows(tmp_path, rows: list[dict], key: str, engine: str) -> pd.DataFrame:
+    """``key`` as the batch job runs it with the changes file, the other keys without."""
+    plain = [r for r in rows if r["op"] != "schema"]
+    none = changes_file(tmp_path, [], "none.jsonl")
+    mine = batch_job_rows(tmp_path, [r for r in plain if r["key"] == key], engine, False)
+    others = batch_job_rows(tmp_path, [r for r in plain if r["key"] != key], engine, False, none)
+    return pd.concat([mine, others], ignore_index=True)
+
+
+@pytest.mark.parametrize("engine", ["fullmesh", "partialmesh"])
+def test_schema_rows_change_their_key_only_as_the_file_would(tmp_path, engine):
+    rows = with_schema_rows(stream_rows(SEED, False), "b")
+    want = expected_with_rows(tmp_path, rows, "b", engine)
+    args = stream_args(tmp_path, engine, False, changes_file(tmp_path, [], "none.jsonl"),
+                       extra=["--schema-rows", "--extra-columns", "text"])
+    states: dict = {}
+    files = quarters(rows)
+    got = pd.concat([run_steps(args, files[:2], states), run_steps(args, files[2:], states)],
+                    ignore_index=True)
+    assert canonical(got) == canonical(want)
+    assert got[got["key"] == "b"]["edges"].map(lambda es: any(e.startswith("rm") for e in es)).any()
+    assert (got[got["key"] == "b"]["kind"] == "end").any()
+    for key in "abc":           # the rows' changes are in the engine, not counted as the file's
+        state = pickle.loads(states[key].get[0])
+        assert state.applied == 0
+        assert (state.engine.schema.relation("review") is not None) == (key == "b")
+
+
+def test_schema_rows_follow_the_files_changes_of_their_time(tmp_path):
+    # the file adds review at 20; a's own row at 20 joins it to movie: the file's change
+    # comes first (changes before the rows of their time), then the row, then a review
+    args = stream_args(tmp_path, "oracle", False, changes_file(tmp_path, CHANGES[:1], "one.jsonl"),
+                       extra=["--schema-rows"])
+    rows = [{"key": "a", "op": "insert", "rel": "movie", "tid": "m1", "t": 19, "mid": "1",
+             "did": "1", "title": "tarantino"},
+            {"key": "a", "op": "schema", "t": 20, "change": json.dumps(CHANGES[1])},
+            {"key": "a", "op": "insert", "rel": "review", "tid": "r1", "t": 20, "mid": "1",
+             "text": "travolta"},
+            {"key": "a", "op": "insert", "rel": "actor", "tid": "x", "t": 21, "aid": "9",
+             "name": "n"}]
+    states: dict = {}
+    got = run_steps(args, [rows], states)
+    assert canonical(got) == [("a", "appear", 20, 39, ("m1", "r1"), ("rm:r1:m1",))]
+    assert pickle.loads(states["a"].get[0]).applied == 1
+
+
+@pytest.mark.parametrize("change,error,message", [
+    ("not json", MalformedRecord, "column change is not JSON"),
+    (None, MalformedRecord, "needs its change in column change"),
+    (json.dumps(["remove_edge", "x"]), MalformedRecord, "must hold a JSON object"),
+    (json.dumps({"t": 4, "remove_edge": "in_movie"}), MalformedRecord, "t 4 is not the row's t 5"),
+    (json.dumps({"remove_edgz": "in_movie"}), MalformedRecord, "a schema change is one of"),
+    (json.dumps({"remove_edge": "nope"}), InvalidRecord, "unknown edge 'nope'"),
+    (json.dumps({"add_relation": {"name": "u", "attributes": ["mid", "zz"]}}), MalformedRecord,
+     "attribute 'zz' is not a column of the stream"),
+])
+def test_a_bad_schema_row_is_named_by_its_file_and_line(tmp_path, change, error, message):
+    args = stream_args(tmp_path, "fullmesh", False, changes_file(tmp_path, [], "none.jsonl"),
+                       extra=["--schema-rows"])
+    good = {"key": "a", "op": "insert", "rel": "actor", "tid": "x1", "t": 0, "aid": "1", "name": "n"}
+    states: dict = {}
+    run_steps(args, [[good]], states)
+    bad = [{**good, "tid": "x2", "t": 5}, {"key": "a", "op": "schema", "t": 5, "change": change}]
+    with pytest.raises(error, match=r"part-0001.json:2: .*" + re.escape(message)):
+        run_steps(args, [[], bad], states)
+
+
+def test_schema_rows_need_the_flag(tmp_path):
+    args = stream_args(tmp_path, "fullmesh", False)
+    row = {"key": "a", "op": "schema", "t": 5, "tid": "x", "rel": "actor"}
+    with pytest.raises(MalformedRecord, match=r"part-0000.json:1: column op must be insert or "
+                                              r"delete, got 'schema'"):
+        run_steps(args, [[row]], {})
+
+
+@pytest.mark.spark
+def test_stream_with_schema_rows_over_spark(spark, tmp_path):
+    """One ``--trigger-once`` run; the change column written as a JSON object (Spark's
+    JSON reader gives a string column its text)."""
+    rows = with_schema_rows(stream_rows(SEED, False), "b")
+    want = expected_with_rows(tmp_path, rows, "b", "fullmesh")
+    source = tmp_path / "in"
+    source.mkdir()
+    nested = [{**r, "change": json.loads(r["change"])} if r["op"] == "schema" else r for r in rows]
+    write_file(source, "part-0000.json", nested, 0, "json")
+    argv = ["stream", "kws", "--source", str(source), "--checkpoint", str(tmp_path / "ckpt"),
+            "--output", str(tmp_path / "out"), "--format", "json", "--trigger-once",
+            "--schema", SCHEMA, "--keywords", "tarantino,travolta", "--tmax", "4",
+            "--engine", "fullmesh", "--window", str(WINDOW), "--schema-rows",
+            "--extra-columns", "text:string"]
+    assert main(argv) == 0
+    got = spark.read.parquet(str(tmp_path / "out")).toPandas()
+    assert canonical(got) == canonical(want)
+    assert (got[got["key"] == "b"]["kind"] == "end").any()

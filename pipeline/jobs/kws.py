@@ -1043,9 +1043,12 @@ class SchemaChangeFeed(EngineFeed):
         out = []
         for a, b in zip([lo] + [c + 1 for c in cuts], cuts + [hi]):
             if a < b:
-                part = pdf.iloc[a:b].drop(columns=[CHANGE], errors="ignore")
+                # the common case, a whole micro-batch of tuple rows, without a copy
+                part = pdf if (a, b) == (0, len(pdf)) else pdf.iloc[a:b].reset_index(drop=True)
+                if CHANGE in part:
+                    part = part.drop(columns=[CHANGE])
                 try:
-                    events = stream_events(part.reset_index(drop=True), self.params)
+                    events = stream_events(part, self.params)
                 except RecordError as err:
                     if err.index is None:
                         raise

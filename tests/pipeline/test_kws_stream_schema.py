@@ -284,6 +284,19 @@ def test_a_restart_with_other_changes_is_refused(tmp_path):
                   [[{**rows[0], "tid": "x98", "t": 98}]], states)
 
 
+def test_a_bare_engine_from_an_older_checkpoint_is_resumed_with_no_change_applied(tmp_path):
+    # checkpoints made before schema changes were streamed hold the engine alone
+    args = stream_args(tmp_path, "fullmesh", False)
+    engine = Registry.get("kws", "fullmesh")(job.stream_params(args))
+    state = GroupState()
+    state.update((pickle.dumps(engine), 0))
+    row = {"key": "a", "op": "insert", "rel": "review", "tid": "r1", "t": 30, "mid": "1",
+           "text": "x"}
+    run_steps(args, [[row]], {"a": state})
+    resumed = pickle.loads(state.get[0])
+    assert isinstance(resumed, job.KeyStream) and resumed.applied == 2     # the changes at 20
+
+
 def test_a_malformed_row_in_a_later_micro_batch_is_located_in_its_own_file(tmp_path):
     # the adapter numbers the rows it refuses from 0, the spec from the engine's first
     # record: a second micro-batch's bad row must still be the second file's line
@@ -539,3 +552,42 @@ def test_stream_with_schema_rows_over_spark(spark, tmp_path):
     got = spark.read.parquet(str(tmp_path / "out")).toPandas()
     assert canonical(got) == canonical(want)
     assert (got[got["key"] == "b"]["kind"] == "end").any()
+
+
+# -- the generic step (streaming.EngineFeed, every other problem's) -------------------------
+class CountingEngine:
+    """An engine whose records are numbered from its first (``_seen``), as the spec's are."""
+
+    def __init__(self, params):
+        self._seen = 0
+
+    def process(self, events):
+        for i, ev in enumerate(events):
+            if ev == "bad":
+                raise InvalidRecord("refused by the spec", index=self._seen + i)
+        self._seen += len(events)
+        return iter(())
+
+
+class Adapter:
+    """An adapter refusing a row itself (index: the row's position, from 0)."""
+
+    @staticmethod
+    def stream_events(pdf, params):
+        if pdf["x"].isna().any():
+            raise MalformedRecord("x is missing", index=int(pdf["x"].isna().to_numpy().argmax()))
+        return list(pdf["x"])
+
+
+def test_the_default_feed_locates_a_rows_error_in_a_later_micro_batch():
+    step = streaming.key_step(Adapter, CountingEngine, None, "json")
+    state = GroupState()
+
+    def batch(n, xs):
+        return iter([pd.DataFrame({"x": xs, "key": "k", "_file": f"part-{n}.json", "_block": 0,
+                                   "_row": range(len(xs))})])
+    list(step(("k",), batch(0, ["a", "b", "c"]), state))
+    with pytest.raises(MalformedRecord, match=r"part-1.json:2: x is missing"):
+        list(step(("k",), batch(1, ["d", None]), state))
+    with pytest.raises(InvalidRecord, match=r"part-1.json:3: refused by the spec"):
+        list(step(("k",), batch(1, ["d", "e", "bad"]), state))

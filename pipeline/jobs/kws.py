@@ -1012,10 +1012,11 @@ class SchemaChangeFeed(EngineFeed):
                 f"{self.path or '--schema-changes (none given)'}: its first {state.applied} "
                 "schema changes are not those the checkpoint's keys applied; a restarted query "
                 "takes the same file, or one with more changes after the times already streamed")
-        t = pdf["t"]
-        known = t.notna().to_numpy(dtype=bool)
-        times = t.to_numpy(dtype=np.int64) if known.all() else t.to_numpy(dtype=float)
         out, pos, n = [], 0, len(pdf)
+        if state.applied < len(self.changes):      # changes pending: the rows' times
+            t = pdf["t"]
+            known = t.notna().to_numpy(dtype=bool)
+            times = t.to_numpy(dtype=np.int64) if known.all() else t.to_numpy(dtype=float)
         while state.applied < len(self.changes) and pos < n:
             change = self.changes[state.applied]
             due = np.flatnonzero(known[pos:] & (times[pos:] >= change.t))

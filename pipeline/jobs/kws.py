@@ -960,10 +960,11 @@ def stream_feed(args, engine_cls, params: Params):
 
 @attrs.define
 class KeyStream:
-    """A key's state in ``streamspec stream kws --schema-changes``, pickled into Spark's
-    group state: its engine and how many of the schema changes (in their order,
+    """A key's state in ``streamspec stream kws``, pickled into Spark's group state: its
+    engine and how many of the ``--schema-changes`` (in their order,
     ``schema_changes_in_order``) it has applied, with a digest of those (a restart with
-    a file whose first ``applied`` changes differ is refused, not silently misapplied)."""
+    a file whose first ``applied`` changes differ is refused, not silently misapplied).
+    Changes of ``--schema-rows`` live in the engine's schema alone."""
 
     engine: KwsEngine
     applied: int = 0

@@ -45,7 +45,11 @@ load average when the row was measured (the machine is shared with other
 sessions: CPU time is the robust figure, the load says how busy it was) and
 ``--label`` (``before``/``after`` the eviction change, ``after2`` the batched remote
 access and the per-key capacity rule of issue 15, ``after3`` the bounded fetch log, the
-in-place departed store and the free lists emptied in the traced run); rows of other labels already in
+in-place departed store and the free lists emptied in the traced run, ``after4`` the
+per-batch costs cut: the id index a numba hash table, eviction, the departed store and
+the WBM election one kernel call each, an evaluation's changed objects re-inserted in one
+kernel call, only the ids that can reach the list ranked at an arrival, and ``topkn``'s
+push read from the index's column); rows of other labels already in
 the file are kept, this label's replaced; the file is rewritten after every row.
 ``--items-at RATE=N,...`` replays ``N`` items instead of ``--items`` at that rate.
 """
@@ -67,7 +71,8 @@ from streamspec.spec.topkjoin_remote import CallableDataset
 
 OMEGA, BETA = 100_000, 60_000
 PERIOD = 30_000          # every remote value changes every 30 s
-STYLES = (("before", "--"), ("after", ":"), ("after2", "-."), ("after3", "-"))
+STYLES = (("before", "--"), ("after", ":"), ("after2", "-."), ("after3", (0, (6, 2))),
+          ("after4", "-"))
 FREE_LISTS = 32          # batches between two emptyings of the free lists (traced run)
 FIELDS = ("label", "commit", "load1", "engine", "items_per_window", "ids_seen", "items", "batch",
           "cpu_s", "items_per_cpu_s", "peak_bytes", "state_rows")
@@ -135,7 +140,7 @@ def replay(engine: str, p: Params, ids, x, ts, trace: bool, batch: int) -> tuple
 def plot(paths, out) -> None:
     """Peak traced bytes and items per CPU second against the ids seen, one line per engine
     and label, one column per rate (``STYLES``: ``before`` dashed, ``after`` dotted,
-    ``after2`` dash-dotted, ``after3`` solid)."""
+    ``after2`` dash-dotted, ``after3`` long dashes, ``after4`` solid)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

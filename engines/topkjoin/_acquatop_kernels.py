@@ -13,8 +13,9 @@ Stream side (per-slot partial aggregates; slots of ``g = gcd(omega, beta)``):
   partial aggregate (``sum`` of x, or the ``latest`` x) and last item time,
   appended to a FIFO buffer (``close_open_slot`` closes it on demand).
 - ``window_columns``: the distinct ids of one window with its streaming score
-  and last time, from the blocks of its slots, sorted by the tie rank (the
-  external id order), through a dense scratch stamped with the window.
+  and last time, from the blocks of its slots (in first-appearance order: the
+  caller sorts by the tie rank when it needs to), through a dense scratch
+  stamped with the window.
 - ``drop_blocks``: forget the blocks of slots before a given one.
 
 List side: the Super-MTK+N list is arrays ``l_*[:m]`` sorted by the total
@@ -96,8 +97,9 @@ def close_open_slot(acc_val, acc_ts, acc_mark, touched, buf_id, buf_val, buf_ts,
 
 @njit(cache=True)
 def window_columns(first, stop, latest, stamp, buf_id, buf_val, buf_ts, blk_slot, blk_start, meta,
-                   w_val, w_ts, w_mark, tie, out_ids):
-    """Ids of the window of slots ``[first, stop)`` into ``out_ids`` (sorted by tie); returns count.
+                   w_val, w_ts, w_mark, out_ids):
+    """Ids of the window of slots ``[first, stop)`` into ``out_ids`` (in first-appearance
+    order; ``SlotAggregates.window`` sorts them by tie when asked); returns count.
 
     ``w_val[d]``/``w_ts[d]`` hold the id's streaming score and last time, ``w_mark[d] == stamp``.
     """
@@ -121,8 +123,6 @@ def window_columns(first, stop, latest, stamp, buf_id, buf_val, buf_ts, blk_slot
             else:
                 w_val[d] += buf_val[q]
             w_ts[d] = buf_ts[q]     # blocks are in time order: the last one wins
-    order = np.argsort(tie[out_ids[:n]])
-    out_ids[:n] = out_ids[:n][order]
     return n
 
 
@@ -196,10 +196,55 @@ def staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span
 
 
 @njit(cache=True)
+def _cut(ids, scores, w_ts, t0, beta, c, cap, span):
+    """The least over windows ``c + w`` of the ``cap``-th best score among the ids whose
+    newest window ``ew`` is at least ``c + w`` (``-inf`` when some window has fewer):
+    a top-``cap`` buffer of scores per window, kept sorted descending."""
+    best = np.full((span, cap), -np.inf)
+    for i in range(ids.size):
+        s = scores[i]
+        top = min((w_ts[ids[i]] - t0) // beta - c, span - 1)
+        for w in range(top + 1):
+            row = best[w]
+            if s <= row[cap - 1]:
+                continue
+            j = cap - 1
+            while j > 0 and row[j - 1] < s:
+                row[j] = row[j - 1]
+                j -= 1
+            row[j] = s
+    cut = np.inf
+    for w in range(span):
+        cut = min(cut, best[w, cap - 1])
+    return cut
+
+
+@njit(cache=True)
 def arrivals(ids, scores, w_val, w_ts, tie, t0, beta, c, cap, span,
              l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, cnt):
-    """The whole window ``c`` arrives (ids with their scores): the list becomes its staircase."""
-    n = ids.size
+    """The whole window ``c`` arrives (ids with their scores): the list becomes its staircase.
+
+    Only the ids that can reach it are sorted: the staircase is full once every window
+    ``c + w`` holds ``cap`` entries, i.e. at the ``cap``-th best id with ``ew >= c + w``
+    for the last ``w`` to fill, so no id scored below the ``cap``-th best score of some
+    such set ``S_w`` (the least of these scores: ``_cut``) is ever reached.  Those kept
+    (every id scored at least the cut: equal scores are ordered by tie) are sorted by
+    the total order; the same list as sorting all ``n``, in O(n span) plus the sort of
+    the few kept instead of O(n log n)."""
+    cut = _cut(ids, scores, w_ts, t0, beta, c, cap, span)
+    n = 0
+    for i in range(ids.size):
+        if scores[i] >= cut:
+            n += 1
+    if n < ids.size:
+        sel = np.empty(n, np.int64)
+        q = 0
+        for i in range(ids.size):
+            if scores[i] >= cut:
+                sel[q] = i
+                q += 1
+        ids = ids[sel]
+        scores = scores[sel]
     keys = np.empty(n, np.int64)
     for i in range(n):
         keys[i] = tie[ids[i]]
@@ -268,12 +313,30 @@ def remove(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, c
 @njit(cache=True)
 def offer(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt,
           d, score, tie, sval, ts, ew):
-    """MinTopK insertion of an object not in the list (it may be discarded); returns new m."""
+    """MinTopK insertion of an object not in the list (it may be discarded); returns new m.
+
+    The list is a staircase: an object that every window it reaches has ``cap`` entries
+    before (``ew >= c + w``) is discarded with nothing else changed, so that case returns
+    at once (at an evaluation most changed objects outside the list stay outside)."""
     at = m
     for i in range(m):
         if _before(score, tie, l_score[i], l_tie[i]):
             at = i
             break
+    top = min(ew - c, span - 1)
+    if top >= 0:
+        for w in range(top + 1):
+            cnt[w] = 0
+        for i in range(at):
+            for w in range(min(l_ew[i] - c, top) + 1):
+                cnt[w] += 1
+        counted = True
+        for w in range(top + 1):
+            if cnt[w] < cap:
+                counted = False
+                break
+        if counted:
+            return m
     for i in range(m, at, -1):
         l_dense[i] = l_dense[i - 1]
         l_score[i] = l_score[i - 1]
@@ -324,3 +387,71 @@ def renumber(a, n, remap):
     """``a[:n] = remap[a[:n]]`` in place (dense ids after a compaction)."""
     for q in range(n):
         a[q] = remap[a[q]]
+
+
+# -- changed objects (Algorithm 5, UpdateChangedObjects; ``acquatop._evaluate``) -------
+@njit(cache=True)
+def _lower_bounds(l_score, l_tie, l_ew, m, c, cap, span, lb_score, lb_tie):
+    """``lb_*[w]``: the ``cap``-th entry among those with ``ew >= c + w`` (window ``c + w``'s
+    LBP); a score of ``-inf`` and tie ``-1`` while the window has fewer (nothing is after it)."""
+    for w in range(span):
+        lb_score[w] = -np.inf
+        lb_tie[w] = -1
+    for w in range(span):
+        n = 0
+        for i in range(m):
+            if l_ew[i] >= c + w:
+                n += 1
+                if n == cap:
+                    lb_score[w] = l_score[i]
+                    lb_tie[w] = l_tie[i]
+                    break
+
+
+@njit(cache=True)
+def changed_objects(changed, replica, w_val, w_ts, w_mark, stamp, tie, latest, smin, t0, beta,
+                    ws, wv, slo, shi, vlo, vhi, l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew,
+                    m, c, cap, span, cnt):
+    """Re-insert every changed object, one by one in the order given (``remove`` then
+    ``offer``, as ``SuperTopKList.replace``): an object in the list keeps its streaming
+    score, one outside it but in the window (``w_mark == stamp``) takes its exact score
+    (``sum``) or ``smin`` (``latest``, Theorem 3's lower bound), others are skipped (they
+    do not join).  Linear scoring ``F(s, v)`` as ``linear_scores``.  Returns the new m.
+
+    An object outside the list that ranks after the LBP of every window it reaches is
+    discarded by ``offer`` with nothing changed; the LBPs are kept from one such object to
+    the next (recomputed after the list changes), so most changed objects of a window (the
+    push variant: every key that changed) cost O(span) each."""
+    lb_score = np.empty(span, np.float64)
+    lb_tie = np.empty(span, np.int64)
+    bounds = False
+    for j in range(changed.size):
+        d = changed[j]
+        at = find(l_dense, m, d)
+        if at >= 0:
+            s = l_sval[at]
+        elif w_mark[d] == stamp:
+            s = smin if latest else w_val[d]
+        else:
+            continue
+        score = ws * ((s - slo) / (shi - slo)) + wv * ((replica[d] - vlo) / (vhi - vlo))
+        ts = w_ts[d]
+        ew = (ts - t0) // beta
+        if at < 0:
+            top = min(ew - c, span - 1)
+            if top >= 0:
+                if not bounds:
+                    _lower_bounds(l_score, l_tie, l_ew, m, c, cap, span, lb_score, lb_tie)
+                    bounds = True
+                after = True
+                for w in range(top + 1):
+                    if lb_tie[w] < 0 or _before(score, tie[d], lb_score[w], lb_tie[w]):
+                        after = False
+                        break
+                if after:
+                    continue           # ``offer`` would discard it: the list stays
+        m = remove(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt, d)
+        m = offer(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt,
+                  d, score, tie[d], s, ts, ew)
+        bounds = False
+    return m

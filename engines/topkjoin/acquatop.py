@@ -58,7 +58,14 @@ the per-window minimum streaming score ``S_min[c]`` (a lower bound: paper
 (they do not join); they are applied to the replica all the same.
 
 Speed: the per-item and per-id work is in numba kernels (``_acquatop_kernels``);
-per evaluation Python does the election and the gamma fetches only.
+per evaluation Python does the election and the gamma fetches only.  At a small
+slide (600 items at 1e3 items per window) the fixed costs of a batch and an
+evaluation decide the items per CPU second (issue 15's 1M target), so each step
+is one kernel call where it was many numpy calls: the id index is a hash table
+(``key_index``), the eviction one pass (``_eviction_kernels``), the departed store's
+put and take (``_replica_kernels``), WBM's election (``_policy_kernels``), the
+changed objects of an evaluation re-inserted in one call (``changed_objects``,
+linear scoring), and an arrival ranks only the ids that can reach the list.
 """
 from __future__ import annotations
 
@@ -68,6 +75,7 @@ from typing import Callable, ClassVar
 import numpy as np
 
 from streamspec.engines.topkjoin import _acquatop_kernels as kern
+from streamspec.engines.topkjoin import _eviction_kernels as evict
 from streamspec.engines.topkjoin import policies, replica
 from streamspec.engines.topkjoin.key_index import KeyIndex
 from streamspec.engines.topkjoin.replica import DepartedEntries
@@ -255,6 +263,8 @@ class AcquaTopEngine(TopkJoinEngine):
         aggs, slist = self.aggs, self.slist
         n, held = self.keys.size, self._held
         live = self._live(batch) if live is None else live
+        if isinstance(self.keys, KeyIndex):
+            return self._evict(batch, live)
         keep = np.flatnonzero(live)
         gone = np.flatnonzero(~live)          # all below ``held``: the batch's ids are live
         # a cell never fetched is the bulk load's: reloaded if its key comes back
@@ -278,17 +288,49 @@ class AcquaTopEngine(TopkJoinEngine):
         self._answered = remap[self._answered].tolist()
         return remap[batch]
 
+    def _evict(self, batch: np.ndarray, live: np.ndarray) -> np.ndarray:
+        """``_compact`` for int keys in one kernel pass (``_eviction_kernels.evict``)."""
+        aggs, slist, held = self.aggs, self.slist, self._held
+        n = live.size
+        remap = np.empty(n, np.int64)
+        gone = n - int(np.count_nonzero(live))
+        out = (np.empty(gone, np.int64), np.empty(gone, np.float64), np.empty(gone, np.int64),
+               np.empty(gone, np.int64))
+        kept, cells, fetched = evict.evict(
+            live, held, self.windows.t0, self.keys._column, *self._cells, aggs.acc_val,
+            aggs.acc_ts, aggs.acc_mark, aggs.tie, aggs.w_mark, aggs.touched, int(aggs.meta[3]),
+            aggs.buf_id, int(aggs.meta[0]), slist.dense, slist.m, remap, *out)
+        if fetched:
+            self.departed.capacity = replica.capacity(n)
+            self.departed.put(*(a[:fetched] for a in out))
+        del live, out                           # temporaries: the peak is a compaction's
+        self.keys.compacted(kept)
+        self._view(cells)
+        aggs.keys = cells
+        self._answered = remap[self._answered].tolist()
+        return remap[batch]
+
     # -- one evaluation (Algorithm 5) ---------------------------------------------
     def _evaluate(self, window, start, tau):
         aggs = self.aggs
-        ids, svals, last_ts = aggs.window(window)
+        # the AT engines' candidates are the list's: the window's ids need no tie order
+        ids, svals, last_ts = aggs.window(window, self.candidates == "window")
         self.smin = float(svals.min()) if ids.size else None
         self._arrivals(ids, aggs.w_val, aggs.w_ts, (ids, svals, last_ts))
         changed = self._refresh(window, start, tau, ids, aggs.w_ts)
-        if changed:
+        if len(changed):
             tie = self.tie
-            for d in sorted(changed, key=tie.__getitem__):
-                self._changed_object(d, aggs.w_val, aggs.w_ts)
+            changed = changed[np.argsort(tie[changed])]      # in id order (distinct ties)
+            if self._linear:          # all of them in one kernel call (the same steps)
+                sl = self.slist
+                sl.m = kern.changed_objects(
+                    changed, self.replica, aggs.w_val, aggs.w_ts, aggs.w_mark, aggs.stamp, tie,
+                    aggs.latest, 0.0 if self.smin is None else self.smin, self.windows.t0,
+                    self.params.beta, *self._linear, *sl._cols(), sl.m, sl.c, sl.cap, sl.span,
+                    sl.cnt)
+            else:
+                for d in changed.tolist():
+                    self._changed_object(d, aggs.w_val, aggs.w_ts)
         answer = self.slist.top(self.params.k)
         self._answered = [d for d, _ in answer]
         self.slist.purge()
@@ -313,13 +355,15 @@ class AcquaTopEngine(TopkJoinEngine):
         scores = self._scores_of(svals, self.replica[ids])
         self.slist.arrive(ids, scores, sval, tsd, self.tie, self.windows.t0, self.params.beta)
 
-    def _refresh(self, window, start, tau, ids, tsd) -> list[int]:
-        """Step 2 (UpdateReplica): fetch the elected keys; return those whose value changed."""
-        cands = self.slist.ids() if self.candidates == "list" else ids.tolist()
+    def _refresh(self, window, start, tau, ids, tsd) -> np.ndarray:
+        """Step 2 (UpdateReplica): fetch the elected keys; return those whose value changed
+        (distinct dense ids)."""
+        # the window's ids as an array (no Python int per id: a window holds up to 1e5)
+        cands = self.slist.ids() if self.candidates == "list" else ids
         ctx = policies.Context(window, start, tau, self.params.budget, self.params.k, tsd)
         elected = np.asarray(self.policy(self, cands, ctx), np.int64)
         if not elected.size:
-            return []
+            return elected
         ext = self.keys.external
         # the elected keys in one remote call, one unit of budget each (``fetch_many``)
         got = self.fetcher.fetch_many([ext(d) for d in elected.tolist()])
@@ -328,7 +372,7 @@ class AcquaTopEngine(TopkJoinEngine):
         hit = np.unique(elected[diff])      # (policies elect distinct keys; a repeat is one change)
         self.replica[elected[diff]] = got[diff]
         self.changes_seen[hit] += 1
-        return hit.tolist()
+        return hit
 
     def _changed_object(self, d, sval, tsd):
         """Step 3: re-score a changed object and put it back where it belongs."""
@@ -349,8 +393,9 @@ class AcquaTopEngine(TopkJoinEngine):
     def state_sizes(self) -> dict[str, int]:
         """Entries of every structure that could grow with the ids seen (tests, bench)."""
         keys = self.keys
-        index = keys.size if keys is None or keys.kind is str else \
-            int(keys._direct.size + keys._keys.size)
+        index = 0 if keys is None else (
+            keys.held() if isinstance(keys, KeyIndex) else keys.size if keys.kind is str
+            else int(keys._direct.size + keys._keys.size))
         external = 0 if keys is None else (
             keys.size if isinstance(keys, KeyIndex) else len(keys._external))
         return {"ids": 0 if keys is None else keys.size,

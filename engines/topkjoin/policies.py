@@ -31,6 +31,11 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from streamspec.engines.topkjoin import _policy_kernels as kern
+
+# budgets up to this pick WBM's first gamma by one scan each (``_policy_kernels``)
+SCAN_GAMMA = 32
+
 
 @attrs.frozen
 class Context:
@@ -85,9 +90,8 @@ def rate(engine, d):
     return (engine.changes_seen[d] + 1) / (observed + engine.params.beta)
 
 
-def wbm_ranked(engine, cands, ctx):
-    """``(stale, fresh)`` candidate arrays: the possibly stale ones ranked by WBM, the others
-    by best-before time (both ties by candidate order)."""
+def _wbm_columns(engine, cands, ctx):
+    """``(candidates, possibly stale, best-before time, WBM score)`` as arrays."""
     beta, tau = engine.params.beta, ctx.tau
     c = np.asarray(cands, np.int64)
     lr = engine.last_refresh[c]
@@ -98,7 +102,13 @@ def wbm_ranked(engine, cands, ctx):
     life = (np.asarray(ctx.last_ts)[c] - ctx.start) // beta + 1
     current_bb = lr + np.ceil((tau - lr) / interval) * interval
     renewed = np.ceil((current_bb + interval - tau) / beta)
-    score = np.minimum(life, renewed)
+    return c, stale, best_before, np.minimum(life, renewed)
+
+
+def wbm_ranked(engine, cands, ctx):
+    """``(stale, fresh)`` candidate arrays: the possibly stale ones ranked by WBM, the others
+    by best-before time (both ties by candidate order)."""
+    c, stale, best_before, score = _wbm_columns(engine, cands, ctx)
     pos = np.arange(c.size)
     s_idx = pos[stale]
     f_idx = pos[~stale]
@@ -107,12 +117,42 @@ def wbm_ranked(engine, cands, ctx):
     return c[s_order], c[f_order]
 
 
+def _first(idx, keys, k: int) -> np.ndarray:
+    """The first ``k`` of ``idx`` ordered by ``keys`` (most significant first), then ``idx``:
+    ``idx[np.lexsort((idx, *reversed(keys)))][:k]`` without sorting all of them (only
+    those whose first key is at most the ``k``-th smallest can be among the first ``k``)."""
+    if idx.size > k > 0:
+        first = keys[0]
+        sel = first <= np.partition(first, k - 1)[k - 1]
+        idx, keys = idx[sel], [key[sel] for key in keys]
+    return idx[np.lexsort((idx, *reversed(keys)))][:k]
+
+
 def wbm(engine, cands, ctx):
-    """WBM as registered (the Java's rule): possibly stale first, then fresh ones fill the budget."""
-    if not len(cands):
+    """WBM as registered (the Java's rule): possibly stale first, then fresh ones fill the budget.
+
+    The first gamma of ``wbm_ranked``'s two rankings, without ranking every candidate (a
+    WSJ engine's candidates are the whole window's ids)."""
+    if ctx.gamma is None:               # no budget: every candidate, ranked
+        return np.concatenate(wbm_ranked(engine, cands, ctx)).tolist() if len(cands) else []
+    if not len(cands) or ctx.gamma <= 0:
         return []
-    stale, fresh = wbm_ranked(engine, cands, ctx)
-    return np.concatenate((stale, fresh))[:ctx.gamma].tolist()
+    if ctx.gamma <= SCAN_GAMMA and isinstance(ctx.last_ts, np.ndarray):
+        c = np.asarray(cands, np.int64)
+        out = np.empty(min(ctx.gamma, c.size), np.int64)
+        k = kern.wbm_first(c, engine.last_refresh, engine.changes_seen, ctx.last_ts,
+                           engine.windows.t0, engine.params.beta, ctx.start, ctx.tau, ctx.gamma,
+                           out)
+        return out[:k].tolist()
+    c, stale, best_before, score = _wbm_columns(engine, cands, ctx)
+    pos = np.arange(c.size)
+    s_idx = pos[stale]
+    picked = _first(s_idx, [-score[s_idx], best_before[s_idx]], ctx.gamma)
+    if picked.size < ctx.gamma:
+        f_idx = pos[~stale]
+        picked = np.concatenate((picked, _first(f_idx, [best_before[f_idx]],
+                                                ctx.gamma - picked.size)))
+    return c[picked].tolist()
 
 
 def wbm_stale(engine, cands, ctx):

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from streamspec.engines.topkjoin import _replica_kernels as kern
+
 RETAIN = 512
 
 
@@ -108,6 +110,14 @@ class DepartedEntries:
             self._allocate(self._capacity, new.dtype)        # str keys: an object key column
         value, last, changes = (np.asarray(value, np.float64), np.asarray(last, np.int64),
                                 np.asarray(changes, np.int64))
+        if new.dtype == self._cells[0].dtype == np.int64:     # int keys: one kernel pass
+            pick = np.argsort(new)
+            if new.size > self._capacity:      # all left now: the latest fetches first
+                pick = pick[np.argsort(-last[pick], kind="stable")[:self._capacity]]
+                pick = pick[np.argsort(new[pick])]
+            self._n = kern.put(*self._cells, self._n, new, value, last, changes, pick,
+                               self.puts)
+            return
         n, m, cap = self._n, new.size, self._capacity
         if m > cap:
             # all left now: the latest fetches first, then the smaller keys
@@ -140,6 +150,10 @@ class DepartedEntries:
             return found, np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64)
         held = self.keys
         q = np.asarray(keys, dtype=held.dtype)
+        if held.dtype == np.int64:          # int keys: one kernel pass
+            out = np.empty(n, np.float64), np.empty(n, np.int64), np.empty(n, np.int64)
+            self._n, h = kern.take(*self._cells, self._n, q, found, *out)
+            return (found, *(a[:h] for a in out))
         at = np.minimum(np.searchsorted(held, q), held.size - 1)
         found = held[at] == q
         hit = at[found]

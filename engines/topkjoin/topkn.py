@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.engines.topkjoin.acquatop import AcquaTopEngine
+from streamspec.engines.topkjoin.key_index import KeyIndex
 from streamspec.spec.topkjoin_remote import values as remote_values
 
 
@@ -25,13 +26,19 @@ class TopkNEngine(AcquaTopEngine):
     exact_when = ("static", "full_list", "unlimited")
 
     def _refresh(self, window, start, tau, ids, tsd):
-        ext = self.keys.external
-        keys = np.union1d(ids, np.asarray(self.slist.ids(), np.int64))
+        sl, aggs = self.slist, self.aggs
+        listed = sl.dense[:sl.m]
+        # after the arrivals the list holds ids of this window only: then the window's ids
+        # are every key to read (in any order: their changes are re-inserted in id order)
+        keys = ids if (aggs.w_mark[listed] == aggs.stamp).all() else np.union1d(ids, listed)
         self.last_refresh[keys] = tau
-        # the notifications read in one call of the dataset (``values``), not counted
-        got = remote_values(self.params.remote, [ext(d) for d in keys.tolist()], tau)
+        # the notifications read in one call of the dataset (``values``), not counted; int
+        # keys straight from the index's column (no Python int per key)
+        ext = (self.keys.externals(0, self.keys.size)[keys] if isinstance(self.keys, KeyIndex)
+               else [self.keys.external(d) for d in keys.tolist()])
+        got = remote_values(self.params.remote, ext, tau)
         diff = got != self.replica[keys]
         hit = keys[diff]
         self.replica[hit] = got[diff]
         self.changes_seen[hit] += 1
-        return hit.tolist()
+        return hit

@@ -53,3 +53,35 @@ def test_key_index_column_keeps_its_reserved_capacity():
     assert index.lookup([(1 << 30) + 99, (1 << 30) + 100]).tolist() == [-1, 0]
     index.add(np.arange(5 << 30, (5 << 30) + 500, dtype=np.int64))
     assert index.size == 1100 and index._column.size >= 1100
+
+
+def test_key_index_table_stays_half_free_through_growth_compaction_and_reserve():
+    """The hash table holds every id at most half full whatever the calls (growth past the
+    reserve, compaction, a smaller reserve), negative and colliding keys included."""
+    rng = np.random.default_rng(15)
+    index, theirs = KeyIndex(), IdIndex(int)
+    for step in range(30):
+        batch = rng.integers(-(1 << 40), 1 << 40, int(rng.integers(1, 500)))
+        batch[::7] = (batch[::7] >> 20) << 40          # same low bits: probes collide
+        assert index.add(batch).tolist() == theirs.add(batch).tolist()
+        assert index._slots.size >= 2 * index.size
+        assert index.externals(0, index.size)[index.lookup(batch)].tolist() == batch.tolist()
+        if step % 5 == 4:
+            keep = np.flatnonzero(rng.random(index.size) < 0.3)
+            index.compact(keep)
+            theirs.compact(keep)
+            index.reserve(index.size + 10)
+            assert index._slots.size >= 2 * index._column.size and index.held() == index._slots.size
+            assert index.lookup(batch).tolist() == theirs.lookup(batch).tolist()
+
+
+def test_key_index_reads_pickles_of_the_sorted_array_index():
+    """A ``KeyIndex`` pickled before the hash table (direct table, sorted ``_keys``/``_ids``
+    and the column) unpickles with the same dense ids."""
+    old = KeyIndex.__new__(KeyIndex)
+    old.__setstate__({"kind": int, "size": 3, "_external": None,
+                      "_direct": ("prefix", 0, "<i8", np.zeros(0, np.int64)),
+                      "_keys": np.array([7, 5 << 30, 1 << 40]), "_ids": np.array([1, 0, 2]),
+                      "_column": np.array([5 << 30, 7, 1 << 40], np.int64)})
+    assert old.lookup([7, 1 << 40, 5 << 30, 8]).tolist() == [1, 2, 0, -1]
+    assert old.add(np.array([8, 7])).tolist() == [3, 1]

@@ -9,8 +9,6 @@ pass over the dense ids and one over each column of dense ids.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from streamspec.spec._numba import njit
 
 

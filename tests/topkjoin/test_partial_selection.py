@@ -116,8 +116,9 @@ def test_changed_objects_in_one_call_equal_replacing_them_one_by_one(seed, lates
     window = np.flatnonzero(w_mark == stamp)
     lin = (1.0, 1.0, 0.0, 10.0, 0.0, 4.0)                        # ws, wv, slo, shi, vlo, vhi
 
-    def score(s, v):
-        return lin[0] * ((s - lin[2]) / (lin[3] - lin[2])) + lin[1] * ((v - lin[4]) / (lin[5] - lin[4]))
+    def score(s, v):          # ``Scoring``'s linear F, in its operation order
+        ws, wv, slo, shi, vlo, vhi = lin
+        return ws * ((s - slo) / (shi - slo)) + wv * ((v - vlo) / (vhi - vlo))
     scores = np.array([score(w_val[d], replica[d]) for d in window])
     kernel, loop = SuperTopKList(cap, span, c), SuperTopKList(cap, span, c)
     for lst in (kernel, loop):

@@ -9,27 +9,46 @@ and no heap of an earlier run is met: ``init_s`` is ``time.process_time`` around
 constructor (CNGen and the whole mesh for FM, Section 4.1; the sources and the
 expanded schema for PM, Section 4.2), any collection it sets off included.  ``cns``: the CNs of the mesh (FM's operators feeding the output operator;
 PM's row repeats FM's count: PM grows the same CNs at run time); ``operators``: the
-operators right after construction.  ``load1`` is the 1-minute load before and after the
+operators right after construction (FM: its CN joins still held as rows counted,
+``MeshEngine.mesh_size``).  ``load1`` is the 1-minute load before and after the
 run (the 2-core machine is shared with other sessions: CPU time still grows with load),
 ``commit`` the code measured (``$STREAMSPEC_BENCH_COMMIT`` names a ``git archive``
 snapshot put first on ``PYTHONPATH``).  Rows go to ``bench/results/kws/init.csv`` (from
 the working directory), with the command that made them; ``--append`` keeps the rows
-there (same columns only).
+there (a file with fewer columns is rewritten with the new ones, left empty in its rows).
+
+FM's split, in the same process after the constructor: ``cngen_s``, the compiled CNGen
+inside the constructor (``cn_joins.compiled_cngen``, timed by a wrapper; empty for code
+without it); ``mesh_s`` = ``init_s - cngen_s`` (the operators, the engine's tables, the
+collector's promotion); ``materialise_s``, making every CN join still held as a row an
+operator (``cn_joins``: a row becomes an operator when its right node's first tuple
+arrives, so this work moves out of the constructor into processing; 0 for code that
+builds every operator up front); ``init_all_s`` = ``init_s + materialise_s``, the
+construction without that move; ``gc_s``, one full collection (``gc.collect``) over the
+whole mesh afterwards (the pass any full collection pays later).  ``rss_init_mib`` and
+``rss_all_mib``: the process's max RSS after the constructor and after materialising.
 """
 from __future__ import annotations
 
 import argparse
 import csv
+import gc
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
 
 OUT = os.path.join("bench", "results", "kws")   # relative to the working directory (the checkout)
 FIELDS = ["label", "commit", "engine", "keywords", "t_max", "cns", "operators", "init_s",
-          "load1_before", "load1_after", "command"]
+          "load1_before", "load1_after", "command", "cngen_s", "mesh_s", "materialise_s",
+          "init_all_s", "gc_s", "rss_init_mib", "rss_all_mib"]
 ENGINES = ("fullmesh", "partialmesh")
+
+
+def _rss_mib() -> float:
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def one(engine: str, keywords: int, t_max: int) -> dict:
@@ -39,13 +58,46 @@ def one(engine: str, keywords: int, t_max: int) -> dict:
     from streamspec.spec.registry import Registry
     p = params(15, keywords, t_max, 1200)
     cls = Registry.get("kws", engine)
+    spent = []
+    try:  # time the compiled CNGen inside the constructor (code that has it)
+        from streamspec.engines.kws import cn_joins
+        inner = cn_joins.compiled_cngen
+
+        def timed(*args):
+            c = time.process_time()
+            try:
+                return inner(*args)
+            finally:
+                spent.append(time.process_time() - c)
+        cn_joins.compiled_cngen = timed
+    except ImportError:
+        pass
     before = load()
     c0 = time.process_time()
     eng = cls(p)
     c1 = time.process_time()
-    return dict(commit=commit(), engine=engine, keywords=keywords, t_max=t_max,
-                cns=sum(1 for op in eng.ops if op.cn), operators=len(eng.ops),
-                init_s=round(c1 - c0, 3), load1_before=before, load1_after=load())
+    rss_init = _rss_mib()
+    if hasattr(eng, "mesh_size"):
+        operators, cns = eng.mesh_size()
+    else:
+        operators, cns = len(eng.ops), sum(1 for op in eng.ops if op.cn)
+    row = dict(commit=commit(), engine=engine, keywords=keywords, t_max=t_max, cns=cns,
+               operators=operators, init_s=round(c1 - c0, 3), load1_before=before)
+    if engine == "fullmesh":
+        c2 = time.process_time()
+        if getattr(eng, "_cn_rows", None) is not None:
+            eng._materialise_all()
+        c3 = time.process_time()
+        gc.collect()
+        c4 = time.process_time()
+        cngen_s = round(sum(spent), 3) if spent else ""
+        row.update(cngen_s=cngen_s, mesh_s=round(c1 - c0 - sum(spent), 3) if spent else "",
+                   materialise_s=round(c3 - c2, 3), init_all_s=round(c1 - c0 + c3 - c2, 3),
+                   gc_s=round(c4 - c3, 3), rss_init_mib=rss_init, rss_all_mib=_rss_mib())
+    else:
+        row.update(rss_init_mib=rss_init)
+    row.update(load1_after=load())
+    return row
 
 
 def fresh(engine: str, keywords: int, t_max: int) -> dict:
@@ -75,7 +127,8 @@ def main(argv=None) -> None:
     if a.append and os.path.exists(a.out):
         with open(a.out) as f:
             reader = csv.DictReader(f)
-            if reader.fieldnames != FIELDS:  # checked before any run: nothing is half-written
+            # checked before any run: nothing is half-written
+            if reader.fieldnames is None or not set(reader.fieldnames) <= set(FIELDS):
                 ap.error(f"{a.out} has other columns ({reader.fieldnames}); run without --append")
             old = list(reader)
     rows, cns = [], {}
@@ -90,7 +143,7 @@ def main(argv=None) -> None:
             print(json.dumps(r), flush=True)
             rows.append(r)
     with open(a.out, "w", newline="") as f:
-        w = csv.DictWriter(f, FIELDS)
+        w = csv.DictWriter(f, FIELDS, restval="")
         w.writeheader()
         w.writerows(old + rows)
     print(f"wrote {a.out}")

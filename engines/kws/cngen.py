@@ -53,6 +53,11 @@ import functools
 import gc
 from collections import deque
 from contextlib import contextmanager
+from typing import NamedTuple
+
+import numpy as np
+
+from streamspec.engines.kws import _cngen_kernels as _kernels
 
 
 def expanded_nodes(schema, n_keywords: int) -> list[tuple[str, int]]:
@@ -142,13 +147,81 @@ def expanded_schema(schema, n_keywords: int, t_max: int, root_keyword: int = 0) 
 
 @functools.lru_cache(maxsize=128)
 def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
-    """Every CN exactly once (up to isomorphism), clusters in root ``nid`` order."""
-    nodes, nid, adjacency, rbit = expanded_schema(schema, n_keywords, t_max, root_keyword)
-    out = []
+    """Every CN exactly once (up to isomorphism), clusters in root ``nid`` order.
+
+    Computed by the compiled search (``compiled_cngen``); ``Cluster.cns`` is the same
+    search in Python, one cluster at a time."""
+    xs = expanded_schema(schema, n_keywords, t_max, root_keyword)
     with collector_off():
-        for root in nodes:
-            if root[1] & rbit:
-                out.extend(Cluster(root, nid, adjacency, n_keywords, t_max, rbit).cns())
+        return cn_tuples(xs, compiled_cngen(xs, n_keywords, t_max))
+
+
+class CnArrays(NamedTuple):
+    """CNGen's output as arrays (``_cngen_kernels.cngen_arrays``): the trees grown, one row
+    each (``tnode``/``tpar``/``tlab``: nid, parent position and label rank by position;
+    ``tsize``; ``tparent``: the tree grown from, -1 at a root), and the CNs in CNGen's
+    order (``cn_tree``: the tree a CN grows from; ``cn_node``/``cn_ppos``/``cn_lab``: its
+    last position, ``cn_node`` -1 for a one-node CN, the root tree itself); ``labels``:
+    the label of every rank."""
+    tnode: np.ndarray
+    tpar: np.ndarray
+    tlab: np.ndarray
+    tsize: np.ndarray
+    tparent: np.ndarray
+    cn_tree: np.ndarray
+    cn_node: np.ndarray
+    cn_ppos: np.ndarray
+    cn_lab: np.ndarray
+    labels: tuple
+
+
+def compiled_cngen(xs, n_keywords: int, t_max: int) -> CnArrays:
+    """CNGen over the expanded schema ``xs`` (``expanded_schema``) as integer arrays: the
+    same search as ``Cluster`` (Section 3.2), compiled.  Labels become ranks in the order of
+    the ``(edge_id, parent_plays_left)`` tuples, so ranks compare as the labels do."""
+    nodes, nid, adjacency, rbit = xs
+    labels = {a[2][0] for adj in adjacency for a in adj}
+    labels = tuple(sorted(labels | {(e, not left) for e, left in labels}))
+    rank = {label: i for i, label in enumerate(labels)}
+    ptr = np.zeros(len(adjacency) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(adj) for adj in adjacency])
+    flat = [a for adj in adjacency for a in adj]
+    arrays = _kernels.cngen_arrays(
+        np.array([i for i, n in enumerate(nodes) if n[1] & rbit], np.int64),
+        np.array([n[1] for n in nodes], np.int64), ptr,
+        np.array([a[0] for a in flat], np.int64), np.array([a[1] for a in flat], np.int64),
+        np.array([rank[a[2][0]] for a in flat], np.int64),
+        np.array([rank[(e, not left)] for e, left in labels], np.int64),
+        (1 << n_keywords) - 1, rbit, t_max)
+    return CnArrays(*arrays, labels)
+
+
+def tree_positions(xs, arrays: CnArrays, q: int) -> tuple:
+    """The CN positions ``(relation, kbits, parent_position, label)`` of tree ``q``."""
+    nodes, labels = xs[0], arrays.labels
+    out = []
+    for i in range(int(arrays.tsize[q])):
+        rel, kbits = nodes[arrays.tnode[q, i]]
+        out.append((rel, kbits, -1, None) if i == 0 else
+                   (rel, kbits, int(arrays.tpar[q, i]), labels[arrays.tlab[q, i]]))
+    return tuple(out)
+
+
+def cn_tuples(xs, arrays: CnArrays) -> tuple:
+    """The CNs of ``arrays`` as ``cngen`` returns them (tuples of positions, in order)."""
+    nodes, labels = xs[0], arrays.labels
+    trees: dict = {}
+    out = []
+    for q, nm, pp, lab in zip(arrays.cn_tree.tolist(), arrays.cn_node.tolist(),
+                              arrays.cn_ppos.tolist(), arrays.cn_lab.tolist()):
+        tree = trees.get(q)
+        if tree is None:
+            tree = trees[q] = tree_positions(xs, arrays, q)
+        if nm < 0:
+            out.append(tree)
+        else:
+            rel, kbits = nodes[nm]
+            out.append(tree + ((rel, kbits, pp, labels[lab]),))
     return tuple(out)
 
 

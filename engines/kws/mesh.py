@@ -38,7 +38,8 @@ from collections import deque
 
 from streamspec.engines.kws.cngen import cngen, collector_off, expanded_schema
 from streamspec.engines.kws.migration import migrate_full_mesh
-from streamspec.engines.kws.operators import INF, build, grow_mesh, join_condition
+from streamspec.engines.kws.cn_joins import compact_mesh
+from streamspec.engines.kws.operators import INF, build, join_condition
 from streamspec.spec.kws import KwsEngine, Result
 
 
@@ -115,26 +116,69 @@ class MeshEngine(KwsEngine):
         conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
         # the expanded schema CNGen ran over, kept for migrations (their nids stay)
         self._conds, self._xs, self._xs_schema = conds, expanded_schema(schema, m, t_max), schema
-        if self.shared:  # the mesh grows with CNGen; the list of CNs is never kept
-            self.ops = grow_mesh(schema, m, t_max, not self.demand_driven, conds)
+        self._cn_rows = None
+        if self.shared:  # the mesh from compiled CNGen, its CN joins as rows (``cn_joins``)
+            self._ops, self._cn_rows = compact_mesh(schema, m, t_max, not self.demand_driven, conds)
+            if not self._cn_rows.rows:
+                self._cn_rows = None
         else:
-            self.ops = build(cngen(schema, m, t_max), False, not self.demand_driven, conds)
+            self._ops = build(cngen(schema, m, t_max), False, not self.demand_driven, conds)
         self._sources = {(r.name, k): {} for r in schema.relations for k in range(1 << m)}
         self._roots: dict = {}
         by_right: dict = {n: [] for n in self._sources}
-        for op in self.ops:
+        for op in self._ops:
             if op.left is not None:
                 by_right[op.node].append(op)
             else:
                 self._roots.setdefault(op.node, []).append(op)
         self._by_right = {n: joins for n, joins in by_right.items() if joins}
         # a hash index per (right node, its join attribute) that some join probes
-        self._index: dict = {(n, conds[label][1]): {} for n, joins in self._by_right.items()
-                             for label in {j.label for j in joins}}
+        inputs = {(n, j.label) for n, joins in self._by_right.items() for j in joins}
+        if self._cn_rows is not None:
+            inputs |= self._cn_rows.right_inputs()
+        self._index: dict = {(n, conds[label][1]): {} for n, label in inputs}
         # demand-driven: the running joins of each right source, so that an arriving
         # tuple visits only those (a sleeping join ignores input anyway)
         self._running: dict = {}
         self._group_indexes()
+
+    # -- the operators -------------------------------------------------------------
+    _cn_rows = None   # CN joins not yet operators (``cn_joins.CnJoinRows``), FM only
+
+    @property
+    def ops(self) -> list:
+        """Every operator of the mesh, children before parents (a CN join still held as
+        a row is made an operator first: ``cn_joins``)."""
+        if self._cn_rows is not None:
+            self._materialise_all()
+        return self._ops
+
+    @ops.setter
+    def ops(self, ops) -> None:
+        self._ops = ops
+
+    def _made_ops(self):
+        """The operators made so far (a CN join still held as a row holds nothing)."""
+        return self._ops
+
+    def mesh_size(self) -> tuple[int, int]:
+        """(operators, CN operators) of the mesh, the CN joins held as rows included."""
+        rows = len(self._cn_rows) if self._cn_rows is not None else 0
+        ops = self._made_ops()
+        return len(ops) + rows, sum(1 for op in ops if op.cn) + rows
+
+    def _materialise(self, node) -> None:
+        """The CN joins of right node ``node`` become operators (its first tuple arrives)."""
+        new = self._cn_rows.materialise(node, not self.demand_driven, self._conds)
+        self._by_right.setdefault(node, []).extend(new)
+        self._ops.extend(new)
+        if not self._cn_rows.rows:
+            self._cn_rows = None
+
+    def _materialise_all(self) -> None:
+        with collector_off():
+            while self._cn_rows is not None:
+                self._materialise(next(iter(self._cn_rows.rows)))
 
     def _group_indexes(self) -> None:
         """node -> [(attribute, hash index)]: the indexes a tuple of the node enters."""
@@ -152,9 +196,10 @@ class MeshEngine(KwsEngine):
     def _delete(self, tid, t):
         self._advance(t)
         row = self._rows[tid]
-        results = [self._result(op, c) for op in self.ops if op.cn
+        ops = self._made_ops()
+        results = [self._result(op, c) for op in ops if op.cn
                    for c in op.out if c[0] > t and _holds(c[1], row)]
-        for op in self.ops:  # the negative tuple expunges every composite holding it
+        for op in ops:  # the negative tuple expunges every composite holding it
             if op.out:
                 op.out, op.idx = [c for c in op.out if not _holds(c[1], row)], None
         self._remove(row)
@@ -223,6 +268,8 @@ class MeshEngine(KwsEngine):
         """Process an arriving tuple; new results go to ``results`` (None: discard)."""
         node = (row.relation, row.kbits)
         src = self._sources[node]
+        if not src and self._cn_rows is not None and node in self._cn_rows.rows:
+            self._materialise(node)  # its CN joins, as they are, before its first tuple
         if self.demand_driven:
             if not src:
                 self._arriving = node
@@ -388,4 +435,4 @@ class MeshEngine(KwsEngine):
         return Result.of([r.tid for r in rows], edges)
 
     def _current(self, t) -> set:
-        return {self._result(op, c) for op in self.ops if op.cn for c in op.out if c[0] > t}
+        return {self._result(op, c) for op in self._made_ops() if op.cn for c in op.out if c[0] > t}

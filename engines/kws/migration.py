@@ -247,6 +247,7 @@ def migrate_full_mesh(engine, event, t: int):
     engine._advance(t)
     change = changed_schema(engine, event)
     if change is None:
+        engine._materialise_all()  # the pruning walks every operator (``cn_joins``)
         edge_ids, rel = removed(engine, event)
         ended = prune_full_mesh(engine, edge_ids, rel, t)
         engine._xs = remove(engine._xs, edge_ids, rel)
@@ -258,7 +259,7 @@ def migrate_full_mesh(engine, event, t: int):
     created = grow_full_mesh(engine, xs, engine._xs[2], new_labels, new_nodes, dist)
     for op in created:
         _register(engine, op)
-    engine.ops.extend(created)
+    engine._ops.extend(created)   # the CN joins still rows stay rows (``cn_joins``)
     engine._xs, engine._xs_schema = xs, engine.schema
     return (), _feed(engine, created, t)
 

@@ -75,6 +75,9 @@ class PartialMeshEngine(MeshEngine):
         """The materialised operators."""
         return list(self._mat.values())
 
+    def _made_ops(self):
+        return self._mat.values()
+
     def _emit(self, op, new, results) -> None:
         if not op.out and not op.parents:
             self._grow(op)

@@ -1,0 +1,118 @@
+"""The full mesh built from compiled CNGen, its CN joins kept as rows (paper Sections 3.3, 4.1).
+
+FM's mesh (Section 4.1) is built whole before processing: every tree CNGen grows that
+leads to a CN gets its join operator (``operators.Op``), children before parents, as
+``operators.grow_mesh`` makes them, and every CN gets its CN join.  What differs is how
+the CN joins are held: most operators of a large mesh are CN joins (5.37M of 5.65M at
+|K| = 5, T_max = 4), and a CN join whose right source has never held a tuple has done
+nothing and holds nothing: it is asleep under demand-driven execution, its buffer is
+empty, and a running one (``demand_driven=False``) probes an empty source.  So a CN join
+is first a row of ``CnJoinRows`` (its left operator, its right node, the position it
+joins, its label), grouped by right node, and becomes an ``Op`` (``materialise``), in
+the state it would have had all along (not running under demand-driven execution, an
+empty buffer), when the first tuple of its right node arrives, before that tuple is
+processed (``MeshEngine._route``).  The engine's ``ops`` makes every row an operator
+first; a removal from the schema does too (``migration``).  This defers work out of the
+engine's construction into the processing of the first tuple of each right node: the
+initialisation benchmark (``bench/kws/init.py``) reports the construction with and
+without making every CN join an operator.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from streamspec.engines.kws import _cn_join_kernels as _layout
+from streamspec.engines.kws.cngen import compiled_cngen, expanded_schema
+from streamspec.engines.kws.operators import INF, Op
+
+
+class CnJoinRows:
+    """The CN joins not yet made operators, by right node.
+
+    ``rows[node] = (start, end)`` into the arrays ``left`` (index into ``lefts``, the
+    operators they join), ``ppos`` (the position the new node joins) and ``label``
+    (index into ``labels``)."""
+
+    def __init__(self, nodes, labels, lefts, left, ppos, label, rows):
+        self.nodes, self.labels, self.lefts = nodes, labels, lefts
+        self.left, self.ppos, self.label, self.rows = left, ppos, label, rows
+
+    def __len__(self) -> int:
+        return sum(end - start for start, end in self.rows.values())
+
+    def right_inputs(self) -> set:
+        """``(node, label)`` of every CN join still a row (for the engine's source indexes)."""
+        out = set()
+        for node, (start, end) in self.rows.items():
+            for lab in np.unique(self.label[start:end]).tolist():
+                out.add((node, self.labels[lab]))
+        return out
+
+    def materialise(self, node, running: bool, conds) -> list[Op]:
+        """Make the rows of right node ``node`` operators (their left operators' parents);
+        the new operators, in row order.  Slots as ``Op.__init__`` sets them
+        (``operators._cn_joins`` does the same)."""
+        start, end = self.rows.pop(node)
+        lefts, labels, alloc = self.lefts, self.labels, object.__new__
+        out = []
+        for li, pp, lab in zip(self.left[start:end].tolist(), self.ppos[start:end].tolist(),
+                               self.label[start:end].tolist()):
+            label = labels[lab]
+            left = lefts[li]
+            op = alloc(Op)
+            op.pos = left.pos + 1
+            op.node = op.right = node
+            op.parent_pos = pp
+            op.label = label
+            op.left = left
+            op.parents = ()
+            op.cn = True
+            op.out = ()
+            op.end = INF
+            op.idx = None
+            op.running = running
+            op.cond = conds[label] if conds is not None else None
+            op.key = None
+            left.add_parent(op)
+            out.append(op)
+        if not self.rows:  # nothing left: the arrays can go
+            self.left = self.ppos = self.label = None
+        return out
+
+
+def compact_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=None,
+                 root_keyword: int = 0) -> tuple[list[Op], CnJoinRows]:
+    """The full mesh of ``schema`` (``grow_mesh``'s operators) with its CN joins as rows:
+    ``(the other operators, children before parents; the CN join rows)``."""
+    xs = expanded_schema(schema, n_keywords, t_max, root_keyword)
+    nodes = xs[0]
+    a = compiled_cngen(xs, n_keywords, t_max)
+    labels = a.labels
+    # a tree gets an operator iff some CN grows from it or from a tree grown from it
+    trees = np.flatnonzero(_layout.trees_with_operators(a.tparent, a.cn_tree, a.cn_node))
+    index = np.full(len(a.tsize), -1, np.int32)
+    index[trees] = np.arange(len(trees))
+    ops: list[Op] = []
+    append = ops.append
+    last = a.tsize[trees].astype(np.int64) - 1          # each tree's newest position
+    node = a.tnode[trees, last].tolist()
+    ppos = a.tpar[trees, last].tolist()
+    lab = a.tlab[trees, last].tolist()
+    left = index[a.tparent[trees]].tolist()
+    for pos, n, pp, lb, li in zip(last.tolist(), node, ppos, lab, left):
+        if pos == 0:
+            append(Op(0, nodes[n], -1, None, None, running))
+            continue
+        label = labels[lb]
+        prev = ops[li]
+        op = Op(pos, nodes[n], pp, label, prev, running, conds[label] if conds is not None else None)
+        prev.add_parent(op)
+        append(op)
+    # the one-node CNs (a root holding every keyword)
+    for q in a.cn_tree[a.cn_node < 0].tolist():
+        append(Op(0, nodes[a.tnode[q, 0]], -1, None, None, running, cn=True))
+    ptr, left, ppos, label = _layout.rows_by_right_node(a.cn_tree, a.cn_node, a.cn_ppos, a.cn_lab,
+                                                        index, len(nodes))
+    ptr = ptr.tolist()
+    rows = {nodes[n]: (ptr[n], ptr[n + 1]) for n in range(len(nodes)) if ptr[n + 1] > ptr[n]}
+    return ops, CnJoinRows(nodes, labels, list(ops), left, ppos, label, rows)

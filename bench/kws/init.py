@@ -100,6 +100,35 @@ def one(engine: str, keywords: int, t_max: int) -> dict:
     return row
 
 
+DEFAULTS_FIELDS = ["label", "commit", "variant", "keywords", "t_max", "seconds", "tuples", "init_s",
+                   "materialise_s", "cpu_s", "total_s", "outputs", "load1_before", "load1_after", "command"]
+
+
+def defaults_run(variant: str, seconds: int) -> dict:
+    """FM at the paper's defaults (|K| 2, T_max 4, w 20 min, ``seconds`` of the default
+    stream), as ``bench/kws/targets.py``'s cpu run: ``init_s`` the constructor, ``cpu_s``
+    the processing; ``variant`` ``rows`` (the CN joins become operators as their right
+    nodes' first tuples arrive, inside ``cpu_s``) or ``whole`` (every one made right
+    after the constructor: ``materialise_s``)."""
+    from streamspec.bench.kws.generator import params, stream
+    from streamspec.bench.pipeline_util import commit, load
+    from streamspec.engines.kws.fullmesh import FullMeshEngine
+    p = params(15, 2, 4, 1200)
+    events = list(stream(p, seconds, 0.01, 1000))
+    before = load()
+    c0 = time.process_time()
+    eng = FullMeshEngine(p)
+    c1 = time.process_time()
+    if variant == "whole" and getattr(eng, "_cn_rows", None) is not None:
+        eng._materialise_all()
+    c2 = time.process_time()
+    n = sum(1 for _ in eng.process(events)) + len(eng.flush())
+    c3 = time.process_time()
+    return dict(commit=commit(), variant=variant, keywords=2, t_max=4, seconds=seconds, tuples=len(events),
+                init_s=round(c1 - c0, 3), materialise_s=round(c2 - c1, 3), cpu_s=round(c3 - c2, 3),
+                total_s=round(c3 - c0, 3), outputs=n, load1_before=before, load1_after=load())
+
+
 def fresh(engine: str, keywords: int, t_max: int) -> dict:
     out = subprocess.run([sys.executable, "-m", "streamspec.bench.kws.init", "--one", engine,
                           str(keywords), str(t_max)], check=True, capture_output=True, text=True).stdout
@@ -114,10 +143,20 @@ def main(argv=None) -> None:
     ap.add_argument("--label", default="", help="e.g. before/after, kept in the CSV")
     ap.add_argument("--append", action="store_true", help="keep the rows already in the CSV")
     ap.add_argument("--out", default=os.path.join(OUT, "init.csv"))
+    ap.add_argument("--defaults", type=int, default=0, metavar="SECONDS",
+                    help="instead: FM at the defaults over SECONDS of stream (18000: the 5 h target), "
+                         "CN joins as rows and made whole up front, rows appended to init_defaults.csv")
     ap.add_argument("--one", nargs=3, metavar=("ENGINE", "K", "T_MAX"), help=argparse.SUPPRESS)
+    ap.add_argument("--one-defaults", nargs=2, metavar=("VARIANT", "SECONDS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.one:
         print(json.dumps(one(a.one[0], int(a.one[1]), int(a.one[2]))))
+        return
+    if a.one_defaults:
+        print(json.dumps(defaults_run(a.one_defaults[0], int(a.one_defaults[1]))))
+        return
+    if a.defaults:
+        _defaults(a, argv)
         return
     command = "python -m streamspec.bench.kws.init " + " ".join(argv if argv is not None else sys.argv[1:])
     if os.environ.get("STREAMSPEC_BENCH_COMMIT"):  # a snapshot measured: say which
@@ -147,6 +186,31 @@ def main(argv=None) -> None:
         w.writeheader()
         w.writerows(old + rows)
     print(f"wrote {a.out}")
+
+
+def _defaults(a, argv) -> None:
+    command = "python -m streamspec.bench.kws.init " + " ".join(argv if argv is not None else sys.argv[1:])
+    if os.environ.get("STREAMSPEC_BENCH_COMMIT"):
+        command = (f"PYTHONPATH={os.environ.get('PYTHONPATH', '')} "
+                   f"STREAMSPEC_BENCH_COMMIT={os.environ['STREAMSPEC_BENCH_COMMIT']} {command}")
+    out = os.path.join(OUT, "init_defaults.csv")
+    old = []
+    if os.path.exists(out):
+        with open(out) as f:
+            old = list(csv.DictReader(f))
+    rows = []
+    for variant in ("rows", "whole"):
+        res = subprocess.run([sys.executable, "-m", "streamspec.bench.kws.init", "--one-defaults", variant,
+                              str(a.defaults)], check=True, capture_output=True, text=True).stdout
+        r = json.loads(res.strip().splitlines()[-1])
+        r.update(label=a.label, command=command)
+        print(json.dumps(r), flush=True)
+        rows.append(r)
+    with open(out, "w", newline="") as f:
+        w = csv.DictWriter(f, DEFAULTS_FIELDS, restval="")
+        w.writeheader()
+        w.writerows(old + rows)
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.kws import _cn_join_kernels as _layout
 from streamspec.engines.kws.cngen import compiled_cngen, expanded_schema
 from streamspec.engines.kws.operators import INF, Op
 
@@ -84,6 +83,7 @@ def compact_mesh(schema, n_keywords: int, t_max: int, running: bool = True, cond
                  root_keyword: int = 0) -> tuple[list[Op], CnJoinRows]:
     """The full mesh of ``schema`` (``grow_mesh``'s operators) with its CN joins as rows:
     ``(the other operators, children before parents; the CN join rows)``."""
+    from streamspec.engines.kws import _cn_join_kernels as _layout   # numba: FM only
     xs = expanded_schema(schema, n_keywords, t_max, root_keyword)
     nodes = xs[0]
     a = compiled_cngen(xs, n_keywords, t_max)

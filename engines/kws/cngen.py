@@ -57,8 +57,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from streamspec.engines.kws import _cngen_kernels as _kernels
-
 
 def expanded_nodes(schema, n_keywords: int) -> list[tuple[str, int]]:
     """Expanded-schema nodes ``(relation, kbits)`` in ``nid`` order."""
@@ -179,6 +177,8 @@ def compiled_cngen(xs, n_keywords: int, t_max: int) -> CnArrays:
     """CNGen over the expanded schema ``xs`` (``expanded_schema``) as integer arrays: the
     same search as ``Cluster`` (Section 3.2), compiled.  Labels become ranks in the order of
     the ``(edge_id, parent_plays_left)`` tuples, so ranks compare as the labels do."""
+    # imported here: numba loads only where the compiled search runs (not for PM)
+    from streamspec.engines.kws import _cngen_kernels as _kernels
     nodes, nid, adjacency, rbit = xs
     labels = {a[2][0] for adj in adjacency for a in adj}
     labels = tuple(sorted(labels | {(e, not left) for e, left in labels}))

@@ -47,6 +47,44 @@ class CnJoinRows:
                 out.add((node, self.labels[lab]))
         return out
 
+    def remove(self, edge_ids: set, rel, dead: set) -> tuple[list, np.ndarray]:
+        """Drop the rows whose label is on a removed edge, whose right node is of the removed
+        relation ``rel`` or whose left operator is ``dead`` (Section 4.4's removal: CN joins
+        hold nothing, so no result ends with them); ``(the left operators of the rows
+        dropped, the rows left per left operator)``."""
+        bad_label = np.array([lab[0] in edge_ids for lab in self.labels] or [False], np.bool_)
+        dead_left = np.fromiter((op in dead for op in self.lefts), np.bool_, len(self.lefts)) \
+            if dead else None
+        keep_left, keep_ppos, keep_label, rows, hit = [], [], [], {}, []
+        at = 0
+        for node, (start, end) in self.rows.items():
+            left, ppos, label = self.left[start:end], self.ppos[start:end], self.label[start:end]
+            if node[0] == rel:
+                gone = np.ones(end - start, np.bool_)
+            else:
+                gone = bad_label[label]
+                if dead_left is not None:
+                    gone = gone | dead_left[left]
+            if gone.any():
+                hit.append(left[gone])
+                left, ppos, label = left[~gone], ppos[~gone], label[~gone]
+            if len(left):
+                keep_left.append(left)
+                keep_ppos.append(ppos)
+                keep_label.append(label)
+                rows[node] = (at, at + len(left))
+                at += len(left)
+        self.rows = rows
+        if rows:
+            self.left, self.ppos, self.label = (np.concatenate(keep_left), np.concatenate(keep_ppos),
+                                                np.concatenate(keep_label))
+            count = np.bincount(self.left, minlength=len(self.lefts))
+        else:
+            self.left = self.ppos = self.label = None
+            count = np.zeros(len(self.lefts), np.int64)
+        lefts = np.unique(np.concatenate(hit)).tolist() if hit else []
+        return [self.lefts[i] for i in lefts], count
+
     def materialise(self, node, running: bool, conds) -> list[Op]:
         """Make the rows of right node ``node`` operators (their left operators' parents);
         the new operators, in row order.  Slots as ``Op.__init__`` sets them

@@ -247,7 +247,6 @@ def migrate_full_mesh(engine, event, t: int):
     engine._advance(t)
     change = changed_schema(engine, event)
     if change is None:
-        engine._materialise_all()  # the pruning walks every operator (``cn_joins``)
         edge_ids, rel = removed(engine, event)
         ended = prune_full_mesh(engine, edge_ids, rel, t)
         engine._xs = remove(engine._xs, edge_ids, rel)
@@ -328,13 +327,23 @@ def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
             gone.append(op)
             start.extend(op.parents)
     l_rem = [op.left for op in gone if op.left is not None and op.left not in dead]
+    # the CN joins still held as rows (``cn_joins``): those of the removed edges and
+    # relation, and those above a deleted operator, go; their left operators are checked
+    # by l_rem like those of deleted operators (a row counts as a parent)
+    rows, held = engine._cn_rows, None
+    if rows is not None:
+        lefts, count = rows.remove(edge_ids, rel, dead)
+        l_rem += [k for k in lefts if k not in dead]
+        held = {id(k): int(count[i]) for i, k in enumerate(rows.lefts) if count[i]}
+        if not rows.rows:
+            engine._cn_rows = None
     lost = []
     while l_rem:
         k = l_rem.pop()
         if k in dead:
             continue
         k.parents = [p for p in k.parents if p not in dead] or ()
-        if not k.parents and not k.cn:
+        if not k.parents and not k.cn and not (held and id(k) in held):
             dead.add(k)
             gone.append(k)
             if k.left is not None:
@@ -366,7 +375,7 @@ def _unregister(engine, gone: list, dead: set, rel: str | None) -> None:
                 del running[op]
     for op in gone:
         op.out, op.idx, op.running = (), None, False
-    engine.ops = [op for op in engine.ops if op not in dead]
+    engine._ops = [op for op in engine._ops if op not in dead]   # rows stay rows
     if rel is not None:
         drop_relation(engine, rel)
     engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}

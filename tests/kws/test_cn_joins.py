@@ -166,3 +166,26 @@ def test_one_node_cns_and_a_schema_without_edges():
     assert eng._cn_rows is None and eng.mesh_size() == (1, 1)
     out = list(eng.process([Insert("R", 1, {"a": 1, "s": "x y"}, 0)])) + eng.flush()
     assert [o.tids for o in out] == [(1,)]
+
+
+def test_removals_prune_rows_as_they_prune_operators():
+    """A removal with CN joins still held as rows (Section 4.4's recursive pruning and
+    l_rem, a row counting as a parent) = the same removal on the mesh made whole first:
+    outputs, operators and their states, and the mesh's size."""
+    from streamspec.spec.kws import RemoveEdge, RemoveRelation
+    p = bench_params(5, 3, 4, 50)
+    events = list(bench_stream(p, 20, kwf=0.3, sel=3, seed=4))
+    more = list(bench_stream(p, 10, kwf=0.3, sel=3, seed=6))
+    more = [type(e)(e.relation, e.tid + 10_000, e.values, e.t + 21) for e in more]
+    for change in ([RemoveEdge("e1", 20)], [RemoveRelation("R4", 20)], [RemoveEdge("e2", 20), RemoveRelation("R1", 20)]):
+        lazy, whole = FullMeshEngine(p), FullMeshEngine(p)
+        whole._materialise_all()
+        outs = [list(eng.process(events)) for eng in (lazy, whole)]
+        assert lazy._cn_rows is not None, "rows are left to prune"
+        outs = [o + list(eng.process(change)) for o, eng in zip(outs, (lazy, whole))]
+        assert lazy.mesh_size() == whole.mesh_size()
+        survivors = [e for e in more if e.relation in {r.name for r in lazy.schema.relations}]
+        outs = [o + list(eng.process(survivors)) + eng.flush() for o, eng in zip(outs, (lazy, whole))]
+        assert outs[0] == outs[1] and len(outs[0]) > 10
+        assert _states(lazy) == _states(whole)
+        assert all(op.cn or op.parents for op in lazy.ops), "l_rem leaves no operator without parents"

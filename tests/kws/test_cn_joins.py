@@ -21,30 +21,9 @@ from streamspec.engines.kws.fullmesh import FullMeshEngine
 from streamspec.engines.kws.operators import grow_mesh, join_condition
 from streamspec.reference.kws_cngen import cngen as cngen_reference
 from streamspec.spec.kws import Params
-from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
+from streamspec.spec.kws_schema import Relation, Schema
 
-
-@st.composite
-def small_schemas(draw):
-    """As ``test_cngen.small_schemas``: up to 3 relations, 3 edges (self joins, parallel
-    edges), 1-2 keywords."""
-    n = draw(st.integers(1, 3))
-    rels = tuple(Relation(name, ("a", "b")) for name in "RST"[:n])
-    edges = tuple(JoinEdge(f"e{k}", draw(st.sampled_from(rels)).name, draw(st.sampled_from("ab")),
-                           draw(st.sampled_from(rels)).name, draw(st.sampled_from("ab")))
-                  for k in range(draw(st.integers(0, 3))))
-    m = draw(st.integers(1, 2))
-    t_max = draw(st.integers(1, 4 if n <= 2 and len(edges) <= 2 else 3))
-    return Schema(rels, edges), m, t_max
-
-
-@st.composite
-def keyword_schemas(draw):
-    """As ``test_cngen.keyword_schemas``: up to 4 keywords, T_max up to 5, any root keyword."""
-    schema, _, _ = draw(small_schemas())
-    m = draw(st.integers(1, 4))
-    t_max = draw(st.integers(1, 5 if m <= 3 else 4))
-    return schema, m, t_max, draw(st.integers(0, m - 1))
+from tests.kws.test_cngen import keyword_schemas, small_schemas   # random schemas, keywords, T_max
 
 
 def _conds(schema):

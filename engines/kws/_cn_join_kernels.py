@@ -4,7 +4,8 @@ node.  Only ``@njit`` functions over numpy arrays and scalars live here."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from streamspec.spec._numba import njit     # caches in the user cache directory
 
 
 @njit(cache=True)

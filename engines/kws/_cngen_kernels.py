@@ -18,8 +18,10 @@ Only ``@njit`` functions over numpy arrays and scalars live here.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import types
 from numba.typed import Dict
+
+from streamspec.spec._numba import njit     # caches in the user cache directory
 
 END = -1
 _KEY = types.UniTuple(types.int64, 5)

@@ -10,6 +10,7 @@ per-user cache directory and leave every other function to numba's defaults.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -111,3 +112,16 @@ def test_editing_a_callee_recompiles_the_cached_caller(tmp_path):
     (pkg / "callee.py").write_text("from numba import njit\n\n@njit(cache=True)\ndef g():\n    return 2\n")
     os.utime(pkg / "callee.py", ns=(1, 10**18))    # a stamp unlike the first one, whatever the clock
     assert run() == "2"
+
+
+def test_kernel_modules_take_njit_from_the_cache_locator_module():
+    """numba's own ``njit`` compiles with numba's default locator (``__pycache__`` beside the
+    source: site-packages for a wheel) unless ``streamspec.spec._numba`` happened to be
+    imported first; every kernel module imports ``njit`` from there, so its caches go to the
+    user cache directory whatever ran before (the compiled CNGen once missed this: the demo
+    left its caches in site-packages)."""
+    direct = re.compile(r"^\s*(from numba import [^\n]*\bn?jit\b|@numba\.n?jit\b)", re.M)
+    offenders = [str(path.relative_to(ROOT)) for layer in LAYERS
+                 for path in sorted((ROOT / layer).rglob("*.py"))
+                 if path != ROOT / "spec" / "_numba.py" and direct.search(path.read_text())]
+    assert offenders == []

@@ -57,7 +57,8 @@ the per-window minimum streaming score ``S_min[c]`` (a lower bound: paper
 (5) the window is purged.  Changes of keys not in the window are ignored
 (they do not join); they are applied to the replica all the same.
 
-Speed: the per-item and per-id work is in numba kernels (``_acquatop_kernels``);
+Speed: the per-item and per-id work is in numba kernels (``_acquatop_kernels``,
+the list's in ``_super_list_kernels``);
 per evaluation Python does the election and the gamma fetches only.  At a small
 slide (600 items at 1e3 items per window) the fixed costs of a batch and an
 evaluation decide the items per CPU second (issue 15's 1M target), so each step
@@ -76,6 +77,7 @@ import numpy as np
 
 from streamspec.engines.topkjoin import _acquatop_kernels as kern
 from streamspec.engines.topkjoin import _eviction_kernels as evict
+from streamspec.engines.topkjoin import _super_list_kernels as list_kern
 from streamspec.engines.topkjoin import policies, replica
 from streamspec.engines.topkjoin.key_index import KeyIndex
 from streamspec.engines.topkjoin.replica import DepartedEntries
@@ -323,7 +325,7 @@ class AcquaTopEngine(TopkJoinEngine):
             changed = changed[np.argsort(tie[changed])]      # in id order (distinct ties)
             if self._linear:          # all of them in one kernel call (the same steps)
                 sl = self.slist
-                sl.m = kern.changed_objects(
+                sl.m = list_kern.changed_objects(
                     changed, self.replica, aggs.w_val, aggs.w_ts, aggs.w_mark, aggs.stamp, tie,
                     aggs.latest, 0.0 if self.smin is None else self.smin, self.windows.t0,
                     self.params.beta, *self._linear, *sl._cols(), sl.m, sl.c, sl.cap, sl.span,

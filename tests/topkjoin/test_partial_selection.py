@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from streamspec.engines.topkjoin import _acquatop_kernels as kern
+from streamspec.engines.topkjoin import _super_list_kernels as kern
 from streamspec.engines.topkjoin import policies
 from streamspec.engines.topkjoin.super_list import SuperTopKList
 

@@ -63,6 +63,7 @@ _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(bool)
 _NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
 _SET = object.__setattr__       # how attrs itself sets the fields of a frozen class
+_NEW = object.__new__
 LATENESS = ("error", "drop")
 
 
@@ -175,7 +176,7 @@ class WindowResult:
         """The driver's constructor: ``answers`` is already a tuple of bools
         (a bool array's ``tolist``), so the converter is skipped; it is most
         of a one-window call's result cost on cold caches."""
-        out = object.__new__(cls)
+        out = _NEW(cls)
         _SET(out, "index", index)
         _SET(out, "start", start)
         _SET(out, "end", end)
@@ -295,7 +296,8 @@ class ConnectivityEngine:
         if self.closed:
             raise StreamspecError("the stream was flushed; create a new engine")
         if type(events) is EdgeBatch:       # the columnar fast path: one atomic unit
-            yield from self._feed(events)
+            done = self._feed_int64(events) if self._fused else None
+            yield from (self._feed_checked(events) if done is None else done)
             return
         for chunk in validation_units(events, (EdgeBatch,), BATCH):
             batch = chunk if isinstance(chunk, EdgeBatch) else EdgeBatch.of(chunk, self._seen)
@@ -358,13 +360,18 @@ class ConnectivityEngine:
                        and self.vertices.kind is int and self.params.lateness == "error")
 
     def _feed(self, batch: EdgeBatch) -> list[WindowResult]:
+        if self._fused:
+            done = self._feed_int64(batch)
+            if done is not None:
+                return done
+        return self._feed_checked(batch)
+
+    def _feed_checked(self, batch: EdgeBatch) -> list[WindowResult]:
+        """``_feed``'s general path: validate (typed errors naming the
+        record), remap ids, queue, evaluate."""
         n = len(batch)
         if n == 0:
             return []
-        if self._fused:
-            done = self._feed_int64(batch, n)
-            if done is not None:
-                return done
         first = self._seen
         kind = self.vertices.kind if self.vertices else _vertex_type(batch.u[0])
         if kind is None:
@@ -399,25 +406,59 @@ class ConnectivityEngine:
         t = batch.t.astype(np.int64)
         return self._accept(gid[:n], gid[n:], t, int(t[-1]))
 
-    def _feed_int64(self, batch: EdgeBatch, n: int) -> list[WindowResult] | None:
+    def _feed_int64(self, batch: EdgeBatch) -> list[WindowResult] | None:
         """``_feed`` for int64 columns in one numba call (``feed_int64``);
         ``None`` when the general path must decide (an error to raise, an id
-        outside the direct table, other dtypes): nothing has changed then."""
+        outside the direct table, other dtypes, no edges): nothing has changed then.
+
+        Eager engines (``hold_back=False``) then hand the edges to ``_run``
+        right here and build a one-window result inline: this is a window's
+        triggering call (BIC TR Section 7.1's latency), which runs on caches
+        the slide before it evicted, where each further Python frame, numpy
+        call or object costs about a microsecond (``_accept`` and
+        ``_evaluate`` do the same steps in general form)."""
         u, v, t = batch.u, batch.v, batch.t
         if u.dtype is not _I64 or v.dtype is not _I64 or t.dtype is not _I64:
             return None             # (numpy's native int64 dtype is one object; others: general path)
+        n = len(t)
+        if not n:
+            return None
         ids, last, t0 = self.vertices, self.last_t, self.params.t0
         if t0 is not None and (last is None or last < t0):
             last = t0               # an edge before the origin: the general path raises
         out = np.empty(5 * n, dtype=np.int64)
+        # (the table read directly: a method call is a frame on a cold cache)
         status, fresh, last_t = feed_int64(u, v, t, 0 if last is None else last,
-                                           last is not None, ids.direct_table(), ids.size, out)
+                                           last is not None, ids._direct, ids.size, out)
         if status != -1:
             return None
         self._seen += n
         if fresh:
             ids.numbered(out[3 * n:3 * n + fresh])
-        return self._accept(out[:n], out[n:2 * n], out[2 * n:3 * n], last_t)
+        if self.hold_back:
+            return self._accept(out[:n], out[n:2 * n], out[2 * n:3 * n], last_t)
+        # eager: nothing is pending between calls (_evaluate's eager branch),
+        # so the edges go to the hook as they are, with the windows due
+        # (SlidingWindows.due_before, inline)
+        self.last_t = last_t
+        w = self.windows
+        lo = self.next_window
+        end0 = w.t0 + w.r
+        upto = (last_t - end0) // w.s + 1 if last_t >= end0 else 0
+        if upto < lo:
+            upto = lo
+        answers = self._run(out[:n], out[n:2 * n], out[2 * n:3 * n], upto)
+        self.next_window = upto
+        if upto != lo + 1 or answers.dtype is not _BOOL:
+            return self._results(lo, upto, answers) if upto > lo else []
+        # one window (each trigger): WindowResult._of_bools, inline
+        start = w.t0 + lo * w.s
+        res = _NEW(WindowResult)
+        _SET(res, "index", lo)
+        _SET(res, "start", start)
+        _SET(res, "end", start + w.r)
+        _SET(res, "answers", tuple(answers[0].tolist()))
+        return [res]
 
     def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray,
                 last_t: int) -> list[WindowResult]:
@@ -460,15 +501,25 @@ class ConnectivityEngine:
         self.next_window = upto
         if upto == lo:
             return []
+        return self._results(lo, upto, answers)
+
+    def _results(self, lo: int, upto: int, answers: np.ndarray) -> list[WindowResult]:
+        """The ``WindowResult`` of windows ``lo..upto-1`` from the hook's rows."""
         if answers.dtype is not _BOOL:      # a hook that returns 0/1: the results hold bools
             answers = answers.astype(bool)  # (numpy's bool dtype is one object)
         w = self.windows
         t0, s, r = w.t0, w.s, w.r
         if upto == lo + 1:
             # one window (each trigger of an eager engine): no comprehension, whose
-            # steps cost tens of microseconds on the caches a slide has just evicted
+            # steps cost tens of microseconds on the caches a slide has just
+            # evicted; _of_bools inline (a frame less)
             start = t0 + lo * s
-            return [WindowResult._of_bools(lo, start, start + r, tuple(answers[0].tolist()))]
+            res = _NEW(WindowResult)
+            _SET(res, "index", lo)
+            _SET(res, "start", start)
+            _SET(res, "end", start + r)
+            _SET(res, "answers", tuple(answers[0].tolist()))
+            return [res]
         return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]
 

@@ -1,0 +1,128 @@
+"""The eager one-call path of ``ConnectivityEngine._feed_int64`` (``hold_back=False``,
+int64 ``EdgeBatch`` columns): the edges go straight to the engine's ``_run`` and a
+one-window result is built inline, without ``_accept`` / ``_evaluate``.  It must
+be invisible: the windows, their ``WindowResult`` fields (answers a tuple of
+Python bools), the errors and the state after an error are those of the general
+path and of the oracle, fed the way ``bench/connectivity/measure.py`` feeds a
+stream (each window's triggering edge alone, then the rest of its slide)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from streamspec.reference.connectivity import OracleEngine, evaluate
+from streamspec.spec.connectivity import Edge, EdgeBatch, Params
+from streamspec.spec.errors import InvalidRecord, OutOfOrder
+from streamspec.spec.registry import Registry
+
+
+def _batch(edges) -> EdgeBatch:
+    return EdgeBatch(*(np.asarray(col, dtype=np.int64) for col in zip(*edges)))
+
+
+def _measure_calls(edges, params):
+    """The stream cut as ``measure.pieces`` cuts it: at window ends, each piece
+    fed as its first edge alone (the trigger) then the rest."""
+    t0 = edges[0][2] if params.t0 is None else params.t0
+    calls, lo = [], 0
+    for i in range(1, len(edges) + 1):
+        if i == len(edges) or (edges[i][2] - t0 - params.r) // params.s != \
+                (edges[i - 1][2] - t0 - params.r) // params.s:
+            piece = edges[lo:i]
+            calls.append(piece[:1])
+            if len(piece) > 1:
+                calls.append(piece[1:])
+            lo = i
+    return calls
+
+
+class _ZeroOneOracle(OracleEngine):
+    """An engine whose hook returns 0/1 rows (uint8): the results must hold bools."""
+
+    name = "oracle-uint8"
+
+    def _run(self, u, v, t, upto):
+        return super()._run(u, v, t, upto).astype(np.uint8)
+
+
+@st.composite
+def streams(draw):
+    n = draw(st.integers(1, 50))
+    gaps = draw(st.lists(st.sampled_from([0, 0, 1, 2, 9]), min_size=n, max_size=n))
+    t = np.cumsum(gaps).tolist()
+    ids = st.one_of(st.integers(0, 12), st.integers(1 << 41, (1 << 41) + 2))
+    edges = [(draw(ids), draw(ids), ti) for ti in t]
+    return edges
+
+
+@settings(deadline=None, max_examples=150)
+@given(edges=streams(), r=st.integers(1, 7), s=st.integers(1, 5),
+       engine=st.sampled_from([OracleEngine, _ZeroOneOracle]))
+def test_trigger_calls_equal_the_oracle(edges, r, s, engine):
+    workload = [(0, 1), (2, 2), (edges[0][0], edges[-1][1]), (1 << 41, 3)]
+    params = Params(r=r, s=s, workload=workload)
+    eager = engine(params, hold_back=False)
+    held = engine(params)
+    out, out_held = [], []
+    for call in _measure_calls(edges, params):
+        out += list(eager.process(_batch(call)))
+        out_held += list(held.process(_batch(call)))
+    out += eager.flush()
+    out_held += held.flush()
+    expected = evaluate(edges, params)
+    assert out == expected == out_held
+    for w in out:
+        assert type(w.answers) is tuple and all(type(a) is bool for a in w.answers)
+        assert (w.start, w.end) == (edges[0][2] + w.index * s, edges[0][2] + w.index * s + r)
+    assert eager.n_vertices == held.n_vertices
+    assert eager._seen == len(edges)
+
+
+def test_a_trigger_across_empty_slides_answers_every_window():
+    params = Params(r=4, s=2, workload=[(1, 2), (2, 3)])
+    edges = [(1, 2, 0), (2, 3, 1), (3, 4, 15)]      # t=15 makes windows 0..5 due at once
+    e = OracleEngine(params, hold_back=False)
+    assert list(e.process(_batch(edges[:2]))) == []
+    out = list(e.process(_batch(edges[2:])))
+    assert [w.index for w in out] == [0, 1, 2, 3, 4, 5]
+    assert out[0].answers == (True, True) and out[1].answers == (False, False)
+    assert out + e.flush() == evaluate(edges, params)
+
+
+@pytest.mark.parametrize("name", [n for p, n in Registry.names() if p == "connectivity"])
+def test_every_engine_one_edge_triggers(name):
+    """Every registered engine through the eager path, on a stream with repeated
+    edges, self-loops, a gap, and fresh vertices arriving in trigger calls."""
+    rng = np.random.default_rng(7)
+    t = np.sort(rng.integers(0, 60, 120))
+    t[70:] += 30                                    # a gap longer than the window
+    u, v = rng.integers(0, 25, 120), rng.integers(0, 25, 120)
+    v[::11] = u[::11]                                # self-loops
+    edges = list(zip(u.tolist(), v.tolist(), t.tolist()))
+    params = Params(r=6, s=4, workload=[(0, 1), (3, 3), (5, 24), (2, 99)])
+    engine = Registry.create("connectivity", name, params, hold_back=False)
+    out = []
+    for call in _measure_calls(edges, params):
+        out += list(engine.process(_batch(call)))
+    out += engine.flush()
+    assert out == evaluate(edges, params)
+
+
+def test_errors_in_a_one_edge_call_name_the_record_and_change_nothing():
+    params = Params(r=4, s=2, workload=[(1, 2)])
+    e = OracleEngine(params, hold_back=False)
+    head = [(1, 2, 0), (2, 3, 3)]
+    out = list(e.process(_batch(head)))
+    state = (e._seen, e.last_t, e.next_window, e.n_vertices)
+    with pytest.raises(OutOfOrder) as info:
+        list(e.process(_batch([(7, 8, 2)])))        # earlier than t=3, fresh ids
+    assert info.value.index == len(head)
+    assert (e._seen, e.last_t, e.next_window, e.n_vertices) == state
+    assert e.vertices.lookup([7, 8]).tolist() == [-1, -1]
+    with pytest.raises(InvalidRecord) as info:
+        list(e.process([Edge("x", 1, 5)]))         # a str id in an int stream
+    assert info.value.index == len(head)
+    assert (e._seen, e.last_t, e.next_window, e.n_vertices) == state
+    tail = [(2, 1, 4), (9, 9, 5)]
+    for edge in tail:
+        out += list(e.process(_batch([edge])))
+    assert out + e.flush() == evaluate(head + tail, params)

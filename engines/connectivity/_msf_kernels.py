@@ -8,7 +8,11 @@ pair's path in that forest (the largest ``t`` such that the edges at or after
 Algorithms for Incremental Minimum Spanning Trees and Temporal Graph
 Applications", public code at github.com/ucrparlay/AM-tree: its lazy
 variant with stitch linking; issue 13 of the tracker), mirrored from minimum weights and path maxima to newest times
-and path minima.  Records and state slots: ``_msf_layout``.
+and path minima.  Records and state slots: ``_msf_layout``; the kernels
+below ``msf_run`` take the records flat, ``W = V.reshape(-1)``, and address
+them with ``_msf_layout.at`` (an unsigned index with a constant stride: the
+walks are chains of dependent loads, and a 2-d signed index put a multiply by
+the row length and a negative-index fix-up into every link of them).
 
 - The ancestor search needs no marks: a vertex's strict ancestors have larger
   subtrees, so stepping up from the end with the smaller subtree never passes
@@ -45,9 +49,9 @@ from __future__ import annotations
 
 from streamspec.spec._numba import njit
 
-from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, MODE, NEVER,
+from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, MODE, N_V, NEVER,
                                                          PARENT, PTIME, RESUME, SEEN, SIZE,
-                                                         STEPS, SWITCH)
+                                                         STEPS, SWITCH, at)
 from streamspec.engines.connectivity._msf_link_cut_kernels import lct_answer, lct_insert_edge
 from streamspec.engines.connectivity._msf_prefetch import prefetch_record
 
@@ -68,7 +72,7 @@ PREFETCH_QUERIES = 8
 
 
 @njit(cache=True, inline="always")
-def rotate(V, x, y):
+def rotate(W, x, y):
     """Lift ``x`` above its parent ``y``, keeping every bottleneck.
 
     When ``x``'s edge is not newer than ``y``'s, ``x`` hangs by it from ``y``'s
@@ -77,22 +81,22 @@ def rotate(V, x, y):
     ``y`` hangs below ``x`` with ``x``'s.  A root's edge is ``NEVER``, so at a
     root only the swap happens.
     """
-    if V[x, PTIME] <= V[y, PTIME]:
-        V[y, SIZE] -= V[x, SIZE]
-        V[x, PARENT] = V[y, PARENT]
+    if W[at(x, PTIME)] <= W[at(y, PTIME)]:
+        W[at(y, SIZE)] -= W[at(x, SIZE)]
+        W[at(x, PARENT)] = W[at(y, PARENT)]
     else:
-        rest = V[y, SIZE] - V[x, SIZE]
-        V[x, SIZE] = V[y, SIZE]
-        V[y, SIZE] = rest
-        t = V[x, PTIME]
-        V[x, PTIME] = V[y, PTIME]
-        V[y, PTIME] = t
-        V[x, PARENT] = V[y, PARENT]
-        V[y, PARENT] = x
+        rest = W[at(y, SIZE)] - W[at(x, SIZE)]
+        W[at(x, SIZE)] = W[at(y, SIZE)]
+        W[at(y, SIZE)] = rest
+        t = W[at(x, PTIME)]
+        W[at(x, PTIME)] = W[at(y, PTIME)]
+        W[at(y, PTIME)] = t
+        W[at(x, PARENT)] = W[at(y, PARENT)]
+        W[at(y, PARENT)] = x
 
 
 @njit(cache=True)
-def maintain_upward(V, a, b):
+def maintain_upward(W, a, b):
     """Walk from ``a`` and from ``b`` to their roots, rotating every vertex that
     holds more than ``1 / ALPHA`` of its parent's subtree (the lazy AM-tree's
     maintenance).  The two walks step in turn so that their cache misses overlap."""
@@ -100,25 +104,25 @@ def maintain_upward(V, a, b):
     bdone = False
     while not (adone and bdone):
         if not adone:
-            y = V[a, PARENT]
+            y = W[at(a, PARENT)]
             if y == -1:
                 adone = True
-            elif ALPHA_NUM * V[a, SIZE] <= ALPHA_DEN * V[y, SIZE]:
+            elif ALPHA_NUM * W[at(a, SIZE)] <= ALPHA_DEN * W[at(y, SIZE)]:
                 a = y
             else:
-                rotate(V, a, y)
+                rotate(W, a, y)
         if not bdone:
-            y = V[b, PARENT]
+            y = W[at(b, PARENT)]
             if y == -1:
                 bdone = True
-            elif ALPHA_NUM * V[b, SIZE] <= ALPHA_DEN * V[y, SIZE]:
+            elif ALPHA_NUM * W[at(b, SIZE)] <= ALPHA_DEN * W[at(y, SIZE)]:
                 b = y
             else:
-                rotate(V, b, y)
+                rotate(W, b, y)
 
 
 @njit(cache=True)
-def oldest_on_path(V, st, a, b):
+def oldest_on_path(W, st, a, b):
     """``(time, vertex)`` of the oldest edge on the tree path ``a``..``b``, the edge
     ``vertex``-parent (``(INF, -1)`` when ``a == b``); ``vertex == -2`` when ``a``
     and ``b`` are in different trees.  Steps up from the end with the smaller
@@ -129,15 +133,15 @@ def oldest_on_path(V, st, a, b):
     y = b
     steps = 0
     while x != y:
-        if V[x, SIZE] > V[y, SIZE]:
+        if W[at(x, SIZE)] > W[at(y, SIZE)]:
             x, y = y, x
-        p = V[x, PARENT]
+        p = W[at(x, PARENT)]
         if p == -1:
             c = -2
             break
         steps += 1
-        if V[x, PTIME] < best:
-            best = V[x, PTIME]
+        if W[at(x, PTIME)] < best:
+            best = W[at(x, PTIME)]
             c = x
         x = p
     st[STEPS] += steps
@@ -145,19 +149,19 @@ def oldest_on_path(V, st, a, b):
 
 
 @njit(cache=True)
-def cut(V, c):
+def cut(W, c):
     """Remove the edge from ``c`` to its parent: ``c`` roots its subtree."""
-    size = V[c, SIZE]
-    y = V[c, PARENT]
+    size = W[at(c, SIZE)]
+    y = W[at(c, PARENT)]
     while y != -1:
-        V[y, SIZE] -= size
-        y = V[y, PARENT]
-    V[c, PARENT] = -1
-    V[c, PTIME] = NEVER
+        W[at(y, SIZE)] -= size
+        y = W[at(y, PARENT)]
+    W[at(c, PARENT)] = -1
+    W[at(c, PTIME)] = NEVER
 
 
 @njit(cache=True)
-def stitch(V, u, v, t):
+def stitch(W, u, v, t):
     """Join the trees of ``u`` and ``v`` (different) by the edge ``(u, v, t)``, ``t``
     newer than or as new as every edge there, merging their root paths.
 
@@ -175,38 +179,38 @@ def stitch(V, u, v, t):
     dx = 0
     dy = 0
     while x != -1:
-        if w <= V[x, PTIME]:
-            p = V[x, PARENT]
-            V[p, SIZE] += dx
+        if w <= W[at(x, PTIME)]:
+            p = W[at(x, PARENT)]
+            W[at(p, SIZE)] += dx
             x = p
-        elif w <= V[y, PTIME]:
-            p = V[y, PARENT]
-            V[p, SIZE] += dy
+        elif w <= W[at(y, PTIME)]:
+            p = W[at(y, PARENT)]
+            W[at(p, SIZE)] += dy
             y = p
         else:
-            if V[x, SIZE] > V[y, SIZE]:
+            if W[at(x, SIZE)] > W[at(y, SIZE)]:
                 x, y = y, x
                 dx, dy = dy, dx
-            size = V[x, SIZE]
+            size = W[at(x, SIZE)]
             dx -= size
             dy += size
-            V[y, SIZE] += size
-            up = V[x, PARENT]
-            held = V[x, PTIME]
-            V[x, PARENT] = y
-            V[x, PTIME] = w
+            W[at(y, SIZE)] += size
+            up = W[at(x, PARENT)]
+            held = W[at(x, PTIME)]
+            W[at(x, PARENT)] = y
+            W[at(x, PTIME)] = w
             w = held
             if up != -1:
-                V[up, SIZE] += dx
+                W[at(up, SIZE)] += dx
             x = up
-    y = V[y, PARENT]
+    y = W[at(y, PARENT)]
     while y != -1:
-        V[y, SIZE] += dy
-        y = V[y, PARENT]
+        W[at(y, SIZE)] += dy
+        y = W[at(y, PARENT)]
 
 
 @njit(cache=True)
-def insert_edge(V, st, u, v, t):
+def insert_edge(W, st, u, v, t):
     """Add edge ``(u, v, t)`` (``t`` >= every time in the forest), keeping the
     bottlenecks of the maximum spanning forest of all edges so far.
 
@@ -219,25 +223,25 @@ def insert_edge(V, st, u, v, t):
     """
     if u == v:
         return
-    if V[u, PARENT] == v:
-        if V[u, PTIME] < t:
-            V[u, PTIME] = t
+    if W[at(u, PARENT)] == v:
+        if W[at(u, PTIME)] < t:
+            W[at(u, PTIME)] = t
         return
-    if V[v, PARENT] == u:
-        if V[v, PTIME] < t:
-            V[v, PTIME] = t
+    if W[at(v, PARENT)] == u:
+        if W[at(v, PTIME)] < t:
+            W[at(v, PTIME)] = t
         return
-    maintain_upward(V, u, v)
-    oldest, c = oldest_on_path(V, st, u, v)
+    maintain_upward(W, u, v)
+    oldest, c = oldest_on_path(W, st, u, v)
     if c != -2:
         if oldest >= t:
             return
-        cut(V, c)
-    stitch(V, u, v, t)
+        cut(W, c)
+    stitch(W, u, v, t)
 
 
 @njit(cache=True)
-def answer(V, a, b, start, cache, q):
+def answer(W, a, b, start, cache, q):
     """``Q(a, b)`` on the window starting at ``start`` (every applied edge is before its end).
 
     The tree edges at or after ``start`` connect what the window's edges
@@ -247,7 +251,7 @@ def answer(V, a, b, start, cache, q):
     earlier true answer, which only grows as edges arrive: a cached value at
     or after ``start`` already answers true.  The trees are not changed.
     """
-    if V[a, SEEN] < start or V[b, SEEN] < start:
+    if W[at(a, SEEN)] < start or W[at(b, SEEN)] < start:
         return False
     if a == b or cache[q] >= start:
         return True
@@ -255,10 +259,10 @@ def answer(V, a, b, start, cache, q):
     x = a
     y = b
     while x != y:
-        if V[x, SIZE] > V[y, SIZE]:
+        if W[at(x, SIZE)] > W[at(y, SIZE)]:
             x, y = y, x
-        p = V[x, PARENT]
-        pt = V[x, PTIME]
+        p = W[at(x, PARENT)]
+        pt = W[at(x, PTIME)]
         if p == -1 or pt < start:
             return False
         if pt < low:
@@ -300,6 +304,7 @@ def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache,
     moves the forest into link-cut trees (``to_link_cut``) and calls again.
     """
     w = first_window
+    W = V.reshape(V.shape[0] * N_V)     # the records, flat (``_msf_layout.at``)
     nq = qa.shape[0]
     n = u.shape[0]
     st[RESUME] = -1
@@ -326,7 +331,7 @@ def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache,
                     if q + PREFETCH_QUERIES < nq:
                         prefetch_record(V, qa[q + PREFETCH_QUERIES])
                         prefetch_record(V, qb[q + PREFETCH_QUERIES])
-                    out[row, q] = answer(V, qa[q], qb[q], start, cache, q)
+                    out[row, q] = answer(W, qa[q], qb[q], start, cache, q)
             w += 1
         if i == n:
             break
@@ -341,10 +346,10 @@ def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache,
                 prefetch_record(V, v[i + PREFETCH])
             if i + PREFETCH_PARENTS < n:
                 # those records have arrived by now: their parents next
-                p = V[u[i + PREFETCH_PARENTS], PARENT]
+                p = W[at(u[i + PREFETCH_PARENTS], PARENT)]
                 if p >= 0:
                     prefetch_record(V, p)
-                p = V[v[i + PREFETCH_PARENTS], PARENT]
+                p = W[at(v[i + PREFETCH_PARENTS], PARENT)]
                 if p >= 0:
                     prefetch_record(V, p)
             if st[COUNT] >= CHECK:
@@ -354,8 +359,8 @@ def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache,
                 st[COUNT] = 0
                 st[STEPS] = 0
             st[COUNT] += 1
-            insert_edge(V, st, a, b, tg)
-        V[a, SEEN] = ti
-        V[b, SEEN] = ti
+            insert_edge(W, st, a, b, tg)
+        W[at(a, SEEN)] = ti
+        W[at(b, SEEN)] = ti
         st[LAST_T] = ti
     return w

@@ -161,7 +161,7 @@ class MsfEngine(ConnectivityEngine):
         start = self.windows.start(self.next_window - 1)
         if self.link_cut:
             return bool(link_cut.lct_answer(self._LT, self._ET, self._V, a, b, start, self._one, 0))
-        return bool(kernels.answer(self._V, a, b, start, self._one, 0))
+        return bool(kernels.answer(self._V.reshape(-1), a, b, start, self._one, 0))
 
     # -- inspection (tests) ---------------------------------------------------------
     def forest(self) -> list[tuple[int, int, int]]:

@@ -200,6 +200,26 @@ def test_prefetch_changes_nothing():
     assert np.array_equal(V, before)
 
 
+def test_flat_record_address_is_the_two_dimensional_cell():
+    # the kernels read V[x, column] as W[at(x, column)], W = V.reshape(-1) (a view)
+    from numba import njit
+
+    @njit
+    def read(W, x, column):
+        return W[layout.at(x, column)]
+
+    @njit
+    def write(W, x, column, value):
+        W[layout.at(x, column)] = value
+    V = np.arange(300 * layout.N_V, dtype=np.int64).reshape(300, layout.N_V)
+    W = V.reshape(-1)
+    for x in (0, 1, 7, 299):
+        for column in (layout.PARENT, layout.PTIME, layout.SIZE, layout.SEEN):
+            assert read(W, x, column) == V[x, column]
+            write(W, x, column, -5)
+            assert V[x, column] == -5
+
+
 def empty_records(n):
     V = np.zeros((n, layout.N_V), dtype=np.int64)
     V[:, layout.PARENT] = -1
@@ -236,20 +256,21 @@ def test_am_tree_kernels_against_naive(seed):
     rnd = random.Random(seed)
     n = rnd.randint(2, 30)
     V = empty_records(n)
+    W = V.reshape(-1)       # the kernels take the records flat (a view: V sees every change)
     st = np.zeros(layout.N_ST, dtype=np.int64)
     t, edges = 0, []
     for _ in range(rnd.randint(1, 150)):
         t += rnd.choice([0, 0, 1, 3])
         a, b = rnd.randrange(n), rnd.randrange(n)
         edges.append((a, b, t))
-        kernels.insert_edge(V, st, a, b, t)
+        kernels.insert_edge(W, st, a, b, t)
         parent = V[:, layout.PARENT].tolist()
         assert V[:, layout.SIZE].tolist() == subtree_sizes(parent)
         expected = bottlenecks([e for e in edges if e[0] != e[1]], n)
         assert tree_bottlenecks(V) == expected
         # path minimum and its edge, or -2 across trees
         x, y = rnd.sample(range(n), 2)
-        oldest, c = kernels.oldest_on_path(V, st, x, y)
+        oldest, c = kernels.oldest_on_path(W, st, x, y)
         up, upy = ancestors(parent, x), ancestors(parent, y)
         if up[-1] != upy[-1]:
             assert c == -2
@@ -262,13 +283,13 @@ def test_am_tree_kernels_against_naive(seed):
         child = [z for z in range(n) if parent[z] != -1]
         if child:
             z = rnd.choice(child)
-            kernels.rotate(V, z, parent[z])
+            kernels.rotate(W, z, parent[z])
             assert V[:, layout.SIZE].tolist() == subtree_sizes(V[:, layout.PARENT].tolist())
             assert tree_bottlenecks(V) == expected
         # after the upward maintenance from x no vertex on its root path holds
         # more than 1/ALPHA of its parent's subtree (two walks at once may undo
         # each other's work: a shortcut on one path shrinks a vertex of the other)
-        kernels.maintain_upward(V, x, x)
+        kernels.maintain_upward(W, x, x)
         parent = V[:, layout.PARENT].tolist()
         for z in ancestors(parent, x)[:-1]:
             p = parent[z]

@@ -41,7 +41,15 @@ the row length and a negative-index fix-up into every link of them).
 The insert and its parts are inlined into ``msf_run`` at numba's IR level
 (``inline="always"``): a call between compiled functions passes every array
 as its seven fields and checks a status on return, about a tenth of an
-insert on the 10M-edge R-MAT stream (issue 13).
+insert on the 10M-edge R-MAT stream (issue 13).  And every kernel here is
+compiled without numba's runtime (``_nrt=False``, as numba's own
+allocation-free helpers are, e.g. ``numba.misc.mergesort``): with it, each
+array handed to an inlined function or made by ``reshape`` is reference
+counted, an atomic increment and decrement of its meminfo (``lock incq``,
+``lock decq``) several times per edge, about a quarter of an insert (94 ->
+74 ns/edge on that stream).  Nothing here allocates (numba refuses to
+compile an allocation without the runtime); the link-cut kernels it calls
+see arrays without a meminfo and count nothing.
 
 Nothing is amortized across calls and nothing is deferred: every edge is
 fully applied in its own call.  The link-cut fallback
@@ -76,7 +84,7 @@ PREFETCH_PARENTS = 8
 PREFETCH_QUERIES = 8
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def rotate(W, x, y):
     """Lift ``x`` above its parent ``y``, keeping every bottleneck.
 
@@ -100,7 +108,7 @@ def rotate(W, x, y):
         W[at(y, PARENT)] = x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def maintain_upward(W, a, b):
     """Walk from ``a`` and from ``b`` to their roots, rotating every vertex that
     holds more than ``1 / ALPHA`` of its parent's subtree (the lazy AM-tree's
@@ -126,7 +134,7 @@ def maintain_upward(W, a, b):
                 rotate(W, b, y)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def oldest_on_path(W, st, a, b):
     """``(time, vertex)`` of the oldest edge on the tree path ``a``..``b``, the edge
     ``vertex``-parent (``(INF, -1)`` when ``a == b``); ``vertex == -2`` when ``a``
@@ -153,7 +161,7 @@ def oldest_on_path(W, st, a, b):
     return best, c
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def cut(W, c):
     """Remove the edge from ``c`` to its parent: ``c`` roots its subtree."""
     size = W[at(c, SIZE)]
@@ -165,7 +173,7 @@ def cut(W, c):
     W[at(c, PTIME)] = NEVER
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def stitch(W, u, v, t):
     """Join the trees of ``u`` and ``v`` (different) by the edge ``(u, v, t)``, ``t``
     newer than or as new as every edge there, merging their root paths.
@@ -214,7 +222,7 @@ def stitch(W, u, v, t):
         y = W[at(y, PARENT)]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def insert_edge(W, st, u, v, t):
     """Add edge ``(u, v, t)`` (``t`` >= every time in the forest), keeping the
     bottlenecks of the maximum spanning forest of all edges so far.
@@ -245,7 +253,7 @@ def insert_edge(W, st, u, v, t):
     stitch(W, u, v, t)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def answer(W, a, b, start, cache, q):
     """``Q(a, b)`` on the window starting at ``start`` (every applied edge is before its end).
 
@@ -277,7 +285,7 @@ def answer(W, a, b, start, cache, q):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
     """Apply edges ``(u, v, t)`` in order, evaluating windows ``first_window..upto-1``.
 

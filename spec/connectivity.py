@@ -457,7 +457,7 @@ class ConnectivityEngine:
         _SET(res, "index", lo)
         _SET(res, "start", start)
         _SET(res, "end", start + w.r)
-        _SET(res, "answers", tuple(answers[0].tolist()))
+        _SET(res, "answers", tuple(answers.tolist()[0]))    # (no row view: numpy's indexing is cold)
         return [res]
 
     def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray,
@@ -518,7 +518,7 @@ class ConnectivityEngine:
             _SET(res, "index", lo)
             _SET(res, "start", start)
             _SET(res, "end", start + r)
-            _SET(res, "answers", tuple(answers[0].tolist()))
+            _SET(res, "answers", tuple(answers.tolist()[0]))
             return [res]
         return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]

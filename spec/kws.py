@@ -729,7 +729,7 @@ def _alive(entry, rels: _Layer, t: int) -> bool:
 
 # -- events as JSON objects --------------------------------------------------------------
 # One plain-JSON form per event kind: the conformance reproducers (JSON lines) and the
-# pipeline's event rows (``streamspec.pipeline.jobs.kws``: events through Spark and back)
+# pipeline's event rows (``streamspec.pipeline.jobs._kws_columns``: events through Spark and back)
 # share it.  JSON keeps what the spec distinguishes: int and str tids (they sort
 # differently, ``tid_key``), int, float and str values and null.
 def relation_json(r: Relation) -> dict:

@@ -28,9 +28,6 @@ from __future__ import annotations
 
 import numpy as np
 from streamspec.spec._numba import njit
-# the list kernels' old home: ``super_list`` (and any older caller) imports them from here
-from streamspec.engines.topkjoin._super_list_kernels import (  # noqa: F401
-    arrivals, changed_objects, find, offer, purge, remove, staircase)
 
 
 # -- stream side ----------------------------------------------------------------------

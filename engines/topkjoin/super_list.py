@@ -3,7 +3,7 @@
 Yang et al., "Continuous top-k queries over sliding windows" (EDBT 2011,
 MinTopK) as extended by Topk+N (paper §4.1, Algorithms 2-3); analysis note
 §3.3 (insertion), §3.4 (expiration), §3.7 (the rebuild formulation), §4.4
-(indistinct arrivals).  The kernels are in ``_acquatop_kernels``.
+(indistinct arrivals).  The kernels are in ``_super_list_kernels``.
 
 Entries are the columns ``dense, score, tie, sval, ts, sw, ew`` over ``[:m]``,
 sorted by the total order ``(score desc, tie asc)`` (``tie`` ranks external
@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.topkjoin import _acquatop_kernels as kern
+from streamspec.engines.topkjoin import _acquatop_kernels
+from streamspec.engines.topkjoin import _super_list_kernels as kern
 
 COLUMNS = ("dense", "score", "tie", "sval", "ts", "sw", "ew")
 
@@ -100,7 +101,7 @@ class SuperTopKList:
 
     def renumber(self, remap: np.ndarray) -> None:
         """Dense ids after a compaction of the id index (``remap``: old -> new)."""
-        kern.renumber(self.dense, self.m, remap)
+        _acquatop_kernels.renumber(self.dense, self.m, remap)
 
     # -- pickling (Spark keeps engines in group state between micro-batches) ---------------
     def __getstate__(self):

@@ -308,7 +308,7 @@ def _process(f: TupleFile, rows: list, numbers: list) -> list:
 
 
 def _column_type(values: list) -> str | None:
-    from streamspec.pipeline.jobs.kws import _value_type
+    from streamspec.pipeline.jobs._kws_columns import _value_type
     return _value_type(values)
 
 
@@ -427,7 +427,7 @@ def _csv_columns(f: TupleFile, chunk: Chunk):
         tid = pa.nulls(n, pa.string())
     if f.rel is None and tid.null_count:
         return None                                 # a deletion without tid: the row path
-    from streamspec.pipeline.jobs.kws import _value_type
+    from streamspec.pipeline.jobs._kws_columns import _value_type
 
     arrays, mixed, extra = {}, [], None
     if f.rel is not None:

@@ -68,10 +68,9 @@ import attrs
 
 from streamspec.pipeline import flags
 from streamspec.pipeline.job import Summary
-# (``pipeline.io.kws_text`` takes ``_value_type`` from here)
 from streamspec.pipeline.jobs._kws_columns import (  # noqa: F401
     ARROW_TYPES, CHUNK_ROWS, FIXED, INT64_MIN, OUTPUT_SCHEMA, EventTable, _chunk_frame, _from_ipc,
-    _value_type, arrow_rows, chunks, event_table, inputs_of, key_type, output_rows, run_inputs)
+    arrow_rows, chunks, event_table, inputs_of, key_type, output_rows, run_inputs)
 from streamspec.pipeline.jobs._kws_file_replay import (  # noqa: F401
     CHUNK_STATS, REJECTED, replay_files)
 # the adapter's streaming functions (``streamspec.pipeline.streaming`` looks them up here)

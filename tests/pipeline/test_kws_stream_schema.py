@@ -591,3 +591,17 @@ def test_the_default_feed_locates_a_rows_error_in_a_later_micro_batch():
         list(step(("k",), batch(1, ["d", None]), state))
     with pytest.raises(InvalidRecord, match=r"part-1.json:3: refused by the spec"):
         list(step(("k",), batch(1, ["d", "e", "bad"]), state))
+
+
+def test_checkpoints_name_keystream_in_the_adapter_module():
+    """Spark's group state pickles ``KeyStream`` by module and name: the name must stay
+    the one checkpoints written before ``_kws_stream`` was split off hold."""
+    import pickle
+    import pickletools
+
+    from streamspec.pipeline.jobs import kws as job
+
+    blob = pickle.dumps(job.KeyStream(None, 0, ""), protocol=pickle.HIGHEST_PROTOCOL)
+    names = [arg for op, arg, _ in pickletools.genops(blob) if op.name == "SHORT_BINUNICODE"]
+    assert names[:2] == ["streamspec.pipeline.jobs.kws", "KeyStream"]
+    assert pickle.loads(blob) == job.KeyStream(None, 0, "")

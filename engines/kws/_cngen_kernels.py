@@ -18,13 +18,9 @@ Only ``@njit`` functions over numpy arrays and scalars live here.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
-from numba.typed import Dict
-
 from streamspec.spec._numba import njit     # caches in the user cache directory
 
 END = -1
-_KEY = types.UniTuple(types.int64, 5)
 
 
 @njit(cache=True)
@@ -169,6 +165,39 @@ def _root_is_canonical(tnode, tpar, tlab, flip, size):
 
 
 @njit(cache=True)
+def _key_slot(keys, stamp, cluster, k0, k1, k2, k3, k4):
+    """Where key ``(k0..k4)`` is in the open-addressing table ``keys`` (rows stamped with
+    the cluster that wrote them; other clusters' rows count as empty), or the empty row
+    where it goes: ``(row, found)``."""
+    mask = keys.shape[0] - 1
+    h = (k0 * 0x9E3779B1 + k1 * 0x85EBCA77 + k2 * 0xC2B2AE3D + k3 * 0x27D4EB2F + k4 * 0x165667B1) & mask
+    h ^= (h >> 7) & mask
+    while stamp[h] == cluster:
+        if (keys[h, 0] == k0 and keys[h, 1] == k1 and keys[h, 2] == k2 and keys[h, 3] == k3
+                and keys[h, 4] == k4):
+            return h, True
+        h = (h + 1) & mask
+    return h, False
+
+
+@njit(cache=True)
+def _rehash(keys, stamp, slot, cluster):
+    """The table twice as large, with the rows of ``cluster``."""
+    cap = keys.shape[0] * 2
+    nkeys = np.empty((cap, 5), np.int64)
+    nstamp = np.full(cap, -1, np.int64)
+    nslot = np.empty(cap, np.int64)
+    for i in range(keys.shape[0]):
+        if stamp[i] == cluster:
+            h, _ = _key_slot(nkeys, nstamp, cluster, keys[i, 0], keys[i, 1], keys[i, 2], keys[i, 3],
+                             keys[i, 4])
+            nkeys[h] = keys[i]
+            nstamp[h] = cluster
+            nslot[h] = slot[i]
+    return nkeys, nstamp, nslot
+
+
+@njit(cache=True)
 def _grow_rows(a, n):
     """``a`` with room for at least ``n`` rows (doubling)."""
     if n <= a.shape[0]:
@@ -184,6 +213,24 @@ def _grow_rows(a, n):
 @njit(cache=True)
 def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max):
     """CNGen from every root of ``roots`` (nids, in order); see the module docstring."""
+    none = np.zeros(0, np.bool_)
+    return cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max,
+                        none, none, np.zeros(0, np.int64), False)[:9]
+
+
+@njit(cache=True)
+def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max,
+                 adj_new, node_new, node_dist, restricted):
+    """``cngen_arrays``, and with ``restricted`` the search of a schema change (Section 4.4,
+    ``streamspec.engines.kws._migration_grow``): only the trees that hold a new element
+    (an adjacency entry with ``adj_new``: a new label or a new node; a root with
+    ``node_new``) or can still take one, and only the CNs that hold one.  A tree without
+    a new element can take one while a node of its rightmost path is within reach of an
+    endpoint of a new edge: ``node_dist`` (hops in the relation graph, per nid) plus one
+    for the new node itself fits in the room left under ``t_max`` (``migration.can_take``).
+    The tenth array returned, ``tflag``, tells which trees hold a new element (all of
+    them when not ``restricted``).  The full mesh's build calls this too, unrestricted,
+    so that a migration runs the machine code the build loaded."""
     tm = max(t_max, 1)
     cap = 1024
     tnode = np.empty((cap, tm), np.int32)
@@ -191,6 +238,7 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     tlab = np.empty((cap, tm), np.int32)
     tsize = np.empty(cap, np.int8)
     tparent = np.empty(cap, np.int32)
+    tflag = np.empty(cap, np.bool_)
     ccap = 4096
     cn_tree = np.empty(ccap, np.int32)
     cn_node = np.empty(ccap, np.int32)
@@ -226,27 +274,65 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                 if adj_kb[a] & mk == mk:
                     fin[k] = a
                     k += 1
+    # restricted: the same lists of the new entries only (a tree without a new element
+    # can only become a new CN through one)
+    fin_new_ptr = np.zeros(n_nodes * masks + 1 if restricted else 1, np.int64)
+    fin_new = np.empty(0, np.int64)
+    if restricted:
+        for nv in range(n_nodes):
+            for mk in range(masks):
+                c = 0
+                for ia in range(fin_ptr[nv * masks + mk], fin_ptr[nv * masks + mk + 1]):
+                    if adj_new[fin[ia]]:
+                        c += 1
+                fin_new_ptr[nv * masks + mk + 1] = fin_new_ptr[nv * masks + mk] + c
+        fin_new = np.empty(fin_new_ptr[-1], np.int64)
+        k = 0
+        for ia in range(fin.shape[0]):
+            if adj_new[fin[ia]]:
+                fin_new[k] = fin[ia]
+                k += 1
+    # restricted: the nodes with a new adjacency entry (the endpoints of a new edge)
+    has_new = np.zeros(n_nodes, np.bool_)
+    if restricted:
+        for nv in range(n_nodes):
+            for a in range(adj_ptr[nv], adj_ptr[nv + 1]):
+                if adj_new[a]:
+                    has_new[nv] = True
     small = masks <= 64   # the leaf test as one bitmap over s = union & kb
     all_entries = np.arange(adj_m.shape[0])
+    # the last level's candidate lists, by key, per cluster: an open-addressing table
+    # (numba's typed dict cost a third of a migration's search)
+    hkeys = np.empty((4096, 5), np.int64)
+    hstamp = np.full(4096, -1, np.int64)
+    hslot = np.empty(4096, np.int64)
     cached = np.empty(1024, np.int64)
     c_start = np.empty(1024, np.int64)
     c_len = np.empty(1024, np.int64)
     for ri in range(roots.shape[0]):
         root = roots[ri]
+        fresh = not restricted or node_new[root]
+        if not fresh:
+            if node_kb[root] == full:
+                continue  # an old one-node CN
+            if node_dist[root] + 1 > t_max - 1:
+                continue  # no tree of this cluster can take a new element
         tnode = _grow_rows(tnode, nt + 1)
         tpar = _grow_rows(tpar, nt + 1)
         tlab = _grow_rows(tlab, nt + 1)
         tsize = _grow_rows(tsize, nt + 1)
         tparent = _grow_rows(tparent, nt + 1)
+        tflag = _grow_rows(tflag, nt + 1)
         tnode[nt, 0] = root
         tpar[nt, 0] = -1
         tlab[nt, 0] = -1
         tsize[nt] = 1
         tparent[nt] = -1
+        tflag[nt] = fresh
         head = nt
         nt += 1
         # the last level's candidate lists of this cluster (the removed roots differ by cluster)
-        cache = Dict.empty(key_type=_KEY, value_type=types.int64)
+        n_keys = 0   # the keys of this cluster in the table (rows stamped ``ri``)
         n_cached = 0
         if node_kb[root] == full:  # the one-node CN
             cn_tree = _grow_rows(cn_tree, nc + 1)
@@ -265,6 +351,7 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
             size = np.int64(tsize[q])
             if size >= t_max:
                 continue
+            sflag = tflag[q]
             last_level = size + 1 == t_max
             union = 0
             multi = 0
@@ -299,6 +386,8 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
             for depth in range(npath - 1, -1, -1):
                 v = path[depth]
                 nv = wn[v]
+                if last_level and not sflag and not has_new[nv]:
+                    continue  # only a new entry below v could make a new CN
                 for i in range(size):
                     onpath[i] = False
                 for i in range(depth + 1):
@@ -341,16 +430,28 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                                 sb = (sb - 1) & rest
                 lastlab = wl[lastc] if lastc >= 0 else -2
                 lastnid = wn[lastc] if lastc >= 0 else -2
-                if last_level and small:
+                if last_level and not sflag:
+                    # the few new entries below v, each checked (the cache's keys rarely recur here)
+                    lo, hi, table = fin_new_ptr[nv * masks + missing], fin_new_ptr[nv * masks + missing + 1], fin_new
+                    checked = False
+                elif last_level and small:
                     # the candidates passing every test that depends on the tree only through
                     # (nv, union, bad_cn, v's last child): made once per cluster and key
-                    key = (nv, union, bad_cn, lastlab, lastnid)
-                    slot = np.int64(-1)
-                    if key in cache:
-                        slot = cache[key]
+                    h, found = _key_slot(hkeys, hstamp, ri, nv, union, bad_cn, lastlab, lastnid)
+                    if found:
+                        slot = hslot[h]
                     else:
-                        slot = len(cache)
-                        cache[key] = slot
+                        slot = n_keys
+                        n_keys += 1
+                        hkeys[h, 0] = nv
+                        hkeys[h, 1] = union
+                        hkeys[h, 2] = bad_cn
+                        hkeys[h, 3] = lastlab
+                        hkeys[h, 4] = lastnid
+                        hstamp[h] = ri
+                        hslot[h] = slot
+                        if 2 * n_keys > hkeys.shape[0]:  # keep the table at most half full
+                            hkeys, hstamp, hslot = _rehash(hkeys, hstamp, hslot, ri)
                         c_start = _grow_rows(c_start, slot + 1)
                         c_len = _grow_rows(c_len, slot + 1)
                         c_start[slot] = n_cached
@@ -381,6 +482,18 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                     kb = adj_kb[a]
                     lab = adj_lab[a]
                     total = (union | kb) == full
+                    new_elem = sflag or adj_new[a]
+                    if not new_elem and not checked:
+                        if total:
+                            continue  # an old CN
+                        # a growth without a new element: kept while it can still take one
+                        room = t_max - size - 1
+                        reach = node_dist[nm] + 1 <= room
+                        for i in range(depth + 1):
+                            if node_dist[wn[path[i]]] + 1 <= room:
+                                reach = True
+                        if not reach:
+                            continue
                     if not checked:
                         if kb & rbit and nm < root:
                             continue  # removed with an earlier root's cluster
@@ -435,12 +548,14 @@ def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                         tlab = _grow_rows(tlab, nt + 1)
                         tsize = _grow_rows(tsize, nt + 1)
                         tparent = _grow_rows(tparent, nt + 1)
+                        tflag = _grow_rows(tflag, nt + 1)
                     for i in range(size + 1):
                         tnode[nt, i] = wn[i]
                         tpar[nt, i] = wp[i]
                         tlab[nt, i] = wl[i]
                     tsize[nt] = size + 1
                     tparent[nt] = q
+                    tflag[nt] = new_elem
                     nt += 1
     return (tnode[:nt], tpar[:nt], tlab[:nt], tsize[:nt], tparent[:nt],
-            cn_tree[:nc], cn_node[:nc], cn_ppos[:nc], cn_lab[:nc])
+            cn_tree[:nc], cn_node[:nc], cn_ppos[:nc], cn_lab[:nc], tflag[:nt])

@@ -21,8 +21,67 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.kws.cngen import compiled_cngen, expanded_schema
+from streamspec.engines.kws.cngen import CnArrays, expanded_schema
 from streamspec.engines.kws.operators import INF, Op
+
+FAR = 1 << 30   # hops to a relation no new edge reaches
+
+
+def compiled_search(xs, n_keywords: int, t_max: int, new_labels=None, new_nodes=(), dist=None):
+    """CNGen over the expanded schema ``xs`` compiled (``_cngen_kernels.cngen_search``, the
+    same search as ``cngen.compiled_cngen``): ``(CnArrays, tflag)``.  With ``new_labels``
+    (a schema change, Section 4.4): only the trees that hold a new label or a node of
+    ``new_nodes`` or can still take one (``dist``: hops from each relation to an endpoint of
+    a new edge), and only the CNs that hold one; ``tflag`` tells which trees hold one.  The
+    build and the migrations call the same compiled function with the same argument types,
+    so a migration runs the machine code the build already loaded (loading another kernel
+    costs more than most migrations)."""
+    from streamspec.engines.kws import _cngen_kernels as _kernels   # numba: FM only
+    nid, adjacency, rbit = xs[1:]
+    nodes = by_nid(xs)
+    labels = {a[2][0] for adj in adjacency for a in adj}
+    labels = tuple(sorted(labels | {(e, not left) for e, left in labels}))
+    rank = {label: i for i, label in enumerate(labels)}
+    ptr = np.zeros(len(adjacency) + 1, np.int64)
+    ptr[1:] = np.cumsum([len(adj) for adj in adjacency])
+    flat = [a for adj in adjacency for a in adj]
+    restricted = new_labels is not None
+    if restricted:
+        fresh = {nid[n] for n in new_nodes}
+        adj_new = np.array([a[2][0] in new_labels or a[0] in fresh for a in flat], np.bool_)
+        node_new = np.zeros(len(nodes), np.bool_)
+        node_new[list(fresh)] = True
+        node_dist = np.array([(dist or {}).get(n[0], FAR) if n is not None else FAR for n in nodes],
+                             np.int64)
+    else:
+        adj_new = node_new = np.zeros(0, np.bool_)
+        node_dist = np.zeros(0, np.int64)
+    arrays = _kernels.cngen_search(
+        np.array([i for i, n in enumerate(nodes) if n is not None and n[1] & rbit], np.int64),
+        np.array([n[1] if n is not None else 0 for n in nodes], np.int64), ptr,
+        np.array([a[0] for a in flat], np.int64), np.array([a[1] for a in flat], np.int64),
+        np.array([rank[a[2][0]] for a in flat], np.int64),
+        np.array([rank[(e, not left)] for e, left in labels], np.int64),
+        (1 << n_keywords) - 1, rbit, t_max, adj_new, node_new, node_dist, restricted)
+    return CnArrays(*arrays[:9], labels), arrays[9]
+
+
+def by_nid(xs) -> list:
+    """The expanded schema's nodes by nid (``migration.remove`` keeps a removed node's slot,
+    as None here; ``migration.add_relation`` puts new nodes after every slot)."""
+    nodes, nid, adjacency = xs[:3]
+    if len(nodes) == len(adjacency):
+        return list(nodes)   # as built: nid order
+    out = [None] * len(adjacency)
+    for n in nodes:
+        out[nid[n]] = n
+    return out
+
+
+def compiled_cngen(xs, n_keywords: int, t_max: int) -> CnArrays:
+    """``cngen.compiled_cngen`` through ``compiled_search`` (the build's CNGen; the
+    initialisation benchmark times it under this name)."""
+    return compiled_search(xs, n_keywords, t_max)[0]
 
 
 class CnJoinRows:
@@ -35,6 +94,42 @@ class CnJoinRows:
     def __init__(self, nodes, labels, lefts, left, ppos, label, rows):
         self.nodes, self.labels, self.lefts = nodes, labels, lefts
         self.left, self.ppos, self.label, self.rows = left, ppos, label, rows
+
+    @classmethod
+    def empty(cls, nodes) -> "CnJoinRows":
+        return cls(nodes, (), [], None, None, None, {})
+
+    def label_index(self, labels) -> np.ndarray:
+        """The index in ``self.labels`` of each of ``labels`` (a search's label ranks); the
+        labels not there yet are appended."""
+        index = {lab: i for i, lab in enumerate(self.labels)}
+        extra = tuple(lab for lab in labels if lab not in index)
+        for i, lab in enumerate(extra, len(self.labels)):
+            index[lab] = i
+        self.labels += extra
+        return np.array([index[lab] for lab in labels], np.int32)
+
+    def add(self, nodes, ptr, left, ppos, label) -> None:
+        """Take new rows grouped by right node (``ptr`` over ``nodes``, as
+        ``_cn_join_kernels.rows_by_right_node`` groups them; ``left`` indexes
+        ``self.lefts``), after the rows each node holds already."""
+        ptr = ptr.tolist()
+        fresh = {nodes[n]: (ptr[n], ptr[n + 1]) for n in range(len(nodes)) if ptr[n + 1] > ptr[n]}
+        if not fresh:
+            return
+        old = (self.left, self.ppos, self.label)
+        pieces = ([], [], [])
+        rows, at = {}, 0
+        for node in list(self.rows) + [n for n in fresh if n not in self.rows]:
+            start = at
+            for arrays, span in ((old, self.rows.get(node)), ((left, ppos, label), fresh.get(node))):
+                if span is not None:
+                    for piece, a in zip(pieces, arrays):
+                        piece.append(a[span[0]:span[1]])
+                    at += span[1] - span[0]
+            rows[node] = (start, at)
+        self.left, self.ppos, self.label = (np.concatenate(p) for p in pieces)
+        self.rows, self.nodes = rows, nodes
 
     def __len__(self) -> int:
         return sum(end - start for start, end in self.rows.values())

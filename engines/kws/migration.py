@@ -39,11 +39,16 @@ from __future__ import annotations
 
 from collections import deque
 
+from streamspec.engines.kws._migration_grow import grow_and_feed
+from streamspec.engines.kws.cn_joins import FAR
 from streamspec.engines.kws.cngen import Cluster, collector_off
-from streamspec.engines.kws.operators import INF, Op, join_condition
+from streamspec.engines.kws.operators import Op, join_condition
 from streamspec.spec.kws import AddEdge, AddRelation, RemoveEdge, RemoveRelation
 
-FAR = 1 << 30
+# the new CN joins whose right node holds no tuple stay rows until its first tuple
+# (``_migration_grow``); False makes every one an operator inside the change (the
+# benchmark's variant without the deferral)
+DEFER_NEW_CN_JOINS = True
 
 
 # -- the expanded schema, nid-stable ------------------------------------------------------
@@ -253,54 +258,9 @@ def migrate_full_mesh(engine, event, t: int):
         engine._xs_schema = engine.schema
         return ended, ()
     xs, new_labels, new_nodes, dist = change
-    for n in new_nodes:
-        engine._sources[n] = {}
-    created = grow_full_mesh(engine, xs, engine._xs[2], new_labels, new_nodes, dist)
-    for op in created:
-        _register(engine, op)
-    engine._ops.extend(created)   # the CN joins still rows stay rows (``cn_joins``)
+    appeared = grow_and_feed(engine, xs, new_labels, new_nodes, dist, t, DEFER_NEW_CN_JOINS)
     engine._xs, engine._xs_schema = xs, engine.schema
-    return (), _feed(engine, created, t)
-
-
-def _register(engine, op) -> None:
-    if op.left is None:
-        engine._roots.setdefault(op.node, []).append(op)
-        return
-    engine._by_right.setdefault(op.node, []).append(op)
-    key = (op.node, op.cond[1])
-    if key not in engine._index:  # a hash index of the right source on a new join attribute
-        ix = engine._index[key] = {}
-        a = op.cond[1]
-        for row in engine._sources[op.node].values():
-            if row.values[a] is not None:
-                ix.setdefault(row.values[a], []).append(row)
-        engine._node_indexes.setdefault(op.node, []).append((a, ix))
-
-
-def _feed(engine, created: list, t: int) -> list:
-    """Fill the new operators' buffers once from their inputs; the new CN composites
-    are the results the change starts."""
-    eager = engine._eager
-    for op in created:
-        if op.left is None:  # a new cluster root: the alive tuples of its source
-            op.out = [(INF if r.t_end is None else r.t_end, (r,)) for r in engine._sources[op.node].values()]
-            op.idx = None
-    if engine.demand_driven:
-        for op in created:  # Pstart from the new CN joins with right input
-            if op.cn and op.left is not None and not op.running and engine._nonempty(op.right):
-                engine._wake(op)
-    else:
-        for op in created:
-            if op.left is not None:
-                op.out, op.idx = engine._probe_right(op, engine._live(op.left)), None
-    appeared = []
-    for op in created:
-        if eager and op.out:
-            op.end = min(c[0] for c in op.out)
-        if op.cn:
-            appeared.extend(engine._result(op, c) for c in op.out if c[0] > t)
-    return appeared
+    return (), appeared
 
 
 def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:

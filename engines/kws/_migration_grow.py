@@ -1,0 +1,237 @@
+"""A new edge or relation grows the full mesh from the compiled search (paper Section 4.4).
+
+``grow_and_feed`` is ``migration.grow_full_mesh`` followed by ``migration._feed`` (the plain
+version, kept as the statement of what a migration adds), with the search compiled and the
+new CN joins held as rows the way the build holds them (``cn_joins``):
+
+- the search is CNGen restricted to the trees that hold a new element or can still take one
+  (``cn_joins.compiled_search``, ``_cngen_kernels.cngen_search``), over integer arrays;
+- a tree that some new CN grows from (or from a tree grown from it) needs its join operator:
+  a tree with a new element gets a new ``Op``; a tree of old elements finds its operator in
+  ``M_old`` (below its parent tree's operator, by node, position joined and label) or gets a
+  new one (no old CN grew from it);
+- a new CN join whose right node holds no tuple is a row of ``CnJoinRows``: it would be
+  asleep with an empty buffer (``demand_driven=False``: running over an empty source, also
+  empty), and it becomes an operator in that state when its right node's first tuple
+  arrives, as the build's rows do.  A new CN join whose right node holds tuples now is made
+  an operator at once and fed like every new join: it is what runs (Section 4.1's Pstart
+  wakes it and the joins below it) and what finds the change's own results;
+- feeding (``_feed``): a new cluster root holds its source's alive tuples; under
+  demand-driven execution the new CN joins with right input wake (their left chains first,
+  each filled from its left child's buffer and its right source); otherwise every new join
+  is filled so, children first.  Nothing is replayed.
+
+``defer=False`` makes every new CN join an operator in the call (the variant the benchmark
+reports beside the deferred one, ``bench/kws/schema_change.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from streamspec.engines.kws.cn_joins import CnJoinRows, by_nid, compiled_search
+from streamspec.engines.kws.operators import INF, Op, join_condition
+
+
+def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int,
+                  defer: bool = True) -> list:
+    """Grow ``engine``'s full mesh for the expanded schema ``xs`` (``engine.schema`` is the
+    new schema) and feed the new operators; the results the change starts."""
+    from streamspec.engines.kws import _cn_join_kernels as _layout
+    nodes = by_nid(xs)
+    m, t_max = len(engine.keywords), engine.params.t_max
+    conds = engine._conds
+    for label in new_labels:   # an edge id can come back with other attributes
+        conds[label] = join_condition(engine.schema, label)
+    for n in new_nodes:
+        engine._sources[n] = {}
+    a, tflag = compiled_search(xs, m, t_max, new_labels, new_nodes, dist)
+    created, op_of = _tree_operators(engine, a, tflag, nodes, conds,
+                                     _layout.trees_with_operators(a.tparent, a.cn_tree, a.cn_node))
+    # the one-node CNs of new nodes holding every keyword
+    for q in a.cn_tree[a.cn_node < 0].tolist():
+        created.append(Op(0, nodes[a.tnode[q, 0]], -1, None, None, not engine.demand_driven, cn=True))
+    for op in created:
+        if op.left is None:
+            engine._roots.setdefault(op.node, []).append(op)
+        else:
+            engine._by_right.setdefault(op.node, []).append(op)
+    # the CN joins: operators now where the right node holds tuples, else rows
+    live = np.array([n is not None and bool(engine._sources.get(n)) for n in nodes] or [False], np.bool_)
+    joins = a.cn_node >= 0
+    now = joins & live[np.where(joins, a.cn_node, 0)] if defer else joins
+    later = joins & ~now
+    runs = _cn_joins(engine, a, np.flatnonzero(now), op_of, nodes, live, conds)
+    if later.any():
+        _hold_as_rows(engine, a, later, op_of, nodes, _layout)
+    _index_right_inputs(engine, a, joins, created, nodes, conds)
+    engine._ops.extend(created)
+    for _, ops in runs:
+        engine._ops.extend(ops)
+    return _feed(engine, created, runs, t)
+
+
+def _tree_operators(engine, a, tflag, nodes, conds, need) -> tuple[list, dict]:
+    """The join operator of every tree in ``need`` (parents first): ``(the new operators,
+    tree -> operator)``."""
+    created: list = []
+    op_of: dict = {}
+    tables: dict = {}   # id(op) -> {(node, parent_pos, label): its non-CN parent}
+    labels, roots, running = a.labels, engine._roots, not engine.demand_driven
+    trees = np.flatnonzero(need)
+    last = a.tsize[trees].astype(np.int64) - 1
+    for q, pos, n, pp, lab, parent, new in zip(
+            trees.tolist(), last.tolist(), a.tnode[trees, last].tolist(), a.tpar[trees, last].tolist(),
+            a.tlab[trees, last].tolist(), a.tparent[trees].tolist(), tflag[trees].tolist()):
+        node = nodes[n]
+        if parent < 0:
+            op = None if new else next(iter(roots.get(node, ())), None)
+            if op is None:
+                op = Op(0, node, -1, None, None, running)
+                created.append(op)
+        else:
+            prev = op_of[parent]
+            label = labels[lab]
+            op = None
+            if not new:   # a tree of old elements: its operator in M_old, if it had one
+                table = tables.get(id(prev))
+                if table is None:
+                    table = tables[id(prev)] = {(j.node, j.parent_pos, j.label): j
+                                                for j in prev.parents if not j.cn}
+                op = table.get((node, pp, label))
+            if op is None:
+                op = Op(pos, node, pp, label, prev, running, conds[label])
+                prev.add_parent(op)
+                created.append(op)
+        op_of[q] = op
+    return created, op_of
+
+
+def _cn_joins(engine, a, which, op_of, nodes, live, conds) -> list:
+    """The CN joins of rows ``which`` of ``a`` as operators (as ``CnJoinRows.materialise``
+    makes them: running if their right node holds tuples or nothing runs on demand), each
+    appended to its left operator's parents and registered by right node; ``[(left
+    operator, its new CN joins)]`` (CNGen finds the CNs of one tree together)."""
+    runs: list = []
+    if not len(which):
+        return runs
+    alloc = object.__new__
+    labels, always = a.labels, not engine.demand_driven
+    tree = a.cn_tree[which]
+    cut = np.flatnonzero(tree[1:] != tree[:-1]) + 1
+    starts, ends = np.concatenate(([0], cut)).tolist(), np.concatenate((cut, [len(tree)])).tolist()
+    nm, ppos, lab = a.cn_node[which].tolist(), a.cn_ppos[which].tolist(), a.cn_lab[which].tolist()
+    tree = tree.tolist()
+    running_at = [always or bool(x) for x in live.tolist()]
+    by_node: dict = {}
+    for lo, hi in zip(starts, ends):
+        left = op_of[tree[lo]]
+        pos = left.pos + 1
+        new = []
+        for n, pp, lb in zip(nm[lo:hi], ppos[lo:hi], lab[lo:hi]):
+            label = labels[lb]
+            op = alloc(Op)
+            op.pos = pos
+            op.node = op.right = node = nodes[n]
+            op.parent_pos = pp
+            op.label = label
+            op.left = left
+            op.parents = ()
+            op.cn = True
+            op.out = ()
+            op.end = INF
+            op.idx = None
+            op.running = running_at[n]
+            op.cond = conds[label]
+            op.key = None
+            new.append(op)
+            group = by_node.get(node)
+            if group is None:
+                by_node[node] = [op]
+            else:
+                group.append(op)
+        if left.parents:
+            left.parents.extend(new)
+        else:
+            left.parents = new
+        runs.append((left, new))
+    by_right, running = engine._by_right, engine._running
+    for node, ops in by_node.items():
+        by_right.setdefault(node, []).extend(ops)
+        if engine.demand_driven and ops[0].running:   # Pstart: they run from now on
+            running.setdefault(node, {}).update(dict.fromkeys(ops))
+    return runs
+
+
+def _hold_as_rows(engine, a, later, op_of, nodes, _layout) -> None:
+    """The CN joins of rows ``later`` of ``a`` join the engine's ``CnJoinRows``."""
+    rows = engine._cn_rows
+    if rows is None:
+        rows = engine._cn_rows = CnJoinRows.empty(nodes)
+    has = np.zeros(len(a.tsize), np.bool_)
+    has[a.cn_tree[later]] = True
+    trees = np.flatnonzero(has)
+    tree_left = np.full(len(a.tsize), -1, np.int32)
+    tree_left[trees] = np.arange(len(rows.lefts), len(rows.lefts) + len(trees), dtype=np.int32)
+    rows.lefts.extend([op_of[q] for q in trees.tolist()])
+    label = rows.label_index(a.labels)[a.cn_lab]
+    node = np.where(later, a.cn_node, -1).astype(np.int32)
+    ptr, left, ppos, label = _layout.rows_by_right_node(a.cn_tree, node, a.cn_ppos, label, tree_left,
+                                                        len(nodes))
+    rows.add(nodes, ptr, left, ppos, label)
+
+
+def _index_right_inputs(engine, a, joins, created, nodes, conds) -> None:
+    """A hash index of a right source on every join attribute a new join (operator or
+    row) probes it on, filled from the source."""
+    labels = a.labels
+    keys = np.unique(a.cn_node[joins].astype(np.int64) * len(labels) + a.cn_lab[joins]).tolist()
+    wanted = {(nodes[k // len(labels)], conds[labels[k % len(labels)]][1]) for k in keys}
+    wanted |= {(op.node, op.cond[1]) for op in created if op.left is not None}
+    for node, attr in wanted:
+        if (node, attr) in engine._index:
+            continue
+        ix = engine._index[(node, attr)] = {}
+        for row in engine._sources[node].values():
+            if row.values[attr] is not None:
+                ix.setdefault(row.values[attr], []).append(row)
+        engine._node_indexes.setdefault(node, []).append((attr, ix))
+
+
+def _feed(engine, created: list, runs: list, t: int) -> list:
+    """Fill the new operators' buffers once from their inputs; the new CN composites
+    are the results the change starts."""
+    for op in created:
+        if op.left is None:  # a new cluster root: the alive tuples of its source
+            op.out = [(INF if r.t_end is None else r.t_end, (r,)) for r in engine._sources[op.node].values()]
+            op.idx = None
+    probe, live = engine._probe_right, engine._live
+    if engine.demand_driven:
+        # Pstart from the new CN joins with right input (running already): the left
+        # chain first, each join filled from its left child's buffer and its source
+        nonempty, wake = engine._nonempty, engine._wake
+        for k, joins in runs:
+            if k.left is not None and not k.running and nonempty(k.right) and any(j.running for j in joins):
+                wake(k)
+    else:
+        for op in created:
+            if op.left is not None:
+                op.out, op.idx = probe(op, live(op.left)), None
+    appeared = []
+    eager = engine._eager
+    for k, joins in runs:
+        if k.out:
+            for j in joins:
+                if j.running:
+                    j.out, j.idx = probe(j, live(k)), None
+                    if j.out:
+                        if eager:
+                            j.end = min(c[0] for c in j.out)
+                        appeared.extend(engine._result(j, c) for c in j.out if c[0] > t)
+    if eager:
+        for op in created:
+            if op.out:
+                op.end = min(c[0] for c in op.out)
+    for op in created:
+        if op.cn and op.out:   # a one-node CN of a new node (its source is empty: no results)
+            appeared.extend(engine._result(op, c) for c in op.out if c[0] > t)
+    return appeared

@@ -1,0 +1,184 @@
+"""Issue 14: a new edge or relation grows the full mesh from the compiled search, its new CN
+joins held as rows (``engines/kws/_migration_grow.py``, ``_cngen_kernels.cngen_search``).
+
+- the restricted compiled search adds exactly the operators a mesh built for the new schema
+  has beyond the old one (random schemas, chained additions);
+- an engine whose new CN joins are rows behaves as one whose every CN join (old and new) is an
+  operator: outputs, operator states, mesh size, pickling, every option;
+- new CN joins whose right nodes already hold tuples are operators at once and find the
+  change's own results (equal to the oracle's);
+- an edge added then removed before any of its rows became an operator leaves the mesh as
+  it was.
+"""
+import pickle
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from streamspec.bench.kws.generator import params as bench_params
+from streamspec.bench.kws.generator import stream as bench_stream
+from streamspec.engines.kws import migration
+from streamspec.engines.kws.fullmesh import FullMeshEngine
+from streamspec.reference.kws import evaluate
+from streamspec.spec.kws import AddEdge, AddRelation, Appear, Insert, Params, RemoveEdge
+from streamspec.spec.kws_schema import JoinEdge, Relation
+
+from tests.kws.test_cngen import small_schemas
+
+
+def _chain(op):
+    out = []
+    while op is not None:
+        out.append((op.node, op.parent_pos, op.label))
+        op = op.left
+    return tuple(reversed(out))
+
+
+def _shapes(eng) -> list:
+    """Every operator of the mesh (rows made operators) by its chain, with whether it is a CN."""
+    return sorted((_chain(op), op.cn) for op in eng.ops)
+
+
+def _states(eng) -> list:
+    return sorted(((_chain(op), op.cn, op.running, op.end if eng._eager else None,
+                    sorted((c[0], tuple(r.tid for r in c[1])) for c in op.out)) for op in eng.ops),
+                  key=repr)
+
+
+@pytest.fixture
+def whole_migrations(monkeypatch):
+    """Make every new CN join an operator inside the change (no deferral)."""
+    def use(flag: bool):
+        monkeypatch.setattr(migration, "DEFER_NEW_CN_JOINS", not flag)
+    return use
+
+
+@st.composite
+def schemas_and_new_edges(draw):
+    schema, m, t_max = draw(small_schemas())
+    rels = [r.name for r in schema.relations]
+    edges = [JoinEdge(f"x{k}", draw(st.sampled_from(rels)), draw(st.sampled_from("ab")),
+                      draw(st.sampled_from(rels)), draw(st.sampled_from("ab")))
+             for k in range(draw(st.integers(1, 2)))]
+    return schema, m, t_max, edges
+
+
+@settings(max_examples=60, deadline=None)
+@given(schemas_and_new_edges(), st.booleans())
+def test_the_restricted_search_adds_what_a_built_mesh_has(case, whole):
+    """After each AddEdge the migrated mesh has the operators (every one, CN or not) of a
+    mesh built for the schema: the restricted search misses no tree and adds none twice."""
+    schema, m, t_max, edges = case
+    keywords = ("x", "y")[:m]
+    eng = FullMeshEngine(Params(schema, keywords, t_max, 10))
+    migration.DEFER_NEW_CN_JOINS = not whole
+    try:
+        for t, e in enumerate(edges):
+            list(eng.process([AddEdge(e, t)]))
+            fresh = FullMeshEngine(Params(eng.schema, keywords, t_max, 10))
+            assert eng.mesh_size() == fresh.mesh_size()
+            assert _shapes(eng) == _shapes(fresh)
+    finally:
+        migration.DEFER_NEW_CN_JOINS = True
+
+
+def _workload(seed=3, seconds=12, later=6):
+    """|SR| = 5, |K| = 3, T_max = 4 at kwf 0.2 (results at most instants): ``seconds`` of
+    stream before the change at ``seconds``, ``later`` seconds after it."""
+    p = bench_params(5, 3, 4, 50)
+    events = list(bench_stream(p, seconds, kwf=0.2, sel=4, seed=seed))
+    more = list(bench_stream(p, later, kwf=0.2, sel=4, seed=seed + 1))
+    more = [Insert(e.relation, e.tid + 10_000, e.values, e.t + seconds + 1) for e in more]
+    return p, events, more
+
+
+CHANGES = {
+    "central": [AddEdge(JoinEdge("x", "R1", "j1", "R2", "j2"), 12)],
+    "leaf": [AddEdge(JoinEdge("x", "R3", "j3", "R4", "j4"), 12)],
+    "relation_and_edges": [AddRelation(Relation("R5", ("text", "j5"), ("text",)), 12),
+                           AddEdge(JoinEdge("e5", "R1", "j1", "R5", "j5"), 12),
+                           AddEdge(JoinEdge("x", "R3", "j3", "R4", "j4"), 12)],
+}
+
+
+@pytest.mark.parametrize("options", [{}, {"purge": "eager"}, {"demand_driven": False}], ids=repr)
+@pytest.mark.parametrize("change", CHANGES)
+def test_rows_after_a_change_equal_every_operator_made(options, change, whole_migrations):
+    """The same stream and change on an engine with rows (the build's and the change's) and
+    on one whose CN joins were all made operators before the change and in it: the same
+    outputs after each step and, at the end, the same operators in the same states; a
+    pickled copy taken right after the change continues identically."""
+    p, events, more = _workload()
+    extra = [Insert("R5", 20_000 + i, {"text": "kw0 kw1 kw2"[:3 + 4 * (i % 3)], "j5": i % 3 + 1}, 13 + i)
+             for i in range(3)] if change == "relation_and_edges" else []
+    more = sorted(more + extra, key=lambda e: e.t)
+    lazy, whole = FullMeshEngine(p, **options), FullMeshEngine(p, **options)
+    outs = [list(lazy.process(events)), list(whole.process(events))]
+    assert outs[0] == outs[1]
+    whole._materialise_all()
+    rows_before = len(lazy._cn_rows)
+    whole_migrations(False)
+    outs[0] += list(lazy.process(CHANGES[change]))
+    whole_migrations(True)
+    outs[1] += list(whole.process(CHANGES[change]))
+    assert whole._cn_rows is None, "the whole engine made every new CN join an operator"
+    assert len(lazy._cn_rows) > rows_before, "the change added rows"
+    assert lazy.mesh_size() == whole.mesh_size()
+    copy = pickle.loads(pickle.dumps(lazy))
+    after = len(outs[0])
+    outs.append([])
+    for eng, out in zip((lazy, whole, copy), outs):
+        for lo in range(0, len(more), 40):
+            out += list(eng.process(more[lo:lo + 40]))
+        out += eng.flush()
+    assert outs[0] == outs[1] and len(outs[0]) > 20
+    assert outs[2] == outs[0][after:]
+    assert _states(lazy) == _states(whole) == _states(copy)
+
+
+@pytest.mark.parametrize("options", [{}, {"demand_driven": False}], ids=repr)
+def test_new_cn_joins_over_live_right_nodes_are_operators_and_find_the_changes_results(options):
+    """At the change, the right nodes of many new CN joins hold tuples: those joins are
+    operators at once (none of them is a row), running (Pstart), and the results the new
+    edge makes of tuples already in the window appear at the change's instant, as the
+    oracle says."""
+    p, events, more = _workload(seed=5)
+    change = CHANGES["central"]
+    eng = FullMeshEngine(p, **options)
+    got = list(eng.process(events))
+    made = len(eng._made_ops())
+    got += list(eng.process(change))
+    rows = eng._cn_rows
+    assert rows is not None and not any(eng._sources[n] for n in rows.rows), \
+        "no new CN join over a right node holding tuples is a row"
+    new_ops = eng._made_ops()[made:]
+    live_joins = [op for op in new_ops if op.cn and op.left is not None and eng._sources[op.right]]
+    assert len(live_joins) > 10 and all(op.running for op in live_joins)
+    got += list(eng.process(more)) + eng.flush()
+    want = evaluate(p, events + change + more)
+    assert got == want
+    assert any(isinstance(o, Appear) and o.time == 12 and any(e[0] == "x" for e in o.edges) for o in want), \
+        "the change's own results (old tuples joined by the new edge)"
+
+
+@pytest.mark.parametrize("gap", [0, 1])
+def test_an_edge_added_then_removed_before_its_rows_are_made_leaves_the_mesh_as_it_was(gap):
+    """AddEdge then RemoveEdge of the same edge, at one instant or at the next with no tuple
+    in between (no row of it became an operator): the rows and operators it added go
+    (pruned as rows), the mesh is the one never changed, and the outputs the oracle's."""
+    p, events, more = _workload(seed=7)
+    edge = JoinEdge("x", "R1", "j1", "R2", "j2")
+    change = [AddEdge(edge, 12), RemoveEdge("x", 12 + gap)]
+    eng, same = FullMeshEngine(p), FullMeshEngine(p)
+    got = list(eng.process(events))
+    list(same.process(events))
+    size, rows = eng.mesh_size(), len(eng._cn_rows)
+    got += list(eng.process(change[:1]))
+    assert eng.mesh_size()[0] > size[0] and len(eng._cn_rows) > rows
+    got += list(eng.process(change[1:]))
+    assert eng.mesh_size() == size and len(eng._cn_rows) == rows
+    assert not any(op.label is not None and op.label[0] == "x" for op in eng._made_ops())
+    got += list(eng.process(more)) + eng.flush()
+    list(same.process(more))
+    assert got == evaluate(p, events + change + more)
+    assert _shapes(eng) == _shapes(same)

@@ -24,6 +24,11 @@ and change (the replay path is the one the conformance suite checked
 against the oracle; the migration itself is checked against the oracle on
 the suite's small streams, ``tests/kws/test_migration.py``).  Rows go to
 ``DIR/schema_change.csv`` with the commit and the 1-minute load before each run.
+``--rows whole`` makes FM's migration build every new CN join as an operator inside the
+change (``migration.DEFER_NEW_CN_JOINS = False``) instead of holding those whose right node
+has no tuple as rows until its first tuple (``engines/kws/_migration_grow.py``); the build
+holds its own CN joins as rows either way, so ``defer`` is the like-for-like ratio.
+``--csv NAME`` writes ``DIR/NAME`` (default ``schema_change.csv``).
 At the paper's KWF (0.01) and |K| = 4 the stream has few results, so the
 digests compare little: ``--kwf 0.3 --sel 50 --seconds 120`` is the exactness
 run (many results, the change's own included; rows marked by their kwf/sel).
@@ -54,10 +59,10 @@ CHANGES = {
     "remove_edge": [{"remove_edge": "e4"}],
     "remove_relation": [{"remove_relation": "R13"}],
 }
-FIELDS = ("engine", "change", "method", "seconds", "after", "keywords", "t_max", "relations", "window",
+FIELDS = ("engine", "change", "method", "rows", "seconds", "after", "keywords", "t_max", "relations", "window",
           "kwf", "sel",
           "tuples_before", "build_cpu_s", "change_cpu_s", "change_over_build", "operators_before",
-          "operators_after", "outputs", "digest", "equal_to_replay", "commit", "load1")
+          "operators_after", "outputs", "digest", "equal_to_replay", "commit", "load1", "command")
 
 
 def _stream(p, schema, first_t: int, seconds: int, first_tid: int, seed: int, kwf: float, sel: int):
@@ -69,9 +74,11 @@ def _stream(p, schema, first_t: int, seconds: int, first_tid: int, seed: int, kw
 
 
 def run_one(engine: str, change: str, method: str, seconds: int, after: int,
-            kwf: float = CONFIG["kwf"], sel: int = CONFIG["sel"]) -> dict:
+            kwf: float = CONFIG["kwf"], sel: int = CONFIG["sel"], rows: str = "defer") -> dict:
     """One run, in this process (``measure`` starts a fresh one)."""
     from streamspec.bench.kws.generator import params
+    from streamspec.engines.kws import migration
+    migration.DEFER_NEW_CN_JOINS = rows == "defer"
     from streamspec.engines.kws.mesh import rebuild_and_replay
     from streamspec.spec.kws import event_from_json
     from streamspec.spec.registry import Registry
@@ -111,15 +118,16 @@ def _commit() -> str:
     return commit()
 
 
-def measure(engine: str, change: str, method: str, seconds: int, after: int, kwf: float, sel: int) -> dict:
+def measure(engine: str, change: str, method: str, seconds: int, after: int, kwf: float, sel: int,
+            rows: str = "defer") -> dict:
     code = ("import json, sys; from streamspec.bench.kws.schema_change import run_one; "
             "print(json.dumps(run_one(*sys.argv[1:4], int(sys.argv[4]), int(sys.argv[5]), "
-            "float(sys.argv[6]), int(sys.argv[7]))))")
+            "float(sys.argv[6]), int(sys.argv[7]), sys.argv[8])))")
     load1 = os.getloadavg()[0]
     res = subprocess.run([sys.executable, "-c", code, engine, change, method, str(seconds), str(after),
-                          str(kwf), str(sel)], capture_output=True, text=True, check=True)
+                          str(kwf), str(sel), rows], capture_output=True, text=True, check=True)
     row = json.loads(res.stdout.strip().splitlines()[-1])
-    row.update(engine=engine, change=change, method=method, seconds=seconds, after=after,
+    row.update(engine=engine, change=change, method=method, rows=rows, seconds=seconds, after=after,
                keywords=CONFIG["keywords"], t_max=CONFIG["t_max"], relations=CONFIG["relations"],
                window=CONFIG["window"], kwf=kwf, sel=sel, commit=_commit(), load1=round(load1, 2))
     return row
@@ -135,20 +143,29 @@ def main(argv=None) -> None:
     ap.add_argument("--kwf", type=float, default=CONFIG["kwf"],
                     help="keyword frequency (raise it for an exactness run with many results)")
     ap.add_argument("--sel", type=int, default=CONFIG["sel"], help="1/sel is the join selectivity")
+    ap.add_argument("--rows", default="defer", choices=("defer", "whole"),
+                    help="FM migration: new CN joins over empty right nodes as rows, or all operators")
     ap.add_argument("--out", default=OUT)
+    ap.add_argument("--csv", default="schema_change.csv")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, "schema_change.csv")
+    path = os.path.join(a.out, a.csv)
     new = not os.path.exists(path)
+    fields = FIELDS
+    if not new:   # an older file keeps its columns
+        with open(path, newline="") as f:
+            fields = next(csv.reader(f))
     with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, FIELDS)
+        w = csv.DictWriter(f, fields, extrasaction="ignore")
         if new:
             w.writeheader()
         for engine in a.engines.split(","):
             for change in a.changes.split(","):
                 digests = {}
                 for method in a.methods.split(","):
-                    row = measure(engine, change, method, a.seconds, a.after, a.kwf, a.sel)
+                    row = measure(engine, change, method, a.seconds, a.after, a.kwf, a.sel, a.rows)
+                    row["command"] = "python -m streamspec.bench.kws.schema_change " + " ".join(
+                        sys.argv[1:] if argv is None else argv)
                     digests[method] = row["digest"]
                     row["equal_to_replay"] = (row["digest"] == digests["replay"]) if "replay" in digests else ""
                     w.writerow(row)

@@ -122,7 +122,7 @@ def _cn_joins(engine, a, which, op_of, nodes, live, conds) -> list:
     nm, ppos, lab = a.cn_node[which].tolist(), a.cn_ppos[which].tolist(), a.cn_lab[which].tolist()
     tree = tree.tolist()
     running_at = [always or bool(x) for x in live.tolist()]
-    by_node: dict = {}
+    made: list = []
     for lo, hi in zip(starts, ends):
         left = op_of[tree[lo]]
         pos = left.pos + 1
@@ -131,7 +131,7 @@ def _cn_joins(engine, a, which, op_of, nodes, live, conds) -> list:
             label = labels[lb]
             op = alloc(Op)
             op.pos = pos
-            op.node = op.right = node = nodes[n]
+            op.node = op.right = nodes[n]
             op.parent_pos = pp
             op.label = label
             op.left = left
@@ -144,18 +144,21 @@ def _cn_joins(engine, a, which, op_of, nodes, live, conds) -> list:
             op.cond = conds[label]
             op.key = None
             new.append(op)
-            group = by_node.get(node)
-            if group is None:
-                by_node[node] = [op]
-            else:
-                group.append(op)
+        made.extend(new)
         if left.parents:
             left.parents.extend(new)
         else:
             left.parents = new
         runs.append((left, new))
+    # registered by right node (grouped once, not per operator)
+    right = a.cn_node[which]
+    order = np.argsort(right, kind="stable")
+    cut = (np.flatnonzero(np.diff(right[order])) + 1).tolist()
     by_right, running = engine._by_right, engine._running
-    for node, ops in by_node.items():
+    order = order.tolist()
+    for lo, hi in zip([0] + cut, cut + [len(order)]):
+        ops = [made[i] for i in order[lo:hi]]
+        node = ops[0].node
         by_right.setdefault(node, []).extend(ops)
         if engine.demand_driven and ops[0].running:   # Pstart: they run from now on
             running.setdefault(node, {}).update(dict.fromkeys(ops))

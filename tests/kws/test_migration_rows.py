@@ -182,3 +182,24 @@ def test_an_edge_added_then_removed_before_its_rows_are_made_leaves_the_mesh_as_
     list(same.process(more))
     assert got == evaluate(p, events + change + more)
     assert _shapes(eng) == _shapes(same)
+
+
+@settings(max_examples=40, deadline=None)
+@given(schemas_and_new_edges())
+def test_the_compiled_search_adds_what_the_plain_search_adds(case):
+    """``migration.grow_full_mesh`` (the plain search over ``cngen.Cluster``, the statement of
+    what a new edge adds) and the compiled migration add the same operators."""
+    schema, m, t_max, edges = case
+    keywords = ("x", "y")[:m]
+    e = edges[0]
+    compiled = FullMeshEngine(Params(schema, keywords, t_max, 10))
+    before = {_chain(op) for op in compiled.ops}
+    list(compiled.process([AddEdge(e, 0)]))
+    added = {_chain(op) for op in compiled.ops} - before
+    plain = FullMeshEngine(Params(schema, keywords, t_max, 10))
+    plain.ops   # every row an operator, as the plain search expects
+    plain.schema = schema.with_edge(e)
+    xs, new_labels, new_nodes, dist = migration.changed_schema(plain, AddEdge(e, 0))
+    created = migration.grow_full_mesh(plain, xs, plain._xs[2], new_labels, new_nodes, dist)
+    assert {_chain(op) for op in created} == added
+    assert len(created) == len(added)

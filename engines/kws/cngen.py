@@ -41,7 +41,9 @@ tuple as the plain algorithm's, in the same order
 ``cngen`` (and the full mesh, ``streamspec.engines.kws.cn_joins``) run the same search
 compiled over integer arrays (``compiled_cngen``, ``_cngen_kernels``: 1.7-1.8 CPU-s for the
 5.37M CNs at |K| = 5 against about 8 s here); ``Cluster`` stays the partial mesh's TreeGen
-and the migrations' search (Section 4.4), one expansion at a time.
+and the plain migration search (``migration.grow_full_mesh``, Section 4.4), one expansion at
+a time; the full mesh's migrations run the compiled search restricted to the new element
+(``_cngen_kernels.cngen_search``).
 
 Node order ``nid`` (Section 3.3, selective sources first): more keywords
 first, then the relation's position in the schema, then the bitmask.  The

@@ -211,17 +211,10 @@ def _grow_rows(a, n):
 
 
 @njit(cache=True)
-def cngen_arrays(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max):
-    """CNGen from every root of ``roots`` (nids, in order); see the module docstring."""
-    none = np.zeros(0, np.bool_)
-    return cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max,
-                        none, none, np.zeros(0, np.int64), False)[:9]
-
-
-@njit(cache=True)
 def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max,
                  adj_new, node_new, node_dist, restricted):
-    """``cngen_arrays``, and with ``restricted`` the search of a schema change (Section 4.4,
+    """CNGen from every root of ``roots`` (nids, in order; see the module docstring), and
+    with ``restricted`` the search of a schema change (Section 4.4,
     ``streamspec.engines.kws._migration_grow``): only the trees that hold a new element
     (an adjacency entry with ``adj_new``: a new label or a new node; a root with
     ``node_new``) or can still take one, and only the CNs that hold one.  A tree without

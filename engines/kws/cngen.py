@@ -162,7 +162,7 @@ def cngen(schema, n_keywords: int, t_max: int, root_keyword: int = 0) -> tuple:
 
 
 class CnArrays(NamedTuple):
-    """CNGen's output as arrays (``_cngen_kernels.cngen_arrays``): the trees grown, one row
+    """CNGen's output as arrays (``_cngen_kernels.cngen_search``): the trees grown, one row
     each (``tnode``/``tpar``/``tlab``: nid, parent position and label rank by position;
     ``tsize``; ``tparent``: the tree grown from, -1 at a root), and the CNs in CNGen's
     order (``cn_tree``: the tree a CN grows from; ``cn_node``/``cn_ppos``/``cn_lab``: its
@@ -182,25 +182,13 @@ class CnArrays(NamedTuple):
 
 def compiled_cngen(xs, n_keywords: int, t_max: int) -> CnArrays:
     """CNGen over the expanded schema ``xs`` (``expanded_schema``) as integer arrays: the
-    same search as ``Cluster`` (Section 3.2), compiled.  Labels become ranks in the order of
-    the ``(edge_id, parent_plays_left)`` tuples, so ranks compare as the labels do."""
-    # imported here: numba loads only where the compiled search runs (not for PM)
-    from streamspec.engines.kws import _cngen_kernels as _kernels
-    nodes, nid, adjacency, rbit = xs
-    labels = {a[2][0] for adj in adjacency for a in adj}
-    labels = tuple(sorted(labels | {(e, not left) for e, left in labels}))
-    rank = {label: i for i, label in enumerate(labels)}
-    ptr = np.zeros(len(adjacency) + 1, np.int64)
-    ptr[1:] = np.cumsum([len(adj) for adj in adjacency])
-    flat = [a for adj in adjacency for a in adj]
-    arrays = _kernels.cngen_arrays(
-        np.array([i for i, n in enumerate(nodes) if n[1] & rbit], np.int64),
-        np.array([n[1] for n in nodes], np.int64), ptr,
-        np.array([a[0] for a in flat], np.int64), np.array([a[1] for a in flat], np.int64),
-        np.array([rank[a[2][0]] for a in flat], np.int64),
-        np.array([rank[(e, not left)] for e, left in labels], np.int64),
-        (1 << n_keywords) - 1, rbit, t_max)
-    return CnArrays(*arrays, labels)
+    same search as ``Cluster`` (Section 3.2), compiled (``cn_joins.compiled_search``
+    unrestricted: the build and the migrations run one kernel).  Labels become ranks in the
+    order of the ``(edge_id, parent_plays_left)`` tuples, so ranks compare as the labels do."""
+    # imported here: cn_joins imports this module, and numba loads only where the compiled
+    # search runs (not for PM)
+    from streamspec.engines.kws.cn_joins import compiled_search
+    return compiled_search(xs, n_keywords, t_max)[0]
 
 
 def tree_positions(xs, arrays: CnArrays, q: int) -> tuple:

@@ -23,15 +23,8 @@ from streamspec.reference.kws import evaluate
 from streamspec.spec.kws import AddEdge, AddRelation, Appear, Insert, Params, RemoveEdge
 from streamspec.spec.kws_schema import JoinEdge, Relation
 
+from tests.kws.test_cn_joins import _chain
 from tests.kws.test_cngen import small_schemas
-
-
-def _chain(op):
-    out = []
-    while op is not None:
-        out.append((op.node, op.parent_pos, op.label))
-        op = op.left
-    return tuple(reversed(out))
 
 
 def _shapes(eng) -> list:

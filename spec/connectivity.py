@@ -412,7 +412,7 @@ class ConnectivityEngine:
         outside the direct table, other dtypes, no edges): nothing has changed then.
 
         Eager engines (``hold_back=False``) then hand the edges to ``_run``
-        right here and build a one-window result inline: this is a window's
+        right here and build the results (``_results``): this is a window's
         triggering call (BIC TR Section 7.1's latency), which runs on caches
         the slide before it evicted, where each further Python frame, numpy
         call or object costs about a microsecond (``_accept`` and
@@ -449,16 +449,7 @@ class ConnectivityEngine:
             upto = lo
         answers = self._run(out[:n], out[n:2 * n], out[2 * n:3 * n], upto)
         self.next_window = upto
-        if upto != lo + 1 or answers.dtype is not _BOOL:
-            return self._results(lo, upto, answers) if upto > lo else []
-        # one window (each trigger): WindowResult._of_bools, inline
-        start = w.t0 + lo * w.s
-        res = _NEW(WindowResult)
-        _SET(res, "index", lo)
-        _SET(res, "start", start)
-        _SET(res, "end", start + w.r)
-        _SET(res, "answers", tuple(answers.tolist()[0]))    # (no row view: numpy's indexing is cold)
-        return [res]
+        return self._results(lo, upto, answers) if upto > lo else []
 
     def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray,
                 last_t: int) -> list[WindowResult]:
@@ -518,7 +509,7 @@ class ConnectivityEngine:
             _SET(res, "index", lo)
             _SET(res, "start", start)
             _SET(res, "end", start + r)
-            _SET(res, "answers", tuple(answers.tolist()[0]))
+            _SET(res, "answers", tuple(answers.tolist()[0]))   # (no row view: numpy's indexing is cold)
             return [res]
         return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]

@@ -55,14 +55,23 @@ def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: in
             engine._roots.setdefault(op.node, []).append(op)
         else:
             engine._by_right.setdefault(op.node, []).append(op)
-    # the CN joins: operators now where the right node holds tuples, else rows
+    # the CN joins: operators now where the right node and every node of the left chain
+    # hold tuples; rows keyed by the right node where it holds none; else waiting rows
+    # keyed by an empty node of the left chain
     live = np.array([n is not None and bool(engine._sources.get(n)) for n in nodes] or [False], np.bool_)
     joins = a.cn_node >= 0
     now = joins & live[np.where(joins, a.cn_node, 0)] if defer else joins
     later = joins & ~now
+    if defer:
+        live_right = np.flatnonzero(now)
+        blocker = _empty_left_node(a, live_right, live)
+        waiting = live_right[blocker >= 0]
+        now[waiting] = False
     runs = _cn_joins(engine, a, np.flatnonzero(now), op_of, nodes, live, conds)
     if later.any():
         _hold_as_rows(engine, a, later, op_of, nodes, _layout)
+    if defer and len(waiting):
+        _hold_waiting(engine, a, waiting, blocker[blocker >= 0], op_of, nodes)
     _index_right_inputs(engine, a, joins, created, nodes, conds)
     engine._ops.extend(created)
     for _, ops in runs:
@@ -183,11 +192,49 @@ def _hold_as_rows(engine, a, later, op_of, nodes, _layout) -> None:
     rows.add(nodes, ptr, left, ppos, label)
 
 
+def _empty_left_node(a, which, live) -> np.ndarray:
+    """Per CN row ``which`` of ``a``: the node (nid) of the first position of the tree it
+    grows from whose source holds no tuple, or -1.  Such a tree's buffer holds no live
+    composite (every composite has a tuple of each position), so its CN join has nothing to
+    join until that node's first tuple."""
+    tree = a.cn_tree[which]
+    valid = np.arange(a.tnode.shape[1]) < a.tsize[tree][:, None]
+    tnode = np.where(valid, a.tnode[tree], 0)   # past a tree's size the rows are unset
+    empty = ~live[tnode] & valid
+    first = empty.argmax(axis=1)
+    return np.where(empty.any(axis=1), tnode[np.arange(len(first)), first], -1)
+
+
+def _hold_waiting(engine, a, which, key, op_of, nodes) -> None:
+    """The CN joins of rows ``which`` of ``a`` (right node live, left chain with an empty
+    node ``key``) join the engine's waiting rows, keyed by that node: the engine makes them
+    operators at its first tuple and wakes those whose right node then holds tuples
+    (``MeshEngine._route``), the state they would have reached running since the change
+    (their buffer is empty until then: ``_empty_left_node``)."""
+    rows = engine._waiting
+    if rows is None:
+        rows = engine._waiting = CnJoinRows.empty(nodes, keyed_by_right=False)
+    order = np.argsort(key, kind="stable")
+    which, key = which[order], key[order]
+    ptr = np.zeros(len(nodes) + 1, np.int64)
+    np.add.at(ptr, key + 1, 1)
+    ptr = np.cumsum(ptr)
+    trees = np.unique(a.cn_tree[which])
+    tree_left = np.full(len(a.tsize), -1, np.int32)
+    tree_left[trees] = np.arange(len(rows.lefts), len(rows.lefts) + len(trees), dtype=np.int32)
+    rows.lefts.extend([op_of[q] for q in trees.tolist()])
+    label = rows.label_index(a.labels)[a.cn_lab[which]]
+    rows.add(nodes, ptr, tree_left[a.cn_tree[which]], a.cn_ppos[which].astype(np.int8), label,
+             a.cn_node[which].astype(np.int32))
+
+
 def _index_right_inputs(engine, a, joins, created, nodes, conds) -> None:
     """A hash index of a right source on every join attribute a new join (operator or
     row) probes it on, filled from the source."""
     labels = a.labels
-    keys = np.unique(a.cn_node[joins].astype(np.int64) * len(labels) + a.cn_lab[joins]).tolist()
+    seen = np.zeros(len(nodes) * len(labels), np.bool_)
+    seen[a.cn_node[joins].astype(np.int64) * len(labels) + a.cn_lab[joins]] = True
+    keys = np.flatnonzero(seen).tolist()
     wanted = {(nodes[k // len(labels)], conds[labels[k % len(labels)]][1]) for k in keys}
     wanted |= {(op.node, op.cond[1]) for op in created if op.left is not None}
     for node, attr in wanted:

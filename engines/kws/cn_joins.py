@@ -81,19 +81,30 @@ def by_nid(xs) -> list:
 
 
 class CnJoinRows:
-    """The CN joins not yet made operators, by right node.
+    """The CN joins not yet made operators, by the node whose first tuple makes them.
 
     ``rows[node] = (start, end)`` into the arrays ``left`` (index into ``lefts``, the
     operators they join), ``ppos`` (the position the new node joins) and ``label``
-    (index into ``labels``)."""
+    (index into ``labels``).  The build's rows are keyed by their right node (``right`` is
+    None); a migration's waiting rows (``_migration_grow``) by an empty node of their left
+    chain, their right nodes in ``right`` (index into ``nodes``)."""
 
-    def __init__(self, nodes, labels, lefts, left, ppos, label, rows):
+    def __init__(self, nodes, labels, lefts, left, ppos, label, rows, right=None):
         self.nodes, self.labels, self.lefts = nodes, labels, lefts
         self.left, self.ppos, self.label, self.rows = left, ppos, label, rows
+        self.right = right
 
     @classmethod
-    def empty(cls, nodes) -> "CnJoinRows":
-        return cls(nodes, (), [], None, None, None, {})
+    def empty(cls, nodes, keyed_by_right: bool = True) -> "CnJoinRows":
+        return cls(nodes, (), [], None, None, None, {}, None if keyed_by_right else np.zeros(0, np.int32))
+
+    def _arrays(self) -> tuple:
+        return (self.left, self.ppos, self.label) + (() if self.right is None else (self.right,))
+
+    def _set_arrays(self, arrays) -> None:
+        self.left, self.ppos, self.label = arrays[:3]
+        if self.right is not None:
+            self.right = arrays[3] if arrays[3] is not None else np.zeros(0, np.int32)
 
     def label_index(self, labels) -> np.ndarray:
         """The index in ``self.labels`` of each of ``labels`` (a search's label ranks); the
@@ -105,26 +116,28 @@ class CnJoinRows:
         self.labels += extra
         return np.array([index[lab] for lab in labels], np.int32)
 
-    def add(self, nodes, ptr, left, ppos, label) -> None:
-        """Take new rows grouped by right node (``ptr`` over ``nodes``, as
+    def add(self, nodes, ptr, left, ppos, label, right=None) -> None:
+        """Take new rows grouped by key node (``ptr`` over ``nodes``, as
         ``_cn_join_kernels.rows_by_right_node`` groups them; ``left`` indexes
-        ``self.lefts``), after the rows each node holds already."""
+        ``self.lefts``; ``right`` the right nodes of waiting rows), after the rows each node
+        holds already."""
         ptr = ptr.tolist()
         fresh = {nodes[n]: (ptr[n], ptr[n + 1]) for n in range(len(nodes)) if ptr[n + 1] > ptr[n]}
         if not fresh:
             return
-        old = (self.left, self.ppos, self.label)
-        pieces = ([], [], [])
+        old = self._arrays()
+        new = (left, ppos, label) + (() if self.right is None else (right,))
+        pieces = tuple([] for _ in old)
         rows, at = {}, 0
         for node in list(self.rows) + [n for n in fresh if n not in self.rows]:
             start = at
-            for arrays, span in ((old, self.rows.get(node)), ((left, ppos, label), fresh.get(node))):
+            for arrays, span in ((old, self.rows.get(node)), (new, fresh.get(node))):
                 if span is not None:
                     for piece, a in zip(pieces, arrays):
                         piece.append(a[span[0]:span[1]])
                     at += span[1] - span[0]
             rows[node] = (start, at)
-        self.left, self.ppos, self.label = (np.concatenate(p) for p in pieces)
+        self._set_arrays([np.concatenate(p) for p in pieces])
         self.rows, self.nodes = rows, nodes
 
     def __len__(self) -> int:
@@ -133,6 +146,10 @@ class CnJoinRows:
     def right_inputs(self) -> set:
         """``(node, label)`` of every CN join still a row (for the engine's source indexes)."""
         out = set()
+        if self.right is not None:
+            for r, lab in set(zip(self.right.tolist(), self.label.tolist())):
+                out.add((self.nodes[r], self.labels[lab]))
+            return out
         for node, (start, end) in self.rows.items():
             for lab in np.unique(self.label[start:end]).tolist():
                 out.add((node, self.labels[lab]))
@@ -146,50 +163,53 @@ class CnJoinRows:
         bad_label = np.array([lab[0] in edge_ids for lab in self.labels] or [False], np.bool_)
         dead_left = np.fromiter((op in dead for op in self.lefts), np.bool_, len(self.lefts)) \
             if dead else None
-        keep_left, keep_ppos, keep_label, rows, hit = [], [], [], {}, []
+        # a waiting row's right node of ``rel`` is on a removed edge: its label goes too
+        keep = tuple([] for _ in self._arrays())
+        rows, hit = {}, []
         at = 0
         for node, (start, end) in self.rows.items():
-            left, ppos, label = self.left[start:end], self.ppos[start:end], self.label[start:end]
+            arrays = tuple(a[start:end] for a in self._arrays())
+            left = arrays[0]
             if node[0] == rel:
                 gone = np.ones(end - start, np.bool_)
             else:
-                gone = bad_label[label]
+                gone = bad_label[arrays[2]]
                 if dead_left is not None:
                     gone = gone | dead_left[left]
             if gone.any():
                 hit.append(left[gone])
-                left, ppos, label = left[~gone], ppos[~gone], label[~gone]
-            if len(left):
-                keep_left.append(left)
-                keep_ppos.append(ppos)
-                keep_label.append(label)
-                rows[node] = (at, at + len(left))
-                at += len(left)
+                arrays = tuple(a[~gone] for a in arrays)
+            if len(arrays[0]):
+                for piece, a in zip(keep, arrays):
+                    piece.append(a)
+                rows[node] = (at, at + len(arrays[0]))
+                at += len(arrays[0])
         self.rows = rows
         if rows:
-            self.left, self.ppos, self.label = (np.concatenate(keep_left), np.concatenate(keep_ppos),
-                                                np.concatenate(keep_label))
+            self._set_arrays([np.concatenate(p) for p in keep])
             count = np.bincount(self.left, minlength=len(self.lefts))
         else:
-            self.left = self.ppos = self.label = None
+            self._set_arrays([None] * len(keep))
             count = np.zeros(len(self.lefts), np.int64)
         lefts = np.unique(np.concatenate(hit)).tolist() if hit else []
         return [self.lefts[i] for i in lefts], count
 
     def materialise(self, node, running: bool, conds) -> list[Op]:
-        """Make the rows of right node ``node`` operators (their left operators' parents);
-        the new operators, in row order.  Slots as ``Op.__init__`` sets them
+        """Make the rows keyed by ``node`` operators (their left operators' parents); the
+        new operators, in row order.  Slots as ``Op.__init__`` sets them
         (``operators._cn_joins`` does the same)."""
         start, end = self.rows.pop(node)
         lefts, labels, alloc = self.lefts, self.labels, object.__new__
+        rights = [node] * (end - start) if self.right is None else \
+            [self.nodes[r] for r in self.right[start:end].tolist()]
         out = []
-        for li, pp, lab in zip(self.left[start:end].tolist(), self.ppos[start:end].tolist(),
-                               self.label[start:end].tolist()):
+        for li, pp, lab, right in zip(self.left[start:end].tolist(), self.ppos[start:end].tolist(),
+                                      self.label[start:end].tolist(), rights):
             label = labels[lab]
             left = lefts[li]
             op = alloc(Op)
             op.pos = left.pos + 1
-            op.node = op.right = node
+            op.node = op.right = right
             op.parent_pos = pp
             op.label = label
             op.left = left
@@ -204,7 +224,7 @@ class CnJoinRows:
             left.add_parent(op)
             out.append(op)
         if not self.rows:  # nothing left: the arrays can go
-            self.left = self.ppos = self.label = None
+            self._set_arrays([None] * len(self._arrays()))
         return out
 
 

@@ -116,7 +116,7 @@ class MeshEngine(KwsEngine):
         conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
         # the expanded schema CNGen ran over, kept for migrations (their nids stay)
         self._conds, self._xs, self._xs_schema = conds, expanded_schema(schema, m, t_max), schema
-        self._cn_rows = None
+        self._cn_rows = self._waiting = None
         if self.shared:  # the mesh from compiled CNGen, its CN joins as rows (``cn_joins``)
             self._ops, self._cn_rows = compact_mesh(schema, m, t_max, not self.demand_driven, conds)
             if not self._cn_rows.rows:
@@ -144,12 +144,13 @@ class MeshEngine(KwsEngine):
 
     # -- the operators -------------------------------------------------------------
     _cn_rows = None   # CN joins not yet operators (``cn_joins.CnJoinRows``), FM only
+    _waiting = None   # a migration's CN joins over live right nodes waiting for their left chain
 
     @property
     def ops(self) -> list:
         """Every operator of the mesh, children before parents (a CN join still held as
         a row is made an operator first: ``cn_joins``)."""
-        if self._cn_rows is not None:
+        if self._cn_rows is not None or self._waiting is not None:
             self._materialise_all()
         return self._ops
 
@@ -163,7 +164,7 @@ class MeshEngine(KwsEngine):
 
     def mesh_size(self) -> tuple[int, int]:
         """(operators, CN operators) of the mesh, the CN joins held as rows included."""
-        rows = len(self._cn_rows) if self._cn_rows is not None else 0
+        rows = sum(len(r) for r in (self._cn_rows, self._waiting) if r is not None)
         ops = self._made_ops()
         return len(ops) + rows, sum(1 for op in ops if op.cn) + rows
 
@@ -175,10 +176,27 @@ class MeshEngine(KwsEngine):
         if not self._cn_rows.rows:
             self._cn_rows = None
 
+    def _materialise_waiting(self, node) -> list:
+        """The waiting CN joins keyed by ``node`` (an empty node of their left chains, whose
+        first tuple arrives: ``_migration_grow``) become operators, asleep; the caller wakes
+        those whose right node holds tuples (Pstart), as they would have run since the change."""
+        new = self._waiting.materialise(node, not self.demand_driven, self._conds)
+        by_right = self._by_right
+        for op in new:
+            by_right.setdefault(op.right, []).append(op)
+        self._ops.extend(new)
+        if not self._waiting.rows:
+            self._waiting = None
+        return new
+
     def _materialise_all(self) -> None:
         with collector_off():
             while self._cn_rows is not None:
                 self._materialise(next(iter(self._cn_rows.rows)))
+            while self._waiting is not None:
+                for j in self._materialise_waiting(next(iter(self._waiting.rows))):
+                    if self.demand_driven and self._wants(j):
+                        self._wake(j)
 
     def _group_indexes(self) -> None:
         """node -> [(attribute, hash index)]: the indexes a tuple of the node enters."""
@@ -268,11 +286,18 @@ class MeshEngine(KwsEngine):
         """Process an arriving tuple; new results go to ``results`` (None: discard)."""
         node = (row.relation, row.kbits)
         src = self._sources[node]
-        if not src and self._cn_rows is not None and node in self._cn_rows.rows:
-            self._materialise(node)  # its CN joins, as they are, before its first tuple
+        waiting = ()
+        if not src:
+            if self._cn_rows is not None and node in self._cn_rows.rows:
+                self._materialise(node)  # its CN joins, as they are, before its first tuple
+            if self._waiting is not None and node in self._waiting.rows:
+                waiting = self._materialise_waiting(node)
         if self.demand_driven:
             if not src:
                 self._arriving = node
+                for j in waiting:   # running since the change if their right node holds tuples
+                    if not j.running and self._wants(j):
+                        self._wake(j)
                 for j in self._by_right.get(node, ()):
                     if not j.running and self._wants(j):
                         self._wake(j)

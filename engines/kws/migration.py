@@ -47,6 +47,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 from streamspec.engines.kws._migration_grow import grow_and_feed
 from streamspec.engines.kws.cn_joins import FAR
 from streamspec.engines.kws.cngen import Cluster, collector_off
@@ -298,20 +300,24 @@ def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
     # the CN joins still held as rows (``cn_joins``): those of the removed edges and
     # relation, and those above a deleted operator, go; their left operators are checked
     # by l_rem like those of deleted operators (a row counts as a parent)
-    rows, held = engine._cn_rows, None
-    if rows is not None:
-        lefts, count = rows.remove(edge_ids, rel, dead)
-        l_rem += [k for k in lefts if k not in dead]
-        held = {id(k): int(count[i]) for i, k in enumerate(rows.lefts) if count[i]}
-        if not rows.rows:
-            engine._cn_rows = None
+    held: dict = {}
+    for store in ("_cn_rows", "_waiting"):
+        rows = getattr(engine, store)
+        if rows is not None:
+            lefts, count = rows.remove(edge_ids, rel, dead)
+            l_rem += [k for k in lefts if k not in dead]
+            for i in np.flatnonzero(count).tolist():
+                k = rows.lefts[i]
+                held[id(k)] = held.get(id(k), 0) + int(count[i])
+            if not rows.rows:
+                setattr(engine, store, None)
     lost = []
     while l_rem:
         k = l_rem.pop()
         if k in dead:
             continue
         k.parents = [p for p in k.parents if p not in dead] or ()
-        if not k.parents and not k.cn and not (held and id(k) in held):
+        if not k.parents and not k.cn and id(k) not in held:
             dead.add(k)
             gone.append(k)
             if k.left is not None:

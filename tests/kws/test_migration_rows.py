@@ -5,8 +5,10 @@ joins held as rows (``engines/kws/_migration_grow.py``, ``_cngen_kernels.cngen_s
   has beyond the old one (random schemas, chained additions);
 - an engine whose new CN joins are rows behaves as one whose every CN join (old and new) is an
   operator: outputs, operator states, mesh size, pickling, every option;
-- new CN joins whose right nodes already hold tuples are operators at once and find the
-  change's own results (equal to the oracle's);
+- new CN joins whose right nodes already hold tuples are operators at once when every node of
+  their left chain holds tuples too, and find the change's own results (equal to the
+  oracle's); the others wait as rows keyed by an empty node of the left chain and become
+  operators, running, at its first tuple;
 - an edge added then removed before any of its rows became an operator leaves the mesh as
   it was.
 """
@@ -25,6 +27,15 @@ from streamspec.spec.kws_schema import JoinEdge, Relation
 
 from tests.kws.test_cn_joins import _chain
 from tests.kws.test_cngen import small_schemas
+
+
+def _chain_nodes(op) -> list:
+    """The nodes of the positions of ``op``'s tree."""
+    out = []
+    while op is not None:
+        out.append(op.node)
+        op = op.left
+    return out
 
 
 def _shapes(eng) -> list:
@@ -114,8 +125,12 @@ def test_rows_after_a_change_equal_every_operator_made(options, change, whole_mi
     outs[0] += list(lazy.process(CHANGES[change]))
     whole_migrations(True)
     outs[1] += list(whole.process(CHANGES[change]))
-    assert whole._cn_rows is None, "the whole engine made every new CN join an operator"
+    assert whole._cn_rows is None and whole._waiting is None, \
+        "the whole engine made every new CN join an operator"
     assert len(lazy._cn_rows) > rows_before, "the change added rows"
+    waiting = len(lazy._waiting)
+    assert waiting > 0, "some new CN joins over live right nodes wait for their left chain"
+    assert not any(lazy._sources[n] for n in lazy._waiting.rows)
     assert lazy.mesh_size() == whole.mesh_size()
     copy = pickle.loads(pickle.dumps(lazy))
     after = len(outs[0])
@@ -124,6 +139,7 @@ def test_rows_after_a_change_equal_every_operator_made(options, change, whole_mi
         for lo in range(0, len(more), 40):
             out += list(eng.process(more[lo:lo + 40]))
         out += eng.flush()
+    assert lazy._waiting is None or len(lazy._waiting) < waiting, "some waiting rows were made"
     assert outs[0] == outs[1] and len(outs[0]) > 20
     assert outs[2] == outs[0][after:]
     assert _states(lazy) == _states(whole) == _states(copy)
@@ -131,10 +147,12 @@ def test_rows_after_a_change_equal_every_operator_made(options, change, whole_mi
 
 @pytest.mark.parametrize("options", [{}, {"demand_driven": False}], ids=repr)
 def test_new_cn_joins_over_live_right_nodes_are_operators_and_find_the_changes_results(options):
-    """At the change, the right nodes of many new CN joins hold tuples: those joins are
-    operators at once (none of them is a row), running (Pstart), and the results the new
-    edge makes of tuples already in the window appear at the change's instant, as the
-    oracle says."""
+    """At the change, the right nodes of many new CN joins hold tuples: those whose left chain
+    holds tuples at every position are operators at once, running (Pstart), and the results
+    the new edge makes of tuples already in the window appear at the change's instant, as
+    the oracle says.  The others wait, keyed by an empty node of their left chain (their left
+    buffer holds nothing live), and at that node's first tuple become operators, running
+    while their right node holds tuples."""
     p, events, more = _workload(seed=5)
     change = CHANGES["central"]
     eng = FullMeshEngine(p, **options)
@@ -143,11 +161,31 @@ def test_new_cn_joins_over_live_right_nodes_are_operators_and_find_the_changes_r
     got += list(eng.process(change))
     rows = eng._cn_rows
     assert rows is not None and not any(eng._sources[n] for n in rows.rows), \
-        "no new CN join over a right node holding tuples is a row"
+        "no new CN join over a right node holding tuples is a row keyed by its right node"
     new_ops = eng._made_ops()[made:]
     live_joins = [op for op in new_ops if op.cn and op.left is not None and eng._sources[op.right]]
     assert len(live_joins) > 10 and all(op.running for op in live_joins)
-    got += list(eng.process(more)) + eng.flush()
+    assert all(eng._sources[n] for op in live_joins for n in _chain_nodes(op.left)), \
+        "an operator made at the change has tuples at every position of its left chain"
+    waiting = eng._waiting
+    assert waiting is not None and not any(eng._sources[n] for n in waiting.rows)
+    for key, (start, end) in waiting.rows.items():
+        for li, r in zip(waiting.left[start:end].tolist(), waiting.right[start:end].tolist()):
+            assert key in _chain_nodes(waiting.lefts[li]) and eng._sources[waiting.nodes[r]]
+    keys = set(waiting.rows)
+    n_keys = len(keys)
+    made = len(eng._made_ops())
+    for e in more:   # a key's first tuple makes its rows operators, awake as the whole engine's
+        got += list(eng.process([e]))
+        node = (e.relation, eng._rows[e.tid].kbits) if e.tid in eng._rows else None
+        if node in keys:
+            keys.discard(node)
+            woken = [op for op in eng._made_ops()[made:] if op.cn and node in _chain_nodes(op.left)]
+            assert woken and all(op.running == (bool(eng._sources[op.right]) or not eng.demand_driven)
+                                 for op in woken)
+            made = len(eng._made_ops())
+    assert len(keys) < n_keys, "the stream reached some key node"
+    got += eng.flush()
     want = evaluate(p, events + change + more)
     assert got == want
     assert any(isinstance(o, Appear) and o.time == 12 and any(e[0] == "x" for e in o.edges) for o in want), \
@@ -169,7 +207,7 @@ def test_an_edge_added_then_removed_before_its_rows_are_made_leaves_the_mesh_as_
     got += list(eng.process(change[:1]))
     assert eng.mesh_size()[0] > size[0] and len(eng._cn_rows) > rows
     got += list(eng.process(change[1:]))
-    assert eng.mesh_size() == size and len(eng._cn_rows) == rows
+    assert eng.mesh_size() == size and len(eng._cn_rows) == rows and eng._waiting is None
     assert not any(op.label is not None and op.label[0] == "x" for op in eng._made_ops())
     got += list(eng.process(more)) + eng.flush()
     list(same.process(more))

@@ -15,7 +15,9 @@ processed (``MeshEngine._route``).  The engine's ``ops`` makes every row an oper
 first; a removal from the schema does too (``migration``).  This defers work out of the
 engine's construction into the processing of the first tuple of each right node: the
 initialisation benchmark (``bench/kws/init.py``) reports the construction with and
-without making every CN join an operator.
+without making every CN join an operator.  A schema change keeps some of its new CN joins
+as rows keyed by another node (``_migration_grow``: an empty node of their left chain),
+their right nodes in ``CnJoinRows.right``.
 """
 from __future__ import annotations
 

@@ -32,8 +32,9 @@ operators left without parents.  Nothing is replayed through the mesh.
 
 What the engine runs for an addition is ``_migration_grow.grow_and_feed``: the same
 search compiled (``_cngen_kernels.cngen_search``, restricted), the new CN joins whose
-right node holds no tuple kept as rows of ``cn_joins.CnJoinRows`` until its first tuple
-(``DEFER_NEW_CN_JOINS``), the others made operators and fed at once.  ``grow_full_mesh``
+right node holds no tuple kept as rows of ``cn_joins.CnJoinRows`` until its first tuple,
+those whose left chain has a node without tuples kept as rows until that node's first
+tuple (``DEFER_NEW_CN_JOINS``), the others made operators and fed at once.  ``grow_full_mesh``
 below is the same search in Python over ``cngen.Cluster``, every new CN join an
 operator: the statement of what an addition adds, checked equal to the compiled one
 (``tests/kws/test_migration_rows.py``).

@@ -212,7 +212,7 @@ def _grow_rows(a, n):
 
 @njit(cache=True)
 def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max,
-                 adj_new, node_new, node_dist, restricted):
+                 adj_new, node_new, node_dist, restricted, node_forbidden, node_required, req_need):
     """CNGen from every root of ``roots`` (nids, in order; see the module docstring), and
     with ``restricted`` the search of a schema change (Section 4.4,
     ``streamspec.engines.kws._migration_grow``): only the trees that hold a new element
@@ -221,6 +221,10 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     a new element can take one while a node of its rightmost path is within reach of an
     endpoint of a new edge: ``node_dist`` (hops in the relation graph, per nid) plus one
     for the new node itself fits in the room left under ``t_max`` (``migration.can_take``).
+    ``node_forbidden`` (empty: none) are nodes no tree holds; with ``node_required`` (empty:
+    none) only the CNs that hold one of those nodes, and only the trees that hold one or can
+    still take one (``req_need``: per nid, the nodes a path from it needs to reach a required
+    node, at least one; ``_migration_grow``'s searches at a node's first tuple).
     The tenth array returned, ``tflag``, tells which trees hold a new element (all of
     them when not ``restricted``).  The full mesh's build calls this too, unrestricted,
     so that a migration runs the machine code the build loaded."""
@@ -232,6 +236,9 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     tsize = np.empty(cap, np.int8)
     tparent = np.empty(cap, np.int32)
     tflag = np.empty(cap, np.bool_)
+    treq = np.empty(cap, np.bool_)   # holds a required node (all trees when none is)
+    use_forb = node_forbidden.shape[0] > 0
+    use_req = node_required.shape[0] > 0
     ccap = 4096
     cn_tree = np.empty(ccap, np.int32)
     cn_node = np.empty(ccap, np.int32)
@@ -304,6 +311,11 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     c_len = np.empty(1024, np.int64)
     for ri in range(roots.shape[0]):
         root = roots[ri]
+        if use_forb and node_forbidden[root]:
+            continue
+        rreq = not use_req or node_required[root]
+        if not rreq and req_need[root] > t_max - 1:
+            continue  # no tree of this cluster can take a required node
         fresh = not restricted or node_new[root]
         if not fresh:
             if node_kb[root] == full:
@@ -316,18 +328,22 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
         tsize = _grow_rows(tsize, nt + 1)
         tparent = _grow_rows(tparent, nt + 1)
         tflag = _grow_rows(tflag, nt + 1)
+        treq = _grow_rows(treq, nt + 1)
         tnode[nt, 0] = root
         tpar[nt, 0] = -1
         tlab[nt, 0] = -1
         tsize[nt] = 1
         tparent[nt] = -1
         tflag[nt] = fresh
+        treq[nt] = rreq
         head = nt
         nt += 1
         # the last level's candidate lists of this cluster (the removed roots differ by cluster)
         n_keys = 0   # the keys of this cluster in the table (rows stamped ``ri``)
         n_cached = 0
         if node_kb[root] == full:  # the one-node CN
+            if not rreq:
+                continue
             cn_tree = _grow_rows(cn_tree, nc + 1)
             cn_node = _grow_rows(cn_node, nc + 1)
             cn_ppos = _grow_rows(cn_ppos, nc + 1)
@@ -345,6 +361,7 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
             if size >= t_max:
                 continue
             sflag = tflag[q]
+            qreq = treq[q]
             last_level = size + 1 == t_max
             union = 0
             multi = 0
@@ -472,9 +489,23 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                 for ia in range(lo, hi):
                     a = table[ia]
                     nm = adj_m[a]
+                    if use_forb and node_forbidden[nm]:
+                        continue
                     kb = adj_kb[a]
                     lab = adj_lab[a]
                     total = (union | kb) == full
+                    rq = qreq or node_required[nm]
+                    if not rq:
+                        if total:
+                            continue  # a CN without a required node
+                        # kept while a node of its rightmost path can still reach one
+                        room = t_max - size - 1
+                        reach = req_need[nm] <= room
+                        for i in range(depth + 1):
+                            if req_need[wn[path[i]]] <= room:
+                                reach = True
+                        if not reach:
+                            continue
                     new_elem = sflag or adj_new[a]
                     if not new_elem and not checked:
                         if total:
@@ -542,6 +573,7 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                         tsize = _grow_rows(tsize, nt + 1)
                         tparent = _grow_rows(tparent, nt + 1)
                         tflag = _grow_rows(tflag, nt + 1)
+                        treq = _grow_rows(treq, nt + 1)
                     for i in range(size + 1):
                         tnode[nt, i] = wn[i]
                         tpar[nt, i] = wp[i]
@@ -549,6 +581,7 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                     tsize[nt] = size + 1
                     tparent[nt] = q
                     tflag[nt] = new_elem
+                    treq[nt] = rq
                     nt += 1
     return (tnode[:nt], tpar[:nt], tlab[:nt], tsize[:nt], tparent[:nt],
             cn_tree[:nc], cn_node[:nc], cn_ppos[:nc], cn_lab[:nc], tflag[:nt])

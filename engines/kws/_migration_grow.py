@@ -35,24 +35,84 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.kws.cn_joins import CnJoinRows, by_nid, compiled_search
+from streamspec.engines.kws.cn_joins import FAR, CnJoinRows, by_nid, compiled_search
 from streamspec.engines.kws.operators import INF, Op, join_condition
 
 
-def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int,
-                  defer: bool = True) -> list:
-    """Grow ``engine``'s full mesh for the expanded schema ``xs`` (``engine.schema`` is the
-    new schema) and feed the new operators; the results the change starts."""
-    from streamspec.engines.kws import _cn_join_kernels as _layout
-    nodes = by_nid(xs)
-    m, t_max = len(engine.keywords), engine.params.t_max
+def start(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int, defer: bool = True) -> list:
+    """An addition to ``engine``'s full mesh (``engine.schema`` is the new schema); the results
+    it starts.  With ``defer``, only the new CNs whose every node holds tuples now are searched
+    and made; the others wait in ``engine._pending`` (``PendingGrowth``)."""
     conds = engine._conds
     for label in new_labels:   # an edge id can come back with other attributes
         conds[label] = join_condition(engine.schema, label)
     for n in new_nodes:
         engine._sources[n] = {}
-    a, tflag = compiled_search(xs, m, t_max, new_labels, new_nodes, dist)
-    created, op_of = _tree_operators(engine, a, tflag, nodes, conds,
+    if not defer:
+        return grow_and_feed(engine, xs, new_labels, new_nodes, dist, t, False)
+    nodes = by_nid(xs)
+    empty = [n is None or not engine._sources.get(n) for n in nodes]
+    appeared = grow_and_feed(engine, xs, new_labels, new_nodes, dist, t, forbidden=np.array(empty, np.bool_))
+    waiting = {n for n, e in zip(nodes, empty) if e and n is not None}
+    if waiting:
+        engine._pending = PendingGrowth(xs, engine.schema, new_labels, new_nodes, dist, waiting)
+    return appeared
+
+
+class PendingGrowth:
+    """The new CNs of an addition that hold a node which had no tuple at the change: none of
+    them can join anything before that node's first tuple, so each is searched for at the
+    first tuple of the first of its nodes to get one (``discover``; the search requires that
+    node and forbids the nodes discovered before it, so every CN is found once), or all
+    together before the next schema change or when every operator is asked for
+    (``complete``).  What they make is what the change would have made: rows for the CN
+    joins with an empty node, operators for the rest, awake as Pstart leaves them."""
+
+    def __init__(self, xs, schema, new_labels, new_nodes, dist, empty: set):
+        self.xs, self.schema, self.new_labels, self.new_nodes, self.dist = xs, schema, new_labels, new_nodes, dist
+        self.empty = empty     # nodes without tuples at the change, not discovered yet
+        self.done: set = set()
+
+    def _search(self, engine, required: set, arriving) -> list:
+        from streamspec.engines.kws.migration import distances
+        nodes = by_nid(self.xs)
+        hops = distances(self.schema, {n[0] for n in required})
+        need = np.array([max(hops.get(n[0], FAR), 1) if n is not None else FAR for n in nodes], np.int64)
+        return grow_and_feed(engine, self.xs, self.new_labels, self.new_nodes, self.dist, engine.now,
+                             forbidden=np.array([n in self.done for n in nodes], np.bool_),
+                             required=np.array([n in required for n in nodes], np.bool_),
+                             req_need=need, arriving=arriving)
+
+    def discover(self, engine, node) -> None:
+        """``node``'s first tuple is arriving (``MeshEngine._route``, before it is processed)."""
+        self.empty.discard(node)
+        if not self.empty:
+            engine._pending = None
+        engine._arriving = node
+        try:
+            self._search(engine, {node}, node)
+        finally:
+            engine._arriving = None
+        self.done.add(node)
+
+    def complete(self, engine) -> None:
+        engine._pending = None
+        if self.empty:
+            self._search(engine, self.empty, None)
+
+
+def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int,
+                  defer: bool = True, forbidden=None, required=None, req_need=None, arriving=None) -> list:
+    """Grow ``engine``'s full mesh for the expanded schema ``xs`` by the new CNs the search
+    finds (``forbidden``, ``required``: ``cn_joins.compiled_search``) and feed the new
+    operators; the results that start (``arriving``: a node whose first tuple is arriving,
+    counted as holding tuples)."""
+    from streamspec.engines.kws import _cn_join_kernels as _layout
+    nodes = by_nid(xs)
+    m, t_max = len(engine.keywords), engine.params.t_max
+    conds = engine._conds
+    a, _ = compiled_search(xs, m, t_max, new_labels, new_nodes, dist, forbidden, required, req_need)
+    created, op_of = _tree_operators(engine, a, nodes, conds,
                                      _layout.trees_with_operators(a.tparent, a.cn_tree, a.cn_node))
     # the one-node CNs of new nodes holding every keyword
     for q in a.cn_tree[a.cn_node < 0].tolist():
@@ -65,7 +125,8 @@ def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: in
     # the CN joins: operators now where the right node and every node of the left chain
     # hold tuples; rows keyed by the right node where it holds none; else waiting rows
     # keyed by an empty node of the left chain
-    live = np.array([n is not None and bool(engine._sources.get(n)) for n in nodes] or [False], np.bool_)
+    live = np.array([n is not None and (n == arriving or bool(engine._sources.get(n))) for n in nodes]
+                    or [False], np.bool_)
     joins = a.cn_node >= 0
     now = joins & live[np.where(joins, a.cn_node, 0)] if defer else joins
     later = joins & ~now
@@ -86,7 +147,7 @@ def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: in
     return _feed(engine, created, runs, t)
 
 
-def _tree_operators(engine, a, tflag, nodes, conds, need) -> tuple[list, dict]:
+def _tree_operators(engine, a, nodes, conds, need) -> tuple[list, dict]:
     """The join operator of every tree in ``need`` (parents first): ``(the new operators,
     tree -> operator)``."""
     created: list = []
@@ -95,25 +156,25 @@ def _tree_operators(engine, a, tflag, nodes, conds, need) -> tuple[list, dict]:
     labels, roots, running = a.labels, engine._roots, not engine.demand_driven
     trees = np.flatnonzero(need)
     last = a.tsize[trees].astype(np.int64) - 1
-    for q, pos, n, pp, lab, parent, new in zip(
+    for q, pos, n, pp, lab, parent in zip(
             trees.tolist(), last.tolist(), a.tnode[trees, last].tolist(), a.tpar[trees, last].tolist(),
-            a.tlab[trees, last].tolist(), a.tparent[trees].tolist(), tflag[trees].tolist()):
+            a.tlab[trees, last].tolist(), a.tparent[trees].tolist()):
         node = nodes[n]
         if parent < 0:
-            op = None if new else next(iter(roots.get(node, ())), None)
+            op = next((r for r in roots.get(node, ()) if not r.cn), None)
             if op is None:
                 op = Op(0, node, -1, None, None, running)
                 created.append(op)
         else:
             prev = op_of[parent]
             label = labels[lab]
-            op = None
-            if not new:   # a tree of old elements: its operator in M_old, if it had one
-                table = tables.get(id(prev))
-                if table is None:
-                    table = tables[id(prev)] = {(j.node, j.parent_pos, j.label): j
-                                                for j in prev.parents if not j.cn}
-                op = table.get((node, pp, label))
+            # its operator if the mesh has one: M_old's for a tree of old elements, or one a
+            # search made before (a pending growth's trees are found again)
+            table = tables.get(id(prev))
+            if table is None:
+                table = tables[id(prev)] = {(j.node, j.parent_pos, j.label): j
+                                            for j in prev.parents if not j.cn}
+            op = table.get((node, pp, label))
             if op is None:
                 op = Op(pos, node, pp, label, prev, running, conds[label])
                 prev.add_parent(op)

@@ -31,43 +31,103 @@ from streamspec.engines.kws.operators import INF, Op
 FAR = 1 << 30   # hops to a relation no new edge reaches
 
 
-def compiled_search(xs, n_keywords: int, t_max: int, new_labels=None, new_nodes=(), dist=None):
+def compiled_search(xs, n_keywords: int, t_max: int, new_labels=None, new_nodes=(), dist=None,
+                    forbidden=None, required=None, req_need=None):
     """CNGen over the expanded schema ``xs`` compiled (``_cngen_kernels.cngen_search``, the
     same search as ``cngen.compiled_cngen``): ``(CnArrays, tflag)``.  With ``new_labels``
     (a schema change, Section 4.4): only the trees that hold a new label or a node of
     ``new_nodes`` or can still take one (``dist``: hops from each relation to an endpoint of
-    a new edge), and only the CNs that hold one; ``tflag`` tells which trees hold one.  The
+    a new edge), and only the CNs that hold one; ``tflag`` tells which trees hold one.
+    ``forbidden`` and ``required`` (boolean arrays by nid, with ``req_need``) narrow it to
+    the CNs without a forbidden node that hold a required one (``_migration_grow``).  The
     build and the migrations call the same compiled function with the same argument types,
     so a migration runs the machine code the build already loaded (loading another kernel
     costs more than most migrations)."""
     from streamspec.engines.kws import _cngen_kernels as _kernels   # numba: FM only
     nid, adjacency, rbit = xs[1:]
     nodes = by_nid(xs)
-    labels = {a[2][0] for adj in adjacency for a in adj}
+    per_node = [_entry_arrays(adj) for adj in adjacency]
+    counts = np.array([len(adj) for adj in adjacency], np.int64)
+    adj_m = np.concatenate([e[1] for e in per_node]) if per_node else np.zeros(0, np.int64)
+    adj_kb = np.concatenate([e[2] for e in per_node]) if per_node else np.zeros(0, np.int64)
+    gid = np.concatenate([e[3] for e in per_node]) if per_node else np.zeros(0, np.int64)
+    labels = {_LABELS[g] for g in np.unique(gid).tolist()}
     labels = tuple(sorted(labels | {(e, not left) for e, left in labels}))
-    rank = {label: i for i, label in enumerate(labels)}
-    ptr = np.zeros(len(adjacency) + 1, np.int64)
-    ptr[1:] = np.cumsum([len(adj) for adj in adjacency])
-    flat = [a for adj in adjacency for a in adj]
+    rank = np.full(len(_LABELS) + 2 * len(labels), -1, np.int64)
+    for i, label in enumerate(labels):
+        rank[_label_id(label)] = i
+    adj_lab = rank[gid]
     restricted = new_labels is not None
     if restricted:
-        fresh = {nid[n] for n in new_nodes}
-        adj_new = np.array([a[2][0] in new_labels or a[0] in fresh for a in flat], np.bool_)
-        node_new = np.zeros(len(nodes), np.bool_)
-        node_new[list(fresh)] = True
+        fresh = np.zeros(len(nodes), np.bool_)
+        fresh[[nid[n] for n in new_nodes]] = True
+        new_ids = [_LABEL_ID[label] for label in new_labels if label in _LABEL_ID]
+        adj_new = np.isin(gid, new_ids) | fresh[adj_m]
+        node_new = fresh
         node_dist = np.array([(dist or {}).get(n[0], FAR) if n is not None else FAR for n in nodes],
                              np.int64)
     else:
         adj_new = node_new = np.zeros(0, np.bool_)
         node_dist = np.zeros(0, np.int64)
+    if forbidden is not None:   # the entries from or to a forbidden node can never be used
+        owner = np.repeat(np.arange(len(adjacency)), counts)
+        keep = ~forbidden[adj_m] & ~forbidden[owner]
+        adj_m, adj_kb, adj_lab = adj_m[keep], adj_kb[keep], adj_lab[keep]
+        if restricted:
+            adj_new = adj_new[keep]
+        counts = np.bincount(owner[keep], minlength=len(adjacency))
+    ptr = np.zeros(len(adjacency) + 1, np.int64)
+    ptr[1:] = np.cumsum(counts)
     arrays = _kernels.cngen_search(
         np.array([i for i, n in enumerate(nodes) if n is not None and n[1] & rbit], np.int64),
-        np.array([n[1] if n is not None else 0 for n in nodes], np.int64), ptr,
-        np.array([a[0] for a in flat], np.int64), np.array([a[1] for a in flat], np.int64),
-        np.array([rank[a[2][0]] for a in flat], np.int64),
-        np.array([rank[(e, not left)] for e, left in labels], np.int64),
-        (1 << n_keywords) - 1, rbit, t_max, adj_new, node_new, node_dist, restricted)
+        np.array([n[1] if n is not None else 0 for n in nodes], np.int64), ptr, adj_m, adj_kb, adj_lab,
+        np.array([labels.index((e, not left)) for e, left in labels], np.int64),
+        (1 << n_keywords) - 1, rbit, t_max, adj_new, node_new, node_dist, restricted,
+        np.zeros(0, np.bool_) if forbidden is None else forbidden,
+        np.zeros(0, np.bool_) if required is None else required,
+        np.zeros(0, np.int64) if req_need is None else req_need)
     return CnArrays(*arrays[:9], labels), arrays[9]
+
+
+# the adjacency entries of the expanded schemas as arrays, per adjacency list (a migration's
+# ``xs`` shares every list it does not extend with the one before: only those are converted);
+# labels by a process-wide id, ranked per search.  ``_ENTRIES`` keeps each list it describes
+# (an id is only reused once the list is gone) and is emptied when it grows large.
+_LABEL_ID: dict = {}
+_LABELS: list = []
+_ENTRIES: dict = {}
+
+
+def _label_id(label) -> int:
+    i = _LABEL_ID.get(label)
+    if i is None:
+        i = _LABEL_ID[label] = len(_LABELS)
+        _LABELS.append(label)
+    return i
+
+
+def _entry_arrays(adj: list) -> tuple:
+    """``(adj, nids, kbits, label ids)`` of an adjacency list's entries."""
+    hit = _ENTRIES.get(id(adj))
+    if hit is not None and hit[0] is adj:
+        return hit
+    if len(_ENTRIES) > 1 << 16:
+        _ENTRIES.clear()
+    out = _ENTRIES[id(adj)] = (adj, np.array([a[0] for a in adj], np.int64),
+                               np.array([a[1] for a in adj], np.int64),
+                               np.array([_label_id(a[2][0]) for a in adj], np.int64))
+    return out
+
+
+def extend_entries(old: list, new: list) -> None:
+    """Describe ``new`` (``old`` with entries appended) from ``old``'s arrays, if known."""
+    hit = _ENTRIES.get(id(old))
+    if hit is None or hit[0] is not old or len(_ENTRIES) > 1 << 16:
+        return
+    tail = _entry_arrays(new[len(old):])
+    _ENTRIES.pop(id(tail[0]), None)   # the slice is not kept
+    _ENTRIES[id(new)] = (new, np.concatenate((hit[1], tail[1])), np.concatenate((hit[2], tail[2])),
+                         np.concatenate((hit[3], tail[3])))
 
 
 def by_nid(xs) -> list:
@@ -231,11 +291,13 @@ class CnJoinRows:
 
 
 def compact_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=None,
-                 root_keyword: int = 0) -> tuple[list[Op], CnJoinRows]:
+                 root_keyword: int = 0, xs=None) -> tuple[list[Op], CnJoinRows]:
     """The full mesh of ``schema`` (``grow_mesh``'s operators) with its CN joins as rows:
-    ``(the other operators, children before parents; the CN join rows)``."""
+    ``(the other operators, children before parents; the CN join rows)``; ``xs``: its
+    expanded schema, if the caller has it."""
     from streamspec.engines.kws import _cn_join_kernels as _layout   # numba: FM only
-    xs = expanded_schema(schema, n_keywords, t_max, root_keyword)
+    if xs is None:
+        xs = expanded_schema(schema, n_keywords, t_max, root_keyword)
     nodes = xs[0]
     a = compiled_cngen(xs, n_keywords, t_max)
     labels = a.labels

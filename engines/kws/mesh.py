@@ -116,9 +116,10 @@ class MeshEngine(KwsEngine):
         conds = {(e.id, left): join_condition(schema, (e.id, left)) for e in schema.edges for left in (True, False)}
         # the expanded schema CNGen ran over, kept for migrations (their nids stay)
         self._conds, self._xs, self._xs_schema = conds, expanded_schema(schema, m, t_max), schema
-        self._cn_rows = self._waiting = None
+        self._cn_rows = self._waiting = self._pending = None
         if self.shared:  # the mesh from compiled CNGen, its CN joins as rows (``cn_joins``)
-            self._ops, self._cn_rows = compact_mesh(schema, m, t_max, not self.demand_driven, conds)
+            self._ops, self._cn_rows = compact_mesh(schema, m, t_max, not self.demand_driven, conds,
+                                                    xs=self._xs)
             if not self._cn_rows.rows:
                 self._cn_rows = None
         else:
@@ -145,12 +146,13 @@ class MeshEngine(KwsEngine):
     # -- the operators -------------------------------------------------------------
     _cn_rows = None   # CN joins not yet operators (``cn_joins.CnJoinRows``), FM only
     _waiting = None   # a migration's CN joins over live right nodes waiting for their left chain
+    _pending = None   # an addition's CNs not searched yet (``_migration_grow.PendingGrowth``)
 
     @property
     def ops(self) -> list:
         """Every operator of the mesh, children before parents (a CN join still held as
         a row is made an operator first: ``cn_joins``)."""
-        if self._cn_rows is not None or self._waiting is not None:
+        if self._cn_rows is not None or self._waiting is not None or self._pending is not None:
             self._materialise_all()
         return self._ops
 
@@ -164,6 +166,9 @@ class MeshEngine(KwsEngine):
 
     def mesh_size(self) -> tuple[int, int]:
         """(operators, CN operators) of the mesh, the CN joins held as rows included."""
+        if self._pending is not None:   # its CNs counted as the change would have made them
+            with collector_off():
+                self._pending.complete(self)
         rows = sum(len(r) for r in (self._cn_rows, self._waiting) if r is not None)
         ops = self._made_ops()
         return len(ops) + rows, sum(1 for op in ops if op.cn) + rows
@@ -191,6 +196,8 @@ class MeshEngine(KwsEngine):
 
     def _materialise_all(self) -> None:
         with collector_off():
+            if self._pending is not None:
+                self._pending.complete(self)
             while self._cn_rows is not None:
                 self._materialise(next(iter(self._cn_rows.rows)))
             while self._waiting is not None:
@@ -288,6 +295,8 @@ class MeshEngine(KwsEngine):
         src = self._sources[node]
         waiting = ()
         if not src:
+            if self._pending is not None and node in self._pending.empty:
+                self._pending.discover(self, node)   # the new CNs it is the first to hold
             if self._cn_rows is not None and node in self._cn_rows.rows:
                 self._materialise(node)  # its CN joins, as they are, before its first tuple
             if self._waiting is not None and node in self._waiting.rows:

@@ -50,8 +50,8 @@ from collections import deque
 
 import numpy as np
 
-from streamspec.engines.kws._migration_grow import grow_and_feed
-from streamspec.engines.kws.cn_joins import FAR
+from streamspec.engines.kws._migration_grow import start
+from streamspec.engines.kws.cn_joins import FAR, extend_entries
 from streamspec.engines.kws.cngen import Cluster, collector_off
 from streamspec.engines.kws.operators import Op, join_condition
 from streamspec.spec.kws import AddEdge, AddRelation, RemoveEdge, RemoveRelation
@@ -83,18 +83,21 @@ def add_relation(xs, rel: str, m: int):
 def add_edge(xs, edge, m: int, t_max: int):
     """``xs`` with the labels of a new join edge (both orientations of a self join)."""
     nodes, nid, adjacency, rbit = xs
+    old = adjacency
     adjacency = list(adjacency)
     touched = set()
     for parent_rel, child_rel, plays_left in ((edge.left, edge.right, True), (edge.right, edge.left, False)):
         label = (edge.id, plays_left)
+        # one entry per child node, the same (immutable) tuple in every parent's list
+        entries = [_entries(nid[(child_rel, k2)], k2, label, (child_rel, k2), t_max) for k2 in range(1 << m)]
         for k in range(1 << m):
             p = nid[(parent_rel, k)]
             if p not in touched:
                 adjacency[p] = list(adjacency[p])
                 touched.add(p)
-            for k2 in range(1 << m):
-                c = (child_rel, k2)
-                adjacency[p].append(_entries(nid[c], k2, label, c, t_max))
+            adjacency[p].extend(entries)
+    for p in touched:   # the compiled search's arrays of the list, from the old list's
+        extend_entries(old[p], adjacency[p])
     return nodes, nid, tuple(adjacency), rbit
 
 
@@ -261,6 +264,8 @@ def removed(engine, event) -> tuple[set, str | None]:
 def migrate_full_mesh(engine, event, t: int):
     """Section 4.4 on the full mesh; (ended, appeared) at ``t``."""
     engine._advance(t)
+    if engine._pending is not None:   # the last addition's CNs still to search, over its schema
+        engine._pending.complete(engine)
     change = changed_schema(engine, event)
     if change is None:
         edge_ids, rel = removed(engine, event)
@@ -269,7 +274,7 @@ def migrate_full_mesh(engine, event, t: int):
         engine._xs_schema = engine.schema
         return ended, ()
     xs, new_labels, new_nodes, dist = change
-    appeared = grow_and_feed(engine, xs, new_labels, new_nodes, dist, t, DEFER_NEW_CN_JOINS)
+    appeared = start(engine, xs, new_labels, new_nodes, dist, t, DEFER_NEW_CN_JOINS)
     engine._xs, engine._xs_schema = xs, engine.schema
     return (), appeared
 

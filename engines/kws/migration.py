@@ -30,19 +30,21 @@ operators left without parents.  Nothing is replayed through the mesh.
   schema (``expanded_nodes`` order) has the same CNs, shaped differently
   where a new node takes part (``tests/kws/test_migration.py``).
 
-What the engine runs for an addition is ``_migration_grow.grow_and_feed``: the same
-search compiled (``_cngen_kernels.cngen_search``, restricted), the new CN joins whose
-right node holds no tuple kept as rows of ``cn_joins.CnJoinRows`` until its first tuple,
-those whose left chain has a node without tuples kept as rows until that node's first
-tuple (``DEFER_NEW_CN_JOINS``), the others made operators and fed at once.  ``grow_full_mesh``
+What the engine runs for an addition is ``_migration_grow.start``: the same search
+compiled (``_cngen_kernels.cngen_search``, restricted), at the change only for the new CNs
+whose every node holds tuples, the others at the first tuple of one of their nodes
+(``PendingGrowth``); new CN joins with an empty node are kept as rows of
+``cn_joins.CnJoinRows`` until its first tuple (``DEFER_NEW_CN_JOINS``: False searches and
+makes everything at the change), the others made operators and fed at once.  ``grow_full_mesh``
 below is the same search in Python over ``cngen.Cluster``, every new CN join an
 operator: the statement of what an addition adds, checked equal to the compiled one
 (``tests/kws/test_migration_rows.py``).
 
-Cost: a change costs about what building its new operators costs (CNGen over
-the trees that can take the new element, one operator per new join that is not a
-deferred row, one probe of each new join that runs); nothing is proportional to the
-window.  A removal filters the operator list once (``engine.ops``).
+Cost: an addition costs about what building the operators of its CNs over nodes holding
+tuples costs (CNGen over the trees that can take the new element, one operator per new join
+that is not a row, one probe of each new join that runs); each later first tuple of a node
+pays for the CNs it is the first to hold; nothing is proportional to the window.  A removal
+costs about one step per operator it deletes, and filters the operator list once.
 """
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.engines.kws.cn_joins import FAR, CnJoinRows, by_nid, compiled_search
-from streamspec.engines.kws.operators import INF, Op, join_condition
+from streamspec.engines.kws.operators import INF, Op, cn_join_ops, join_condition
 
 
 def start(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int, defer: bool = True) -> list:
@@ -147,9 +147,10 @@ def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: in
         now[waiting] = False
     runs = _cn_joins(engine, a, np.flatnonzero(now), op_of, nodes, live, conds)
     if later.any():
-        _hold_as_rows(engine, a, later, op_of, nodes, _layout)
+        held = np.flatnonzero(later)
+        _hold(engine, "_cn_rows", a, held, a.cn_node[held], op_of, nodes)
     if defer and len(waiting):
-        _hold_waiting(engine, a, waiting, blocker[blocker >= 0], op_of, nodes)
+        _hold(engine, "_waiting", a, waiting, blocker[blocker >= 0], op_of, nodes)
     _index_right_inputs(engine, a, joins, created, nodes, conds)
     engine._ops.extend(created)
     for _, ops in runs:
@@ -201,37 +202,18 @@ def _cn_joins(engine, a, which, op_of, nodes, live, conds) -> list:
     runs: list = []
     if not len(which):
         return runs
-    alloc = object.__new__
     labels, always = a.labels, not engine.demand_driven
     tree = a.cn_tree[which]
     cut = np.flatnonzero(tree[1:] != tree[:-1]) + 1
     starts, ends = np.concatenate(([0], cut)).tolist(), np.concatenate((cut, [len(tree)])).tolist()
-    nm, ppos, lab = a.cn_node[which].tolist(), a.cn_ppos[which].tolist(), a.cn_lab[which].tolist()
-    tree = tree.tolist()
+    nm = a.cn_node[which].tolist()
+    label = [labels[lb] for lb in a.cn_lab[which].tolist()]
     running_at = [always or bool(x) for x in live.tolist()]
-    made: list = []
+    made = cn_join_ops(zip([op_of[q] for q in tree.tolist()], [nodes[n] for n in nm], a.cn_ppos[which].tolist(),
+                           label, [running_at[n] for n in nm], [conds[lab] for lab in label]))
     for lo, hi in zip(starts, ends):
-        left = op_of[tree[lo]]
-        pos = left.pos + 1
-        new = []
-        for n, pp, lb in zip(nm[lo:hi], ppos[lo:hi], lab[lo:hi]):
-            label = labels[lb]
-            op = alloc(Op)
-            op.pos = pos
-            op.node = op.right = nodes[n]
-            op.parent_pos = pp
-            op.label = label
-            op.left = left
-            op.parents = ()
-            op.cn = True
-            op.out = ()
-            op.end = INF
-            op.idx = None
-            op.running = running_at[n]
-            op.cond = conds[label]
-            op.key = None
-            new.append(op)
-        made.extend(new)
+        new = made[lo:hi]
+        left = new[0].left
         if left.parents:
             left.parents.extend(new)
         else:
@@ -252,22 +234,32 @@ def _cn_joins(engine, a, which, op_of, nodes, live, conds) -> list:
     return runs
 
 
-def _hold_as_rows(engine, a, later, op_of, nodes, _layout) -> None:
-    """The CN joins of rows ``later`` of ``a`` join the engine's ``CnJoinRows``."""
-    rows = engine._cn_rows
+def _hold(engine, store: str, a, which, key, op_of, nodes) -> None:
+    """The CN joins of rows ``which`` of ``a`` join the engine's rows ``store``, grouped by
+    ``key`` (per row, a node without tuples): ``_cn_rows``, keyed by their right node, as
+    the build holds them; or ``_waiting`` (right node live, ``key`` an empty node of the
+    left chain), their right nodes kept.  The engine makes them operators at the key node's
+    first tuple (``MeshEngine._route``) and wakes those whose right node then holds tuples,
+    the state they would have reached since the change (their buffer is empty until then:
+    ``_empty_left_node``)."""
+    rows = getattr(engine, store)
     if rows is None:
-        rows = engine._cn_rows = CnJoinRows.empty(nodes)
-    has = np.zeros(len(a.tsize), np.bool_)
-    has[a.cn_tree[later]] = True
+        rows = CnJoinRows.empty(nodes, keyed_by_right=store == "_cn_rows")
+        setattr(engine, store, rows)
+    # grouped by key node, CNGen's order within a node (a stable sort; int16 sorts by radix)
+    order = np.argsort(key.astype(np.int16 if len(nodes) < 1 << 15 else np.int32), kind="stable")
+    which, key = which[order], key[order]
+    ptr = np.zeros(len(nodes) + 1, np.int64)
+    ptr[1:] = np.cumsum(np.bincount(key, minlength=len(nodes)))
+    has = np.zeros(len(a.tsize), np.bool_)   # the trees they grow from (np.unique sorts)
+    has[a.cn_tree[which]] = True
     trees = np.flatnonzero(has)
     tree_left = np.full(len(a.tsize), -1, np.int32)
     tree_left[trees] = np.arange(len(rows.lefts), len(rows.lefts) + len(trees), dtype=np.int32)
     rows.lefts.extend([op_of[q] for q in trees.tolist()])
-    label = rows.label_index(a.labels)[a.cn_lab]
-    node = np.where(later, a.cn_node, -1).astype(np.int32)
-    ptr, left, ppos, label = _layout.rows_by_right_node(a.cn_tree, node, a.cn_ppos, label, tree_left,
-                                                        len(nodes))
-    rows.add(nodes, ptr, left, ppos, label)
+    label = rows.label_index(a.labels)[a.cn_lab[which]]
+    rows.add(nodes, ptr, tree_left[a.cn_tree[which]], a.cn_ppos[which].astype(np.int8), label,
+             None if rows.right is None else a.cn_node[which].astype(np.int32))
 
 
 def _empty_left_node(a, which, live) -> np.ndarray:
@@ -283,29 +275,6 @@ def _empty_left_node(a, which, live) -> np.ndarray:
     return np.where(empty.any(axis=1), tnode[np.arange(len(first)), first], -1)
 
 
-def _hold_waiting(engine, a, which, key, op_of, nodes) -> None:
-    """The CN joins of rows ``which`` of ``a`` (right node live, left chain with an empty
-    node ``key``) join the engine's waiting rows, keyed by that node: the engine makes them
-    operators at its first tuple and wakes those whose right node then holds tuples
-    (``MeshEngine._route``), the state they would have reached running since the change
-    (their buffer is empty until then: ``_empty_left_node``)."""
-    rows = engine._waiting
-    if rows is None:
-        rows = engine._waiting = CnJoinRows.empty(nodes, keyed_by_right=False)
-    order = np.argsort(key, kind="stable")
-    which, key = which[order], key[order]
-    ptr = np.zeros(len(nodes) + 1, np.int64)
-    np.add.at(ptr, key + 1, 1)
-    ptr = np.cumsum(ptr)
-    trees = np.unique(a.cn_tree[which])
-    tree_left = np.full(len(a.tsize), -1, np.int32)
-    tree_left[trees] = np.arange(len(rows.lefts), len(rows.lefts) + len(trees), dtype=np.int32)
-    rows.lefts.extend([op_of[q] for q in trees.tolist()])
-    label = rows.label_index(a.labels)[a.cn_lab[which]]
-    rows.add(nodes, ptr, tree_left[a.cn_tree[which]], a.cn_ppos[which].astype(np.int8), label,
-             a.cn_node[which].astype(np.int32))
-
-
 def _index_right_inputs(engine, a, joins, created, nodes, conds) -> None:
     """A hash index of a right source on every join attribute a new join (operator or
     row) probes it on, filled from the source."""
@@ -316,13 +285,7 @@ def _index_right_inputs(engine, a, joins, created, nodes, conds) -> None:
     wanted = {(nodes[k // len(labels)], conds[labels[k % len(labels)]][1]) for k in keys}
     wanted |= {(op.node, op.cond[1]) for op in created if op.left is not None}
     for node, attr in wanted:
-        if (node, attr) in engine._index:
-            continue
-        ix = engine._index[(node, attr)] = {}
-        for row in engine._sources[node].values():
-            if row.values[attr] is not None:
-                ix.setdefault(row.values[attr], []).append(row)
-        engine._node_indexes.setdefault(node, []).append((attr, ix))
+        engine._index_source(node, attr)
 
 
 def _feed(engine, created: list, runs: list, t: int) -> list:

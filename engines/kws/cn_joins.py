@@ -21,12 +21,14 @@ their right nodes in ``CnJoinRows.right``.
 """
 from __future__ import annotations
 
+from itertools import repeat
+
 import numpy as np
 
 # compiled_cngen is looked up here at call time: the initialisation benchmark times it
 # under this module's name (bench/kws/init.py)
 from streamspec.engines.kws.cngen import CnArrays, compiled_cngen, expanded_schema
-from streamspec.engines.kws.operators import INF, Op
+from streamspec.engines.kws.operators import Op, cn_join_ops
 
 FAR = 1 << 30   # hops to a relation no new edge reaches
 
@@ -106,6 +108,12 @@ def _label_id(label) -> int:
     return i
 
 
+def _arrays_of(entries: list) -> tuple:
+    """``(nids, kbits, label ids)`` of adjacency entries."""
+    return (np.array([a[0] for a in entries], np.int64), np.array([a[1] for a in entries], np.int64),
+            np.array([_label_id(a[2][0]) for a in entries], np.int64))
+
+
 def _entry_arrays(adj: list) -> tuple:
     """``(adj, nids, kbits, label ids)`` of an adjacency list's entries."""
     hit = _ENTRIES.get(id(adj))
@@ -113,21 +121,17 @@ def _entry_arrays(adj: list) -> tuple:
         return hit
     if len(_ENTRIES) > 1 << 16:
         _ENTRIES.clear()
-    out = _ENTRIES[id(adj)] = (adj, np.array([a[0] for a in adj], np.int64),
-                               np.array([a[1] for a in adj], np.int64),
-                               np.array([_label_id(a[2][0]) for a in adj], np.int64))
+    out = _ENTRIES[id(adj)] = (adj,) + _arrays_of(adj)
     return out
 
 
 def extend_entries(old: list, new: list) -> None:
     """Describe ``new`` (``old`` with entries appended) from ``old``'s arrays, if known."""
     hit = _ENTRIES.get(id(old))
-    if hit is None or hit[0] is not old or len(_ENTRIES) > 1 << 16:
+    if hit is None or hit[0] is not old:
         return
-    tail = _entry_arrays(new[len(old):])
-    _ENTRIES.pop(id(tail[0]), None)   # the slice is not kept
-    _ENTRIES[id(new)] = (new, np.concatenate((hit[1], tail[1])), np.concatenate((hit[2], tail[2])),
-                         np.concatenate((hit[3], tail[3])))
+    tail = _arrays_of(new[len(old):])
+    _ENTRIES[id(new)] = (new,) + tuple(np.concatenate((a, b)) for a, b in zip(hit[1:], tail))
 
 
 def by_nid(xs) -> list:
@@ -206,12 +210,9 @@ class CnJoinRows:
         return sum(end - start for start, end in self.rows.values())
 
     def right_inputs(self) -> set:
-        """``(node, label)`` of every CN join still a row (for the engine's source indexes)."""
+        """``(node, label)`` of every CN join still a row (the build's rows, keyed by right node:
+        for the engine's source indexes)."""
         out = set()
-        if self.right is not None:
-            for r, lab in set(zip(self.right.tolist(), self.label.tolist())):
-                out.add((self.nodes[r], self.labels[lab]))
-            return out
         for node, (start, end) in self.rows.items():
             for lab in np.unique(self.label[start:end]).tolist():
                 out.add((node, self.labels[lab]))
@@ -258,33 +259,17 @@ class CnJoinRows:
 
     def materialise(self, node, running: bool, conds) -> list[Op]:
         """Make the rows keyed by ``node`` operators (their left operators' parents); the
-        new operators, in row order.  Slots as ``Op.__init__`` sets them
-        (``operators._cn_joins`` does the same)."""
+        new operators, in row order."""
         start, end = self.rows.pop(node)
-        lefts, labels, alloc = self.lefts, self.labels, object.__new__
-        rights = [node] * (end - start) if self.right is None else \
+        lefts, labels = self.lefts, self.labels
+        left = [lefts[i] for i in self.left[start:end].tolist()]
+        label = [labels[i] for i in self.label[start:end].tolist()]
+        rights = repeat(node) if self.right is None else \
             [self.nodes[r] for r in self.right[start:end].tolist()]
-        out = []
-        for li, pp, lab, right in zip(self.left[start:end].tolist(), self.ppos[start:end].tolist(),
-                                      self.label[start:end].tolist(), rights):
-            label = labels[lab]
-            left = lefts[li]
-            op = alloc(Op)
-            op.pos = left.pos + 1
-            op.node = op.right = right
-            op.parent_pos = pp
-            op.label = label
-            op.left = left
-            op.parents = ()
-            op.cn = True
-            op.out = ()
-            op.end = INF
-            op.idx = None
-            op.running = running
-            op.cond = conds[label] if conds is not None else None
-            op.key = None
-            left.add_parent(op)
-            out.append(op)
+        out = cn_join_ops(zip(left, rights, self.ppos[start:end].tolist(), label, repeat(running),
+                              [conds[lab] for lab in label] if conds is not None else repeat(None)))
+        for op in out:
+            op.left.add_parent(op)
         if not self.rows:  # nothing left: the arrays can go
             self._set_arrays([None] * len(self._arrays()))
         return out

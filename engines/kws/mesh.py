@@ -205,6 +205,17 @@ class MeshEngine(KwsEngine):
                     if self.demand_driven and self._wants(j):
                         self._wake(j)
 
+    def _index_source(self, node, attr) -> None:
+        """A hash index of ``node``'s source on ``attr`` (a new join probes it there), filled
+        from its alive tuples and entered by the ones to come; kept if there is one."""
+        if (node, attr) in self._index:
+            return
+        ix = self._index[(node, attr)] = {}
+        for row in self._sources[node].values():
+            if row.values[attr] is not None:
+                ix.setdefault(row.values[attr], []).append(row)
+        self._node_indexes.setdefault(node, []).append((attr, ix))
+
     def _group_indexes(self) -> None:
         """node -> [(attribute, hash index)]: the indexes a tuple of the node enters."""
         self._node_indexes: dict = {}

@@ -42,7 +42,7 @@ class Op:
                  "out", "idx", "running", "cond", "key", "end")
 
     def __init__(self, pos, node, parent_pos, label, left, running=True, cond=None, cn=False):
-        # ``_cn_joins`` sets the same slots without this call: keep the two in step
+        # ``cn_join_ops`` sets the same slots without this call (hot loop): keep the two in step
         self.pos = pos
         self.node = node                 # (relation, kbits) of the newest position
         self.parent_pos = parent_pos     # position this node joins with (-1: leaf)
@@ -81,9 +81,10 @@ class Op:
             setattr(self, k, v)
 
 
-def _cn_joins(found, pos, left, running, leaf_args) -> list[Op]:
-    """``Op(pos, node, parent_pos, label, left, running, cond, cn=True)`` for each CN
-    position in ``found``, ``(node, parent_pos, label, cond) = leaf_args[id(entry)]``.
+def cn_join_ops(specs) -> list[Op]:
+    """``Op(left.pos + 1, right, parent_pos, label, left, running, cond, cn=True)`` for each
+    ``(left, right, parent_pos, label, running, cond)`` of ``specs``, not yet among their
+    left operators' parents (the build, ``CnJoinRows.materialise`` and the migrations).
 
     Most operators of a full mesh are these CN joins (5.37M of 5.65M at |K| = 5):
     the slots are set here without a call to ``Op.__init__`` per join (half the
@@ -93,11 +94,10 @@ def _cn_joins(found, pos, left, running, leaf_args) -> list[Op]:
     alloc = object.__new__
     out = []
     append = out.append
-    for e in found:
-        node, parent_pos, label, cond = leaf_args[id(e)]
+    for left, right, parent_pos, label, running, cond in specs:
         op = alloc(Op)
-        op.pos = pos
-        op.node = op.right = node
+        op.pos = left.pos + 1
+        op.node = op.right = right
         op.parent_pos = parent_pos
         op.label = label
         op.left = left
@@ -214,7 +214,8 @@ def grow_mesh(schema, n_keywords: int, t_max: int, running: bool = True, conds=N
                 cluster.expand(state, found, grown, leaves=True)
                 if found:  # the last positions of the CNs grown from this tree
                     prev = rec[0] or materialise(rec)
-                    new = _cn_joins(found, rec[3] + 1, prev, running, leaf_args)
+                    new = cn_join_ops((prev, n, pp, lab, running, c)
+                                      for n, pp, lab, c in (leaf_args[id(e)] for e in found))
                     ops.extend(new)
                     if prev.parents:
                         prev.parents.extend(new)

@@ -43,8 +43,7 @@ def migrate_partial_mesh(engine, event, t: int):
         e = event.edge
         for r, a in ((e.left, e.left_attr), (e.right, e.right_attr)):
             for k in range(1 << m):
-                _index(engine, (r, k), a)
-        engine._group_indexes()
+                engine._index_source((r, k), a)
     results: list = []
     for op in [op for op in engine._mat.values() if not op.cn and op.out]:
         if op.key not in engine._mat or not can_take(op.key, dist, t_max) or not engine._live(op):
@@ -95,15 +94,6 @@ def _drop_dead_ends(engine, dist: dict) -> None:
     for cluster in engine._clusters.values():
         cluster.kept.clear()
         cluster.finals.clear()
-
-
-def _index(engine, node, a) -> None:
-    if (node, a) in engine._index:
-        return
-    ix = engine._index[(node, a)] = {}
-    for row in engine._sources[node].values():
-        if row.values[a] is not None:
-            ix.setdefault(row.values[a], []).append(row)
 
 
 def _clusters(engine, new_nodes: set) -> None:

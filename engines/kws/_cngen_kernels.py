@@ -212,7 +212,7 @@ def _grow_rows(a, n):
 
 @njit(cache=True)
 def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rbit, t_max,
-                 adj_new, node_new, node_dist, restricted, node_forbidden, node_required, req_need):
+                 adj_new, node_new, node_dist, restricted, node_required, req_need):
     """CNGen from every root of ``roots`` (nids, in order; see the module docstring), and
     with ``restricted`` the search of a schema change (Section 4.4,
     ``streamspec.engines.kws._migration_grow``): only the trees that hold a new element
@@ -221,8 +221,7 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     a new element can take one while a node of its rightmost path is within reach of an
     endpoint of a new edge: ``node_dist`` (hops in the relation graph, per nid) plus one
     for the new node itself fits in the room left under ``t_max`` (``migration.can_take``).
-    ``node_forbidden`` (empty: none) are nodes no tree holds; with ``node_required`` (empty:
-    none) only the CNs that hold one of those nodes, and only the trees that hold one or can
+    With ``node_required`` (empty: none) only the CNs that hold one of those nodes, and only the trees that hold one or can
     still take one (``req_need``: per nid, the nodes a path from it needs to reach a required
     node, at least one; ``_migration_grow``'s searches at a node's first tuple).
     The tenth array returned, ``tflag``, tells which trees hold a new element (all of
@@ -237,7 +236,6 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     tparent = np.empty(cap, np.int32)
     tflag = np.empty(cap, np.bool_)
     treq = np.empty(cap, np.bool_)   # holds a required node (all trees when none is)
-    use_forb = node_forbidden.shape[0] > 0
     use_req = node_required.shape[0] > 0
     ccap = 4096
     cn_tree = np.empty(ccap, np.int32)
@@ -311,8 +309,6 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
     c_len = np.empty(1024, np.int64)
     for ri in range(roots.shape[0]):
         root = roots[ri]
-        if use_forb and node_forbidden[root]:
-            continue
         rreq = not use_req or node_required[root]
         if not rreq and req_need[root] > t_max - 1:
             continue  # no tree of this cluster can take a required node
@@ -489,8 +485,6 @@ def cngen_search(roots, node_kb, adj_ptr, adj_m, adj_kb, adj_lab, flip, full, rb
                 for ia in range(lo, hi):
                     a = table[ia]
                     nm = adj_m[a]
-                    if use_forb and node_forbidden[nm]:
-                        continue
                     kb = adj_kb[a]
                     lab = adj_lab[a]
                     total = (union | kb) == full

@@ -71,7 +71,7 @@ def compiled_search(xs, n_keywords: int, t_max: int, new_labels=None, new_nodes=
     else:
         adj_new = node_new = np.zeros(0, np.bool_)
         node_dist = np.zeros(0, np.int64)
-    if forbidden is not None:   # the entries from or to a forbidden node can never be used
+    if forbidden is not None:   # no tree holds a forbidden node: not a root, no entry to or from it
         owner = np.repeat(np.arange(len(adjacency)), counts)
         keep = ~forbidden[adj_m] & ~forbidden[owner]
         adj_m, adj_kb, adj_lab = adj_m[keep], adj_kb[keep], adj_lab[keep]
@@ -81,11 +81,11 @@ def compiled_search(xs, n_keywords: int, t_max: int, new_labels=None, new_nodes=
     ptr = np.zeros(len(adjacency) + 1, np.int64)
     ptr[1:] = np.cumsum(counts)
     arrays = _kernels.cngen_search(
-        np.array([i for i, n in enumerate(nodes) if n is not None and n[1] & rbit], np.int64),
+        np.array([i for i, n in enumerate(nodes)
+                  if n is not None and n[1] & rbit and (forbidden is None or not forbidden[i])], np.int64),
         np.array([n[1] if n is not None else 0 for n in nodes], np.int64), ptr, adj_m, adj_kb, adj_lab,
         np.array([labels.index((e, not left)) for e, left in labels], np.int64),
         (1 << n_keywords) - 1, rbit, t_max, adj_new, node_new, node_dist, restricted,
-        np.zeros(0, np.bool_) if forbidden is None else forbidden,
         np.zeros(0, np.bool_) if required is None else required,
         np.zeros(0, np.int64) if req_need is None else req_need)
     return CnArrays(*arrays[:9], labels), arrays[9]

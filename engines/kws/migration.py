@@ -308,15 +308,13 @@ def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
     # the CN joins still held as rows (``cn_joins``): those of the removed edges and
     # relation, and those above a deleted operator, go; their left operators are checked
     # by l_rem like those of deleted operators (a row counts as a parent)
-    held: dict = {}
+    held: set = set()   # ids of the left operators rows still hold
     for store in ("_cn_rows", "_waiting"):
         rows = getattr(engine, store)
         if rows is not None:
             lefts, count = rows.remove(edge_ids, rel, dead)
             l_rem += [k for k in lefts if k not in dead]
-            for i in np.flatnonzero(count).tolist():
-                k = rows.lefts[i]
-                held[id(k)] = held.get(id(k), 0) + int(count[i])
+            held.update(id(rows.lefts[i]) for i in np.flatnonzero(count).tolist())
             if not rows.rows:
                 setattr(engine, store, None)
     lost = []

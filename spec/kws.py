@@ -523,8 +523,10 @@ class KwsEngine:
 
         # 1 (deletions): of a tuple alive at that time, in stream order
         if dele[:m].any():
-            inserted = {tid: (int(ins[k]), relation[int(ins[k])]) for k, tid in
-                        enumerate(ins_tids[:typed])}
+            inserted: dict = {}     # tid -> its first insert row in the batch
+            for k, tid in enumerate(ins_tids[:typed]):
+                if tid not in inserted:
+                    inserted[tid] = (int(ins[k]), relation[int(ins[k])])
             live, gone = self._spec_live, set()
             for i in np.flatnonzero(dele[:m]).tolist():
                 if i > bad[0]:
@@ -533,11 +535,12 @@ class KwsEngine:
                 tid = tid.item() if hasattr(tid, "item") else tid
                 if isinstance(tid, (int, str)) and tid not in gone:   # as ``_validate`` does
                     first = inserted.get(tid)
-                    if first is not None and first[0] < i and rels.get(first[1]) is not None:
-                        entry = (first[1], rels[first[1]][1],
-                                 None if w is None else ts[first[0]] + w)
-                    elif first is None:
-                        entry = live.get(tid)
+                    if first is not None and first[0] < i:
+                        if rels.get(first[1]) is not None:
+                            entry = (first[1], rels[first[1]][1],
+                                     None if w is None else ts[first[0]] + w)
+                    else:   # not inserted in the batch before this row (a later insert of
+                        entry = live.get(tid)   # the tid is a duplicate, found above)
                 if entry is None or not _alive_now(entry, rels, ts[i]):
                     found(i, 1, InvalidRecord(f"deletion of unknown or dead tid {tid!r}",
                                               index=i0 + i))

@@ -33,6 +33,21 @@ def test_a_bad_row_is_the_event_paths_error_and_changes_nothing(bad, lead):
     assert found is None, found
 
 
+def test_a_deletion_before_a_duplicate_insert_of_its_tid_deletes_the_live_tuple():
+    """A batch deleting an alive tuple, then inserting its tid again: the deletion is valid
+    (the tid is alive from an earlier call), the insert is the duplicate, as on the event
+    path (found by hypothesis: the batch named the deletion, its tid taken for the batch's)."""
+    p = Params(Schema((Relation("R", ("a", "s")),), ()), ("k0",), 1, None)
+    first = Insert("R", 0, (("a", 0), ("s", "")), 0)
+    rows = [Delete(0, 0), Insert("R", 0, (("a", 1), ("s", "")), 0), Insert("R", 1, (("a", 0), ("s", "")), 0)]
+    for batch in (TupleBatch.from_events(rows), rows):
+        eng = Registry.get("kws", "fullmesh")(p)
+        list(eng.process([first]))
+        with pytest.raises(InvalidRecord, match="duplicate tid 0") as err:
+            list(eng.process(batch))
+        assert err.value.index == 2
+
+
 def test_the_first_bad_row_wins_and_columns_may_be_arrays():
     schema = Schema((Relation("R", ("a", "s")), Relation("S", ("a",))), ())
     p = Params(schema, "x", 2, 5)

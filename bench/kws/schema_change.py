@@ -25,10 +25,14 @@ the like-for-like ratio and ``change_over_build`` the one against what a job's s
 
 FM's deferral: an addition searches only the new CNs whose every node holds tuples; the
 rest wait (``_migration_grow.PendingGrowth``) and are searched at the first tuple of the
-first of their nodes to get one.  ``pending_cpu_s`` is that rest searched at once right
-after the change (on a pickled copy; ``change_cpu_s + pending_cpu_s`` is the change without
-the deferral), ``discoveries``, ``discover_cpu_s`` and ``discover_max_s`` the searches the
-``--after`` stream ran (how many, their CPU, the longest one: a pause in processing).
+first of their nodes to get one.  A removal stops the operators on the removed element and
+ends their results; the deletion waits (``_migration_prune.PendingPrune``): each node's
+tables are cleaned at its next tuple, the operators deleted before the next change.
+``pending_cpu_s`` is the deferred part done at once right after the change (on a pickled
+copy; ``change_cpu_s + pending_cpu_s`` is the change without the deferral),
+``discoveries``, ``discover_cpu_s`` and ``discover_max_s`` the deferred work the
+``--after`` stream ran at nodes' tuples (how many calls, their CPU, the longest one: a pause
+in processing): an addition's searches, a removal's cleanings.
 
 Exactness: the oracle cannot enumerate the data graph of 9,000 alive tuples at
 every instant, so every run's outputs (the whole stream, the change included)
@@ -37,9 +41,10 @@ and change (the replay path is the one the conformance suite checked
 against the oracle; the migration itself is checked against the oracle on
 the suite's small streams, ``tests/kws/test_migration.py``).  Rows go to
 ``DIR/schema_change.csv`` with the commit and the 1-minute load before each run.
-``--rows whole`` makes FM's migration build every new CN join as an operator inside the
-change (``migration.DEFER_NEW_CN_JOINS = False``) instead of holding those whose right node
-has no tuple as rows until its first tuple (``engines/kws/_migration_grow.py``); the build
+``--rows whole`` makes FM's migration do everything inside the change: build every new CN
+join as an operator (``migration.DEFER_NEW_CN_JOINS = False``) instead of holding those whose
+right node has no tuple as rows until its first tuple (``engines/kws/_migration_grow.py``),
+and delete every operator of a removal (``migration.DEFER_PRUNE = False``); the build
 holds its own CN joins as rows either way, so ``defer`` is the like-for-like ratio.
 ``--csv NAME`` writes ``DIR/NAME`` (default ``schema_change.csv``).
 At the paper's KWF (0.01) and |K| = 4 the stream has few results, so the
@@ -94,7 +99,7 @@ def run_one(engine: str, change: str, method: str, seconds: int, after: int,
     """One run, in this process (``measure`` starts a fresh one)."""
     from streamspec.bench.kws.generator import params
     from streamspec.engines.kws import migration
-    migration.DEFER_NEW_CN_JOINS = rows == "defer"
+    migration.DEFER_NEW_CN_JOINS = migration.DEFER_PRUNE = rows == "defer"
     from streamspec.engines.kws.mesh import rebuild_and_replay
     from streamspec.spec.kws import event_from_json
     from streamspec.spec.registry import Registry
@@ -111,18 +116,23 @@ def run_one(engine: str, change: str, method: str, seconds: int, after: int,
     warm = time.process_time() - t0
     if method == "replay":
         eng._schema_change = lambda event, t: rebuild_and_replay(eng, t)
-    # the searches an FM addition leaves for the first tuple of each node that had none
-    # (``_migration_grow.PendingGrowth``): counted apart, each one timed
-    from streamspec.engines.kws import _migration_grow
+    # the work an FM change leaves for a node's next tuple (an addition's searches at the first
+    # tuple of a node that had none, ``_migration_grow.PendingGrowth``; a removal's cleaning
+    # of the node's tables, ``_migration_prune.PendingPrune``): counted apart, each one timed
+    from streamspec.engines.kws import _migration_grow, _migration_prune
     spent: list = []
-    discover = _migration_grow.PendingGrowth.discover
 
-    def timed(self, engine, node):
-        c0 = time.process_time()
-        discover(self, engine, node)
-        spent.append(time.process_time() - c0)
+    def timing(cls):
+        arrive = cls.arrive
 
-    _migration_grow.PendingGrowth.discover = timed
+        def timed(self, engine, node):
+            c0 = time.process_time()
+            arrive(self, engine, node)
+            spent.append(time.process_time() - c0)
+        cls.arrive = timed
+
+    timing(_migration_grow.PendingGrowth)
+    timing(_migration_prune.PendingPrune)
     out = []
     for _, instant in groupby(before, key=lambda e: e.t):
         out.extend(eng.process(list(instant)))
@@ -135,9 +145,9 @@ def run_one(engine: str, change: str, method: str, seconds: int, after: int,
     t0 = time.process_time()
     out.extend(eng.process(events))
     cpu = time.process_time() - t0
-    # what the addition left pending, searched at once on a copy (``mesh_size`` would do it on
-    # the engine and leave no first tuple to search at): the change without the deferral is
-    # change_cpu_s + pending_cpu_s
+    # what the change left pending (an addition's searches, a removal's deletion), done at
+    # once on a copy (``mesh_size`` would do it on the engine and leave nothing for the
+    # tuples after): the change without the deferral is change_cpu_s + pending_cpu_s
     pending_cpu = None
     if getattr(eng, "_pending", None) is not None:
         copy = pickle.loads(pickle.dumps(eng))
@@ -193,7 +203,7 @@ def main(argv=None) -> None:
                     help="keyword frequency (raise it for an exactness run with many results)")
     ap.add_argument("--sel", type=int, default=CONFIG["sel"], help="1/sel is the join selectivity")
     ap.add_argument("--rows", default="defer", choices=("defer", "whole"),
-                    help="FM migration: new CN joins over empty right nodes as rows, or all operators")
+                    help="FM migration: defer what can wait (new CN joins over empty nodes, a removal's deletion) or do it all in the change")
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--csv", default="schema_change.csv")
     a = ap.parse_args(argv)

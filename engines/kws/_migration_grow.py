@@ -72,7 +72,7 @@ def start(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int, defer
 class PendingGrowth:
     """The new CNs of an addition that hold a node which had no tuple at the change: none of
     them can join anything before that node's first tuple, so each is searched for at the
-    first tuple of the first of its nodes to get one (``discover``; the search requires that
+    first tuple of the first of its nodes to get one (``arrive``; the search requires that
     node and forbids the nodes discovered before it, so every CN is found once), or all
     together before the next schema change or when every operator is asked for
     (``complete``).  What they make is what the change would have made: rows for the CN
@@ -80,7 +80,7 @@ class PendingGrowth:
 
     def __init__(self, xs, schema, new_labels, new_nodes, dist, empty: set):
         self.xs, self.schema, self.new_labels, self.new_nodes, self.dist = xs, schema, new_labels, new_nodes, dist
-        self.empty = empty     # nodes without tuples at the change, not discovered yet
+        self.nodes = empty     # nodes without tuples at the change, not discovered yet
         self.done: set = set()
 
     def _search(self, engine, required: set, arriving) -> list:
@@ -93,10 +93,11 @@ class PendingGrowth:
                              required=np.array([n in required for n in nodes], np.bool_),
                              req_need=need, arriving=arriving)
 
-    def discover(self, engine, node) -> None:
-        """``node``'s first tuple is arriving (``MeshEngine._route``, before it is processed)."""
-        self.empty.discard(node)
-        if not self.empty:
+    def arrive(self, engine, node) -> None:
+        """``node``'s first tuple is arriving (``MeshEngine._route``, before it is processed):
+        the search of the new CNs it is the first of their nodes to hold."""
+        self.nodes.discard(node)
+        if not self.nodes:
             engine._pending = None
         engine._arriving = node
         try:
@@ -107,8 +108,8 @@ class PendingGrowth:
 
     def complete(self, engine) -> None:
         engine._pending = None
-        if self.empty:
-            self._search(engine, self.empty, None)
+        if self.nodes:
+            self._search(engine, self.nodes, None)
 
 
 def grow_and_feed(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int,

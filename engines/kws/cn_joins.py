@@ -218,44 +218,50 @@ class CnJoinRows:
                 out.add((node, self.labels[lab]))
         return out
 
-    def remove(self, edge_ids: set, rel, dead: set) -> tuple[list, np.ndarray]:
-        """Drop the rows whose label is on a removed edge, whose right node is of the removed
-        relation ``rel`` or whose left operator is ``dead`` (Section 4.4's removal: CN joins
-        hold nothing, so no result ends with them); ``(the left operators of the rows
-        dropped, the rows left per left operator)``."""
+    def remove(self, edge_ids: set, rel, is_dead, nodes=None) -> list:
+        """Drop the rows keyed by ``nodes`` (default: every node) whose label is on a removed
+        edge, whose key node is of the removed relation ``rel`` or whose left operator
+        ``is_dead`` (a predicate; Section 4.4's removal: CN joins hold nothing, so no result
+        ends with them); the left operators of the rows dropped.  A node's rows kept move to
+        the front of its span, in place (the next ``add`` rebuilds the arrays)."""
+        keys = [n for n in (self.rows if nodes is None else nodes) if n in self.rows]
+        if not keys:
+            return []
+        arrays = self._arrays()
+        left, label = arrays[0], arrays[2]
         bad_label = np.array([lab[0] in edge_ids for lab in self.labels] or [False], np.bool_)
-        dead_left = np.fromiter((op in dead for op in self.lefts), np.bool_, len(self.lefts)) \
-            if dead else None
+        spans = [self.rows[n] for n in keys]
+        used = np.unique(np.concatenate([left[s:e] for s, e in spans])).tolist()
+        dead_left = np.zeros(len(self.lefts), np.bool_)
+        dead_left[used] = [is_dead(self.lefts[i]) for i in used]
         # a waiting row's right node of ``rel`` is on a removed edge: its label goes too
-        keep = tuple([] for _ in self._arrays())
-        rows, hit = {}, []
-        at = 0
-        for node, (start, end) in self.rows.items():
-            arrays = tuple(a[start:end] for a in self._arrays())
-            left = arrays[0]
+        hit = []
+        for node, (start, end) in zip(keys, spans):
             if node[0] == rel:
                 gone = np.ones(end - start, np.bool_)
             else:
-                gone = bad_label[arrays[2]]
-                if dead_left is not None:
-                    gone = gone | dead_left[left]
-            if gone.any():
-                hit.append(left[gone])
-                arrays = tuple(a[~gone] for a in arrays)
-            if len(arrays[0]):
-                for piece, a in zip(keep, arrays):
-                    piece.append(a)
-                rows[node] = (at, at + len(arrays[0]))
-                at += len(arrays[0])
-        self.rows = rows
-        if rows:
-            self._set_arrays([np.concatenate(p) for p in keep])
-            count = np.bincount(self.left, minlength=len(self.lefts))
-        else:
-            self._set_arrays([None] * len(keep))
-            count = np.zeros(len(self.lefts), np.int64)
-        lefts = np.unique(np.concatenate(hit)).tolist() if hit else []
-        return [self.lefts[i] for i in lefts], count
+                gone = bad_label[label[start:end]] | dead_left[left[start:end]]
+            if not gone.any():
+                continue
+            hit.append(left[start:end][gone])
+            keep = ~gone
+            kept = int(keep.sum())
+            for a in arrays:
+                a[start:start + kept] = a[start:end][keep]   # (the mask makes a copy first)
+            if kept:
+                self.rows[node] = (start, start + kept)
+            else:
+                del self.rows[node]
+        if not self.rows:
+            self._set_arrays([None] * len(arrays))
+        return [self.lefts[i] for i in np.unique(np.concatenate(hit)).tolist()] if hit else []
+
+    def left_ops(self) -> list:
+        """The operators some row joins (its left operator)."""
+        if not self.rows:
+            return []
+        used = np.unique(np.concatenate([self.left[s:e] for s, e in self.rows.values()]))
+        return [self.lefts[i] for i in used.tolist()]
 
     def materialise(self, node, running: bool, conds) -> list[Op]:
         """Make the rows keyed by ``node`` operators (their left operators' parents); the

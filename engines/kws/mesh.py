@@ -146,7 +146,9 @@ class MeshEngine(KwsEngine):
     # -- the operators -------------------------------------------------------------
     _cn_rows = None   # CN joins not yet operators (``cn_joins.CnJoinRows``), FM only
     _waiting = None   # a migration's CN joins over live right nodes waiting for their left chain
-    _pending = None   # an addition's CNs not searched yet (``_migration_grow.PendingGrowth``)
+    _pending = None   # the deferred part of the last schema change: an addition's CNs not searched
+    #                   yet (``_migration_grow.PendingGrowth``), a removal's deletion
+    #                   (``_migration_prune.PendingPrune``)
 
     @property
     def ops(self) -> list:
@@ -166,7 +168,7 @@ class MeshEngine(KwsEngine):
 
     def mesh_size(self) -> tuple[int, int]:
         """(operators, CN operators) of the mesh, the CN joins held as rows included."""
-        if self._pending is not None:   # its CNs counted as the change would have made them
+        if self._pending is not None:   # counted as the change would have left the mesh
             with collector_off():
                 self._pending.complete(self)
         rows = sum(len(r) for r in (self._cn_rows, self._waiting) if r is not None)
@@ -305,9 +307,12 @@ class MeshEngine(KwsEngine):
         node = (row.relation, row.kbits)
         src = self._sources[node]
         waiting = ()
+        pending = self._pending
+        if pending is not None and node in pending.nodes:
+            # an addition's CNs this first tuple is the first to hold, a removal's deleted
+            # operators in this node's tables (``_migration_grow``, ``_migration_prune``)
+            pending.arrive(self, node)
         if not src:
-            if self._pending is not None and node in self._pending.empty:
-                self._pending.discover(self, node)   # the new CNs it is the first to hold
             if self._cn_rows is not None and node in self._cn_rows.rows:
                 self._materialise(node)  # its CN joins, as they are, before its first tuple
             if self._waiting is not None and node in self._waiting.rows:

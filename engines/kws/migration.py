@@ -5,7 +5,8 @@ A new relation or edge grows ``M_new`` on top of ``M_old``: every operator of
 the operators of trees that hold a new node or a new label are added.  A
 removal deletes the operators of the removed sources or edge and their
 parents, recursively up the mesh, then the ``l_rem`` pass deletes the
-operators left without parents.  Nothing is replayed through the mesh.
+operators left without parents (``_migration_prune``).  Nothing is replayed
+through the mesh.
 
 - Node ids: CNGen (``streamspec.engines.kws.cngen.Cluster``) runs over an
   expanded schema ``(nodes, nid, adjacency, root bit)`` kept by the engine:
@@ -44,16 +45,19 @@ Cost: an addition costs about what building the operators of its CNs over nodes 
 tuples costs (CNGen over the trees that can take the new element, one operator per new join
 that is not a row, one probe of each new join that runs); each later first tuple of a node
 pays for the CNs it is the first to hold; nothing is proportional to the window.  A removal
-costs about one step per operator it deletes, and filters the operator list once.
+(``_migration_prune.cut``) costs about one step per start operator (the joins on the removed
+edge, the operators of the removed relation's nodes) and per buffer it empties; the deletion
+of the operators above them waits (``PendingPrune``): each node's tables are cleaned at its
+next tuple, the rest is done before the next schema change (``DEFER_PRUNE``: False does it
+all in the change, about one step per operator deleted).
 """
 from __future__ import annotations
 
 from collections import deque
 
-import numpy as np
-
 from streamspec.engines.kws._migration_grow import start
-from streamspec.engines.kws.cn_joins import FAR, extend_entries
+from streamspec.engines.kws._migration_prune import cut
+from streamspec.engines.kws.cn_joins import FAR, by_nid, extend_entries
 from streamspec.engines.kws.cngen import Cluster, collector_off
 from streamspec.engines.kws.operators import Op, join_condition
 from streamspec.spec.kws import AddEdge, AddRelation, RemoveEdge, RemoveRelation
@@ -62,6 +66,9 @@ from streamspec.spec.kws import AddEdge, AddRelation, RemoveEdge, RemoveRelation
 # (``_migration_grow``); False makes every one an operator inside the change (the
 # benchmark's variant without the deferral)
 DEFER_NEW_CN_JOINS = True
+# a removal leaves its deletion to ``_migration_prune.PendingPrune`` (False: all of it inside
+# the change, the benchmark's variant without the deferral)
+DEFER_PRUNE = True
 
 
 # -- the expanded schema, nid-stable ------------------------------------------------------
@@ -103,12 +110,18 @@ def add_edge(xs, edge, m: int, t_max: int):
     return nodes, nid, tuple(adjacency), rbit
 
 
-def remove(xs, edge_ids: set, rel: str | None):
-    """``xs`` without the labels of ``edge_ids`` and, if ``rel``, without its nodes."""
+def remove(xs, edge_ids: set, rel: str | None, schema):
+    """``xs`` without the labels of ``edge_ids`` (edges of ``schema``) and, if ``rel``,
+    without its nodes."""
     nodes, nid, adjacency, rbit = xs
     dead = {nid[n] for n in nodes if n[0] == rel}
-    adj = tuple([] if i in dead else [a for a in lst if a[2][0][0] not in edge_ids and a[0] not in dead]
-                for i, lst in enumerate(adjacency))
+    # an entry of a removed edge, or of a node of ``rel`` (on a removed edge too), is in the
+    # lists of its endpoints' nodes only: the other lists stay the same objects, and keep the
+    # compiled search's arrays of them (``cn_joins._entry_arrays``)
+    ends = {x for e in schema.edges if e.id in edge_ids for x in (e.left, e.right)}
+    adj = tuple([] if i in dead else
+                [a for a in lst if a[2][0][0] not in edge_ids and a[0] not in dead] if n is not None and n[0] in ends else lst
+                for i, (n, lst) in enumerate(zip(by_nid(xs), adjacency)))
     return tuple(n for n in nodes if n[0] != rel), nid, adj, rbit
 
 
@@ -266,104 +279,16 @@ def removed(engine, event) -> tuple[set, str | None]:
 def migrate_full_mesh(engine, event, t: int):
     """Section 4.4 on the full mesh; (ended, appeared) at ``t``."""
     engine._advance(t)
-    if engine._pending is not None:   # the last addition's CNs still to search, over its schema
+    if engine._pending is not None:   # the last change's deferred part, over its schema
         engine._pending.complete(engine)
     change = changed_schema(engine, event)
     if change is None:
         edge_ids, rel = removed(engine, event)
-        ended = prune_full_mesh(engine, edge_ids, rel, t)
-        engine._xs = remove(engine._xs, edge_ids, rel)
+        ended = cut(engine, edge_ids, rel, t, DEFER_PRUNE)
+        engine._xs = remove(engine._xs, edge_ids, rel, engine._xs_schema)
         engine._xs_schema = engine.schema
         return ended, ()
     xs, new_labels, new_nodes, dist = change
     appeared = start(engine, xs, new_labels, new_nodes, dist, t, DEFER_NEW_CN_JOINS)
     engine._xs, engine._xs_schema = xs, engine.schema
     return (), appeared
-
-
-def prune_full_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
-    """Delete the operators of ``rel``'s sources and of the edges, their parents
-    recursively, then (``l_rem``) every operator left without parents; the
-    results of deleted CN operators end."""
-    m = len(engine.keywords)
-    ends = {x for e in engine._xs_schema.edges if e.id in edge_ids for x in (e.left, e.right)}
-    start = []
-    for r in ends | ({rel} if rel else set()):
-        for k in range(1 << m):
-            n = (r, k)
-            if r == rel:
-                start += engine._roots.get(n, ())
-                start += engine._by_right.get(n, ())
-            else:
-                start += [j for j in engine._by_right.get(n, ()) if j.label[0] in edge_ids]
-    dead: set = set()   # operators hash by identity
-    gone: list = []
-    while start:
-        op = start.pop()
-        if op not in dead:
-            dead.add(op)
-            gone.append(op)
-            start.extend(op.parents)
-    l_rem = [op.left for op in gone if op.left is not None and op.left not in dead]
-    # the CN joins still held as rows (``cn_joins``): those of the removed edges and
-    # relation, and those above a deleted operator, go; their left operators are checked
-    # by l_rem like those of deleted operators (a row counts as a parent)
-    held: set = set()   # ids of the left operators rows still hold
-    for store in ("_cn_rows", "_waiting"):
-        rows = getattr(engine, store)
-        if rows is not None:
-            lefts, count = rows.remove(edge_ids, rel, dead)
-            l_rem += [k for k in lefts if k not in dead]
-            held.update(id(rows.lefts[i]) for i in np.flatnonzero(count).tolist())
-            if not rows.rows:
-                setattr(engine, store, None)
-    lost = []
-    while l_rem:
-        k = l_rem.pop()
-        if k in dead:
-            continue
-        k.parents = [p for p in k.parents if p not in dead] or ()
-        if not k.parents and not k.cn and id(k) not in held:
-            dead.add(k)
-            gone.append(k)
-            if k.left is not None:
-                l_rem.append(k.left)
-        else:
-            lost.append(k)
-    ended = [engine._result(op, c) for op in gone if op.cn for c in op.out if c[0] > t]
-    _unregister(engine, gone, dead, rel)
-    if engine.demand_driven:  # a join whose running parents are gone sleeps (Pstop)
-        for k in lost:
-            if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
-                engine._sleep(k)
-    return ended
-
-
-def _unregister(engine, gone: list, dead: set, rel: str | None) -> None:
-    nodes = {op.node for op in gone}
-    for n in nodes:
-        for table in (engine._roots, engine._by_right):
-            if n in table:
-                kept = [op for op in table[n] if op not in dead]
-                if kept:
-                    table[n] = kept
-                else:
-                    del table[n]
-        running = engine._running.get(n)
-        if running:
-            for op in [op for op in running if op in dead]:
-                del running[op]
-    for op in gone:
-        op.out, op.idx, op.running = (), None, False
-    engine._ops = [op for op in engine._ops if op not in dead]   # rows stay rows
-    if rel is not None:
-        drop_relation(engine, rel)
-    engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
-    engine._group_indexes()
-
-
-def drop_relation(engine, rel: str) -> None:
-    """The tuples of a removed relation are dead (spec: a re-added relation starts empty)."""
-    for n in [n for n in engine._sources if n[0] == rel]:
-        for tid in engine._sources.pop(n):
-            del engine._rows[tid]

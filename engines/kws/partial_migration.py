@@ -13,8 +13,8 @@ or edge; their parents hold it too.
 from __future__ import annotations
 
 from streamspec.engines.kws.cngen import Cluster
-from streamspec.engines.kws.migration import (can_take, changed_schema, distances, drop_relation, remove,
-                                              removed)
+from streamspec.engines.kws._migration_prune import drop_relation
+from streamspec.engines.kws.migration import can_take, changed_schema, distances, remove, removed
 from streamspec.engines.kws.operators import Op, join_condition
 from streamspec.spec.kws import AddEdge
 
@@ -28,7 +28,7 @@ def migrate_partial_mesh(engine, event, t: int):
         edge_ids, rel = removed(engine, event)
         old = engine._xs_schema
         ended = prune_partial_mesh(engine, edge_ids, rel, t)
-        engine._xs = remove(engine._xs, edge_ids, rel)
+        engine._xs = remove(engine._xs, edge_ids, rel, old)
         engine._xs_schema = engine.schema
         _clusters(engine, set())
         ends = {x for e in old.edges if e.id in edge_ids for x in (e.left, e.right)} | ({rel} if rel else set())

@@ -173,10 +173,10 @@ def test_new_cn_joins_over_live_right_nodes_are_operators_and_find_the_changes_r
                for op in live_joins), "an operator made at the change has tuples at every position"
     pending = eng._pending
     assert eng._waiting is None and pending is not None
-    assert pending.empty == {n for n, src in eng._sources.items() if not src}
+    assert pending.nodes == {n for n, src in eng._sources.items() if not src}
     discovered = 0
     for e in more:   # a node's first tuple makes the new CNs it is the first to hold
-        before = set(eng._pending.empty) if eng._pending is not None else set()
+        before = set(eng._pending.nodes) if eng._pending is not None else set()
         made = len(eng._made_ops())
         got += list(eng.process([e]))
         node = (e.relation, eng._rows[e.tid].kbits) if e.tid in eng._rows else None
@@ -240,13 +240,13 @@ def test_the_compiled_search_adds_what_the_plain_search_adds(case):
     assert len(created) == len(added)
 
 
-def _fuzz_cases(n: int) -> list:
-    """Seeded conformance cases (``conformance.kws``) with an addition to the schema."""
+def _fuzz_cases(n: int, kinds=(AddEdge, AddRelation)) -> list:
+    """Seeded conformance cases (``conformance.kws``) with a schema change of ``kinds``."""
     from streamspec.conformance.strategies.kws import random_case
     out, seed = [], 0
     while len(out) < n:
         case = random_case(seed, max_events=30)
-        if any(isinstance(e, (AddEdge, AddRelation)) for e in case.events):
+        if any(isinstance(e, kinds) for e in case.events):
             out.append((seed, case))
         seed += 1
     return out

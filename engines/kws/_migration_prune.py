@@ -41,8 +41,6 @@ deletion against the one done in the change, step by step.
 """
 from __future__ import annotations
 
-import numpy as np
-
 
 def start_operators(engine, edge_ids: set, rel: str | None) -> list:
     """The operators a removal deletes first (the rest are above them, or ``l_rem``)."""

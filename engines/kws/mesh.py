@@ -28,7 +28,10 @@ Options (class attributes, or keyword arguments for ablations):
 
 Schema changes (Section 4.4) migrate the mesh (``streamspec.engines.kws.migration``):
 a new relation or edge adds only the operators of the trees that hold it, fed
-once from the buffers below them; a removal deletes operators recursively.
+once from the buffers below them; a removal deletes operators recursively.  On the
+full mesh, what can wait waits in ``_pending`` (an addition's searches for CNs over empty
+nodes, a removal's deletion) and is done at the tuples it concerns or before the next
+change (``_migration_grow``, ``_migration_prune``).
 The forest (``shared=False``) rebuilds its trees and replays the alive tuples
 (``rebuild_and_replay``): Section 4.4 describes the meshes.
 """

@@ -11,12 +11,13 @@ each: a central edge at |K| = 4 deletes 17,559 operators, 0.4-0.5 of a warm mesh
 What the change does (``cut``), about one step per start operator:
 
 - the results that end: the composites alive at ``t`` of the deleted CN operators.  An
-  operator holds a live composite only if its left operator's buffer holds one (every
-  composite enters a buffer built from, or probed against, its left operator's, and leaves
-  that one only when it dies, when its tuple is deleted everywhere, or when the node of the
-  composite's newest tuple runs dry, which kills the composite too), so the search climbs
-  from the start operators only through buffers holding live composites; it empties the
-  buffers it meets.
+  operator holds a live composite only if its left operator's buffer holds its prefix:
+  every composite is built from, or probed against, the left operator's buffer, and the
+  prefix leaves that buffer only when it dies (and so does the composite), when one of its
+  tuples is deleted (every composite holding it goes), or when the left operator sleeps,
+  which it does only after its parents sleep, emptied, or when its right node runs dry (the
+  prefix's newest tuple, and the composite with it, gone).  So the search climbs from the
+  start operators only through buffers holding live composites, and empties those.
 - the start operators stop (``running`` False; their buffers emptied).  From then on nothing
   feeds the deleted region: its operators are reached from the live mesh only through the
   start operators (an operator's parents are deleted only if they are start operators or

@@ -72,7 +72,7 @@ def start(engine, xs, new_labels: set, new_nodes: set, dist: dict, t: int, defer
 class PendingGrowth:
     """The new CNs of an addition that hold a node which had no tuple at the change: none of
     them can join anything before that node's first tuple, so each is searched for at the
-    first tuple of the first of its nodes to get one (``arrive``; the search requires that
+    first tuple of the first of its nodes to get one (``discover``; the search requires that
     node and forbids the nodes discovered before it, so every CN is found once), or all
     together before the next schema change or when every operator is asked for
     (``complete``).  What they make is what the change would have made: rows for the CN
@@ -94,8 +94,13 @@ class PendingGrowth:
                              req_need=need, arriving=arriving)
 
     def arrive(self, engine, node) -> None:
-        """``node``'s first tuple is arriving (``MeshEngine._route``, before it is processed):
-        the search of the new CNs it is the first of their nodes to hold."""
+        """A tuple of ``node`` is arriving (``MeshEngine._route``, before it is processed)."""
+        if node in self.nodes:
+            self.discover(engine, node)
+
+    def discover(self, engine, node) -> None:
+        """``node``'s first tuple is arriving: the search of the new CNs it is the first of
+        their nodes to hold."""
         self.nodes.discard(node)
         if not self.nodes:
             engine._pending = None

@@ -31,14 +31,16 @@ right node (``_by_right``, ``_running``), in ``_ops``, and the CN joins held as 
 them or on the removed edge wait.  Two places would read them: the wake loop at a node's
 first tuple (Pstart could wake a deleted CN operator, and the start operator below it)
 and the rows keyed by a node, made operators at its first tuple.  So each node's tables
-and rows are cleaned at its next tuple, before the tuple is processed (``arrive``, called
-from ``MeshEngine._route``), and the whole deletion (the operator list, ``l_rem``, the rows
-left) runs before the next schema change or when every operator or the mesh's size is
-asked for (``complete``), where ``migration.DEFER_PRUNE = False`` runs it inside the change.
-Between the two, a deleted operator is known by its left chain: a position on a removed
-edge or of the removed relation (``_is_dead``; no schema change happens in between, so no
-edge of the same id is back).  ``tests/kws/test_migration_prune.py`` checks the deferred
-deletion against the one done in the change, step by step.
+and rows are cleaned at its next tuple, before the tuple is processed (``clean``, from
+``MeshEngine._route``), a deleted operator known by its left chain: a position on a
+removed edge or of the removed relation (``_is_dead``; no schema change happens before the
+deletion ends, so no edge of the same id is back).  The deletion itself (the operators
+above, ``l_rem``, the rows, the tables and the operator list) runs in slices, one at each
+arriving tuple (``step``: about a millisecond each), and what is left of it before the next
+schema change or when every operator or the mesh's size is asked for (``complete``);
+``migration.DEFER_PRUNE = False`` runs it all inside the change.
+``tests/kws/test_migration_prune.py`` checks the deferred deletion against the one done in
+the change, step by step, with slices of every size down to one unit.
 """
 from __future__ import annotations
 
@@ -106,13 +108,36 @@ def _end(engine, start: list, t: int) -> list:
 
 class PendingPrune:
     """A removal's deletion still to do (``cut``): the nodes whose tables are not cleaned
-    yet (``nodes``, each cleaned at its next tuple by ``arrive``) and the deletion itself
-    (``complete``)."""
+    yet (``nodes``, each cleaned at its next tuple: ``clean``) and the deletion itself, in
+    slices at every arriving tuple (``step``) or all that is left at once (``complete``).
+
+    The deletion's phases, each sliced so that no tuple pays much (``SLICE``):
+
+    1. ``climb``: every operator at or above a start operator is deleted (stopped, emptied);
+    2. ``rows``: the CN joins held as rows on a removed edge or relation, or over a deleted
+       operator, go, node by node;
+    3. ``l_rem``: an operator left with no parent, no row and no CN is deleted, and its left
+       operator checked in turn;
+    4. ``tables``: the deleted operators leave the tables by node;
+    5. ``ops``: and the operator list (the operators made since stay, after the kept ones).
+
+    Between slices the engine runs as usual: nothing it does adds a parent or a row to a
+    deleted operator (rows are made operators at their node's first tuple, after ``clean``),
+    so each phase's result stays true.  State is plain data: a pending engine pickles."""
+
+    SLICE = {"climb": 2000, "rows": 16, "l_rem": 2000, "tables": 32, "ops": 20000}
 
     def __init__(self, edge_ids: set, rel: str | None, start: list, nodes: set):
-        self.edge_ids, self.rel, self.start = edge_ids, rel, start
+        self.edge_ids, self.rel = edge_ids, rel
         self.nodes = nodes      # nodes whose tables may still hold deleted operators
-        self.dropped: list = []  # left operators of rows dropped by ``arrive`` (for l_rem)
+        self.phase = "climb"
+        self.todo: list = list(start)   # the current phase's work list
+        self.dead: set = set()          # the operators deleted (they hash by identity)
+        self.gone: list = []
+        self.l_rem: list = []           # left operators to check (l_rem)
+        self.held: set = set()          # left operators of rows kept
+        self.kept: list = []            # the operator list, filtered so far
+        self.made = 0                   # its length when the ``ops`` phase began
 
     def _is_dead(self, op) -> bool:
         """Whether ``op`` is deleted: a position of its tree is on a removed edge or of the
@@ -126,7 +151,13 @@ class PendingPrune:
 
     def arrive(self, engine, node) -> None:
         """A tuple of ``node`` is arriving (``MeshEngine._route``, before it is processed):
-        the deleted operators leave the node's tables, stopped and empty, and the rows keyed
+        the node's tables are cleaned if they are not yet, and a slice of the deletion runs."""
+        if node in self.nodes:
+            self.clean(engine, node)
+        self.step(engine)
+
+    def clean(self, engine, node) -> None:
+        """The deleted operators leave ``node``'s tables, stopped and empty, and the rows keyed
         by the node over a deleted operator or on a removed edge go."""
         self.nodes.discard(node)
         ops = engine._by_right.get(node)
@@ -146,72 +177,111 @@ class PendingPrune:
         for store in ("_cn_rows", "_waiting"):
             rows = getattr(engine, store)
             if rows is not None and node in rows.rows:
-                self.dropped += rows.remove(self.edge_ids, self.rel, self._is_dead, (node,))
+                self.l_rem += rows.remove(self.edge_ids, self.rel, self._is_dead, (node,))
                 if not rows.rows:
                     setattr(engine, store, None)
 
     def complete(self, engine) -> None:
-        """The deletion: every operator at or above a start operator, then ``l_rem``."""
-        engine._pending = None
-        dead: set = set()   # operators hash by identity
-        gone: list = []
-        stack = list(self.start)
-        while stack:
-            op = stack.pop()
+        """The rest of the deletion, at once."""
+        while self.phase is not None:
+            self.step(engine, None)
+
+    def step(self, engine, size: int | None = -1) -> None:
+        """One slice of the current phase (``size`` units, -1: ``SLICE``'s, None: the whole
+        phase, the work it finds included), then on to the next phase if this one is done."""
+        n = self.SLICE[self.phase] if size == -1 else size
+        todo, run = self.todo, getattr(self, "_" + self.phase)
+        while True:
+            k = len(todo) if n is None else min(n, len(todo))
+            part = todo[len(todo) - k:]   # from the end: the climb and l_rem push there
+            del todo[len(todo) - k:]
+            run(engine, part)
+            if n is not None or not todo:
+                break
+        if not todo:
+            self._next(engine)
+
+    def _next(self, engine) -> None:
+        if self.phase == "climb":
+            self.l_rem += [op.left for op in self.gone if op.left is not None and op.left not in self.dead]
+            stores = [(store, getattr(engine, store)) for store in ("_cn_rows", "_waiting")]
+            self.phase, self.todo = "rows", [(store, node) for store, rows in stores if rows is not None
+                                             for node in rows.rows]
+        elif self.phase == "rows":
+            for store in ("_cn_rows", "_waiting"):
+                rows = getattr(engine, store)
+                if rows is not None:
+                    self.held.update(rows.left_ops())
+            self.phase, self.todo = "l_rem", self.l_rem
+        elif self.phase == "l_rem":
+            # no Pstop here: an operator l_rem keeps lost only parents that stopped at the cut
+            # (start operators: ``cut`` ran Pstop on their left operators), rows (which do
+            # not run) or parents l_rem deleted, asleep since the cut (``_sleep`` told this
+            # one then)
+            self.phase, self.todo = "tables", list({op.node for op in self.gone})
+        elif self.phase == "tables":
+            self.made = len(engine._ops)
+            self.phase, self.todo = "ops", engine._ops[::-1]   # (slices are taken from the end)
+        else:
+            engine._ops = self.kept + engine._ops[self.made:]   # rows stay rows
+            self.phase = None
+            if engine._pending is self:
+                engine._pending = None
+
+    def _climb(self, engine, part) -> None:
+        dead, gone, todo = self.dead, self.gone, self.todo
+        while part:
+            op = part.pop()
             if op not in dead:
                 dead.add(op)
                 gone.append(op)
-                stack.extend(op.parents)
-        l_rem = [op.left for op in gone if op.left is not None and op.left not in dead]
-        l_rem += self.dropped
+                op.out, op.idx, op.running = (), None, False
+                todo.extend(op.parents)
+
+    def _rows(self, engine, part) -> None:
         # the CN joins still held as rows (``cn_joins``): those of the removed edges and
         # relation, and those above a deleted operator, go; their left operators are checked
         # by l_rem like those of deleted operators (a row counts as a parent)
-        held: set = set()   # the left operators rows still hold
-        for store in ("_cn_rows", "_waiting"):
+        for store, node in part:
             rows = getattr(engine, store)
-            if rows is not None:
-                l_rem += rows.remove(self.edge_ids, self.rel, dead.__contains__)
-                held.update(rows.left_ops())
+            if rows is not None and node in rows.rows:
+                self.l_rem += rows.remove(self.edge_ids, self.rel, self.dead.__contains__, (node,))
                 if not rows.rows:
                     setattr(engine, store, None)
-        lost = []
-        while l_rem:
-            k = l_rem.pop()
+
+    def _l_rem(self, engine, part) -> None:
+        dead, held, todo = self.dead, self.held, self.todo
+        while part:
+            k = part.pop()
             if k in dead:
                 continue
             k.parents = [p for p in k.parents if p not in dead] or ()
             if not k.parents and not k.cn and k not in held:
                 dead.add(k)
-                gone.append(k)
+                self.gone.append(k)
+                k.out, k.idx, k.running = (), None, False
                 if k.left is not None:
-                    l_rem.append(k.left)
-            else:
-                lost.append(k)
-        _unregister(engine, gone, dead)
-        if engine.demand_driven:  # a join whose running parents are gone sleeps (Pstop)
-            for k in lost:
-                if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
-                    engine._sleep(k)
+                    todo.append(k.left)
 
+    def _tables(self, engine, part) -> None:
+        dead = self.dead
+        for n in part:
+            for table in (engine._roots, engine._by_right):
+                if n in table:
+                    kept = [op for op in table[n] if op not in dead]
+                    if kept:
+                        table[n] = kept
+                    else:
+                        del table[n]
+            running = engine._running.get(n)
+            if running:
+                for op in [op for op in running if op in dead]:
+                    del running[op]
 
-def _unregister(engine, gone: list, dead: set) -> None:
-    nodes = {op.node for op in gone}
-    for n in nodes:
-        for table in (engine._roots, engine._by_right):
-            if n in table:
-                kept = [op for op in table[n] if op not in dead]
-                if kept:
-                    table[n] = kept
-                else:
-                    del table[n]
-        running = engine._running.get(n)
-        if running:
-            for op in [op for op in running if op in dead]:
-                del running[op]
-    for op in gone:
-        op.out, op.idx, op.running = (), None, False
-    engine._ops = [op for op in engine._ops if op not in dead]   # rows stay rows
+    def _ops(self, engine, part) -> None:
+        dead = self.dead
+        self.kept += [op for op in reversed(part) if op not in dead]
+
 
 
 def drop_relation(engine, rel: str) -> None:

@@ -311,9 +311,10 @@ class MeshEngine(KwsEngine):
         src = self._sources[node]
         waiting = ()
         pending = self._pending
-        if pending is not None and node in pending.nodes:
-            # an addition's CNs this first tuple is the first to hold, a removal's deleted
-            # operators in this node's tables (``_migration_grow``, ``_migration_prune``)
+        if pending is not None:
+            # an addition's CNs this first tuple is the first to hold; a removal's deleted
+            # operators in this node's tables, and a slice of the deletion
+            # (``_migration_grow``, ``_migration_prune``)
             pending.arrive(self, node)
         if not src:
             if self._cn_rows is not None and node in self._cn_rows.rows:

@@ -48,8 +48,9 @@ pays for the CNs it is the first to hold; nothing is proportional to the window.
 (``_migration_prune.cut``) costs about one step per start operator (the joins on the removed
 edge, the operators of the removed relation's nodes) and per buffer it empties; the deletion
 of the operators above them waits (``PendingPrune``): each node's tables are cleaned at its
-next tuple, the rest is done before the next schema change (``DEFER_PRUNE``: False does it
-all in the change, about one step per operator deleted).
+next tuple, the deletion runs in slices at the tuples after the change, and what is left of
+it before the next schema change (``DEFER_PRUNE``: False does it all in the change, about
+one step per operator deleted).
 """
 from __future__ import annotations
 

@@ -13,12 +13,17 @@ import pickle
 import pytest
 
 from streamspec.engines.kws import migration
+from streamspec.engines.kws._migration_prune import PendingPrune
 from streamspec.engines.kws.fullmesh import FullMeshEngine
 from streamspec.reference.kws import evaluate
 from streamspec.spec.kws import AddEdge, AddRelation, End, RemoveEdge, RemoveRelation
 from streamspec.spec.kws_schema import JoinEdge, Relation
 
 from tests.kws.test_migration_rows import _fuzz_cases, _states, _workload
+
+
+SMALL = {"climb": 40, "rows": 8, "l_rem": 40, "tables": 8, "ops": 500}   # slices (units each)
+TINY = dict.fromkeys(SMALL, 1)
 
 
 @pytest.fixture
@@ -46,15 +51,20 @@ CHANGES = {   # on ``_workload``'s schema: R0 joins R1, R2, R3 (e1-e3), R1 joins
 }
 
 
+@pytest.mark.parametrize("slices", ["default", "small"])
 @pytest.mark.parametrize("options", [{}, {"purge": "eager"}, {"demand_driven": False}], ids=repr)
 @pytest.mark.parametrize("change", CHANGES)
-def test_a_deferred_deletion_equals_the_deletion_in_the_change(options, change, whole_removals):
+def test_a_deferred_deletion_equals_the_deletion_in_the_change(options, change, slices, whole_removals,
+                                                               monkeypatch):
     """The same stream and removal on an engine that defers the deletion and on one that
     deletes everything in the change: the same outputs after each step (the oracle's), the
-    same operators in the same states at the end; a pickled copy taken right after the
-    change continues identically.  After the change no operator of the removed element
-    holds a live composite, and none runs once its node is cleaned."""
-    p, events, more = _workload(seed=11)
+    same operators in the same states at the end; pickled copies taken right after the
+    change and in the middle of the deletion continue identically.  After the change no
+    operator of the removed element holds a live composite, and none runs once its node is
+    cleaned; the deletion ends during the stream, in slices (small ones: 33-67 of them)."""
+    if slices == "small":
+        monkeypatch.setattr(PendingPrune, "SLICE", SMALL)
+    p, events, more = _workload(seed=11, later=6 if slices == "default" else 20)
     removal, edge_ids, rel = CHANGES[change]
     more = [e for e in more if e.relation != rel]   # (a removed relation streams no more)
     lazy, whole = FullMeshEngine(p, **options), FullMeshEngine(p, **options)
@@ -68,7 +78,7 @@ def test_a_deferred_deletion_equals_the_deletion_in_the_change(options, change, 
     copy = pickle.loads(pickle.dumps(lazy))
     after = len(outs[0])
     outs.append([])
-    cleaned = 0
+    cleaned, phases, middle = 0, set(), None
     for eng, out in zip((lazy, whole, copy), outs):
         for lo in range(0, len(more), 10):
             out += list(eng.process(more[lo:lo + 10]))
@@ -76,6 +86,9 @@ def test_a_deferred_deletion_equals_the_deletion_in_the_change(options, change, 
                 pending = lazy._pending
                 dirty = pending.nodes if pending is not None else set()
                 cleaned = len(lazy._sources) - len(dirty)
+                phases.add(pending.phase if pending is not None else None)
+                if middle is None and pending is not None and pending.phase != "climb":
+                    middle = (lo + 10, len(out), pickle.loads(pickle.dumps(lazy)))
                 for op in lazy._made_ops():
                     if _in_removed(op, edge_ids, rel):
                         assert not any(c[0] > lazy.now for c in op.out), "a deleted operator holds a live composite"
@@ -83,9 +96,16 @@ def test_a_deferred_deletion_equals_the_deletion_in_the_change(options, change, 
                             "a deleted join runs in a cleaned node"
         out += eng.flush()
     assert cleaned > 3, "tuples arrived at nodes, which were cleaned"
+    assert None in phases, "the deletion ended during the stream"
     assert outs[0] == outs[1]
     assert outs[2] == outs[0][after:]
-    assert outs[0] == evaluate(p, events + removal + more)
+    if slices == "small":
+        assert len(phases) > 3 and middle is not None, "the deletion went through its phases in slices"
+        lo, done, mid = middle
+        assert list(mid.process(more[lo:])) + mid.flush() == outs[0][done:]
+        assert _states(mid) == _states(whole)
+    if slices == "default":   # (the oracle is exponential in the longer stream)
+        assert outs[0] == evaluate(p, events + removal + more)
     assert any(isinstance(o, End) and o.time == 12 for o in outs[0]) or change == "leaf_edge", \
         "the removal ended results"
     assert lazy.mesh_size() == whole.mesh_size() == copy.mesh_size()
@@ -93,12 +113,18 @@ def test_a_deferred_deletion_equals_the_deletion_in_the_change(options, change, 
     assert not any(_in_removed(op, edge_ids, rel) for op in lazy.ops)
 
 
+@pytest.mark.parametrize("slices", ["default", "tiny"])
 @pytest.mark.parametrize("options", [{}, {"purge": "eager"}, {"demand_driven": False}], ids=repr)
-def test_deferred_deletions_equal_deletions_in_the_change_on_fuzzed_cases(options, whole_removals):
+def test_deferred_deletions_equal_deletions_in_the_change_on_fuzzed_cases(options, slices, whole_removals,
+                                                                        monkeypatch):
     """On the conformance suite's seeded cases with removals (after additions, deletions,
     expiries and ties, and before further changes), an engine deferring the deletion gives
     the outputs, after every chunk, of one deleting inside the change, and ends with the
-    same operators in the same states (running, live composites, ``end``)."""
+    same operators in the same states (running, live composites, ``end``); with the
+    deletion's slices at their default sizes and of one unit each (so that the cases'
+    tuples, expiries, deletions and later changes fall between them)."""
+    if slices == "tiny":
+        monkeypatch.setattr(PendingPrune, "SLICE", TINY)
     deferred = 0
     cases = _fuzz_cases(400, (RemoveEdge, RemoveRelation))
     for seed, case in cases:

@@ -32,7 +32,8 @@ rest before the next change.  ``pending_cpu_s`` is the deferred part done at onc
 after the change (on a pickled copy; ``change_cpu_s + pending_cpu_s`` is the change
 without the deferral), ``discoveries``, ``discover_cpu_s`` and ``discover_max_s`` the
 deferred work the ``--after`` stream ran at tuples (how many calls, their CPU, the longest
-one: a pause in processing): an addition's searches, a removal's cleanings and slices.
+one: a pause in processing): an addition's searches, a removal's cleanings and slices;
+``pending_at_end`` whether any of it was still pending after that stream.
 
 Exactness: the oracle cannot enumerate the data graph of 9,000 alive tuples at
 every instant, so every run's outputs (the whole stream, the change included)
@@ -83,7 +84,7 @@ FIELDS = ("engine", "change", "method", "rows", "seconds", "after", "keywords", 
           "tuples_before", "build_cpu_s", "change_cpu_s", "change_over_build", "operators_before",
           "operators_after", "outputs", "digest", "equal_to_replay", "commit", "load1", "command",
           "build_warm_cpu_s", "change_over_warm_build", "pending_cpu_s", "discoveries", "discover_cpu_s",
-          "discover_max_s")
+          "discover_max_s", "pending_at_end")
 
 
 def _stream(p, schema, first_t: int, seconds: int, first_tid: int, seed: int, kwf: float, sel: int):
@@ -164,6 +165,9 @@ def run_one(engine: str, change: str, method: str, seconds: int, after: int,
     rest = list(_stream(p, eng.schema, seconds + 1, after, len(before), 1, kwf, sel))
     for _, instant in groupby(rest, key=lambda e: e.t):
         out.extend(eng.process(list(instant)))
+    # whether the deferred part was still pending after the ``--after`` stream (a removal's
+    # deletion runs in slices at those tuples; an addition's searches wait for first tuples)
+    pending_at_end = getattr(eng, "_pending", None) is not None
     out.extend(eng.flush())
     digest = hashlib.sha256("\n".join(map(repr, out)).encode()).hexdigest()[:16]
     return dict(tuples_before=len(before), build_cpu_s=round(build, 4), change_cpu_s=round(cpu, 4),
@@ -172,7 +176,7 @@ def run_one(engine: str, change: str, method: str, seconds: int, after: int,
                 operators_before=ops_before, operators_after=ops_after, outputs=len(out), digest=digest,
                 pending_cpu_s=None if pending_cpu is None else round(pending_cpu, 4),
                 discoveries=len(spent), discover_cpu_s=round(sum(spent), 4),
-                discover_max_s=round(max(spent), 4) if spent else None)
+                discover_max_s=round(max(spent), 4) if spent else None, pending_at_end=pending_at_end)
 
 
 def _commit() -> str:

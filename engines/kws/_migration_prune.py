@@ -36,13 +36,15 @@ and rows are cleaned at its next tuple, before the tuple is processed (``clean``
 removed edge or of the removed relation (``_is_dead``; no schema change happens before the
 deletion ends, so no edge of the same id is back).  The deletion itself (the operators
 above, ``l_rem``, the rows, the tables and the operator list) runs in slices, one at each
-arriving tuple (``step``: about a millisecond each), and what is left of it before the next
+arriving tuple (``step``: at most a few milliseconds each), and what is left of it before the next
 schema change or when every operator or the mesh's size is asked for (``complete``);
 ``migration.DEFER_PRUNE = False`` runs it all inside the change.
 ``tests/kws/test_migration_prune.py`` checks the deferred deletion against the one done in
 the change, step by step, with slices of every size down to one unit.
 """
 from __future__ import annotations
+
+import numpy as np
 
 
 def start_operators(engine, edge_ids: set, rel: str | None) -> list:
@@ -125,7 +127,7 @@ class PendingPrune:
     deleted operator (rows are made operators at their node's first tuple, after ``clean``),
     so each phase's result stays true.  State is plain data: a pending engine pickles."""
 
-    SLICE = {"climb": 2000, "rows": 16, "l_rem": 2000, "tables": 32, "ops": 20000}
+    SLICE = {"climb": 2000, "rows": 6, "l_rem": 1500, "tables": 12, "ops": 20000}
 
     def __init__(self, edge_ids: set, rel: str | None, start: list, nodes: set):
         self.edge_ids, self.rel = edge_ids, rel
@@ -136,6 +138,7 @@ class PendingPrune:
         self.gone: list = []
         self.l_rem: list = []           # left operators to check (l_rem)
         self.held: set = set()          # left operators of rows kept
+        self.masks: dict = {}           # store -> its left operators deleted (bool array)
         self.kept: list = []            # the operator list, filtered so far
         self.made = 0                   # its length when the ``ops`` phase began
 
@@ -242,10 +245,16 @@ class PendingPrune:
         # the CN joins still held as rows (``cn_joins``): those of the removed edges and
         # relation, and those above a deleted operator, go; their left operators are checked
         # by l_rem like those of deleted operators (a row counts as a parent)
-        for store, node in part:
+        for store in ("_cn_rows", "_waiting"):
             rows = getattr(engine, store)
-            if rows is not None and node in rows.rows:
-                self.l_rem += rows.remove(self.edge_ids, self.rel, self.dead.__contains__, (node,))
+            nodes = [node for s, node in part if s == store]
+            if rows is not None and nodes:
+                mask = self.masks.get(store)
+                if mask is None:   # which of the store's left operators are deleted, once
+                    dead = self.dead
+                    mask = self.masks[store] = np.fromiter((op in dead for op in rows.lefts), np.bool_,
+                                                           len(rows.lefts))
+                self.l_rem += rows.remove(self.edge_ids, self.rel, mask, nodes)
                 if not rows.rows:
                     setattr(engine, store, None)
 

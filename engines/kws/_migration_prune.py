@@ -47,10 +47,10 @@ from __future__ import annotations
 import numpy as np
 
 
-def start_operators(engine, edge_ids: set, rel: str | None) -> list:
-    """The operators a removal deletes first (the rest are above them, or ``l_rem``)."""
+def start_operators(engine, edge_ids: set, rel: str | None, ends: set) -> list:
+    """The operators a removal deletes first (the rest are above them, or ``l_rem``);
+    ``ends``: the relations at the ends of the removed edges."""
     m = len(engine.keywords)
-    ends = {x for e in engine._xs_schema.edges if e.id in edge_ids for x in (e.left, e.right)}
     start = []
     for r in ends | ({rel} if rel else set()):
         for k in range(1 << m):
@@ -63,26 +63,19 @@ def start_operators(engine, edge_ids: set, rel: str | None) -> list:
     return start
 
 
-def cut(engine, edge_ids: set, rel: str | None, t: int, defer: bool = True) -> list:
-    """Section 4.4's removal on ``engine``'s full mesh, the deletion deferred (``defer``);
-    the results that end at ``t``."""
-    start = start_operators(engine, edge_ids, rel)
+def cut(engine, edge_ids: set, rel: str | None, ends: set, t: int, defer: bool = True) -> list:
+    """Section 4.4's removal on ``engine``'s full mesh (``migration.removed``), the deletion
+    deferred (``defer``); the results that end at ``t``."""
+    start = start_operators(engine, edge_ids, rel, ends)
     ended = _end(engine, start, t)
     lefts = {s.left: None for s in start if s.running and s.left is not None}  # (by identity)
     for s in start:
         s.running = False
     if engine.demand_driven:   # Pstop: a join none of whose parents runs any more sleeps
         for k in lefts:
-            if k.running and not k.cn and k.left is not None:
-                for p in k.parents:
-                    if p.running:
-                        break
-                else:
-                    engine._sleep(k)
+            engine._pstop(k)
     if rel is not None:
         drop_relation(engine, rel)
-        engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
-        engine._group_indexes()
     pending = PendingPrune(edge_ids, rel, start, set(engine._sources))
     if defer:
         engine._pending = pending
@@ -163,20 +156,7 @@ class PendingPrune:
         """The deleted operators leave ``node``'s tables, stopped and empty, and the rows keyed
         by the node over a deleted operator or on a removed edge go."""
         self.nodes.discard(node)
-        ops = engine._by_right.get(node)
-        if ops:
-            dead = self._is_dead
-            kept = [op for op in ops if not dead(op)]
-            if len(kept) != len(ops):
-                running = engine._running.get(node, {})
-                for op in ops:
-                    if dead(op):
-                        op.out, op.idx, op.running = (), None, False
-                        running.pop(op, None)
-                if kept:
-                    engine._by_right[node] = kept
-                else:
-                    del engine._by_right[node]
+        _leave_tables(engine, node, self._is_dead)
         for store in ("_cn_rows", "_waiting"):
             rows = getattr(engine, store)
             if rows is not None and node in rows.rows:
@@ -273,28 +253,41 @@ class PendingPrune:
                     todo.append(k.left)
 
     def _tables(self, engine, part) -> None:
-        dead = self.dead
         for n in part:
-            for table in (engine._roots, engine._by_right):
-                if n in table:
-                    kept = [op for op in table[n] if op not in dead]
-                    if kept:
-                        table[n] = kept
-                    else:
-                        del table[n]
-            running = engine._running.get(n)
-            if running:
-                for op in [op for op in running if op in dead]:
-                    del running[op]
+            _leave_tables(engine, n, self.dead.__contains__)
 
     def _ops(self, engine, part) -> None:
         dead = self.dead
         self.kept += [op for op in reversed(part) if op not in dead]
 
 
+def _leave_tables(engine, node, is_dead) -> None:
+    """The operators of ``node``'s tables (``_roots``, ``_by_right``, ``_running``) that
+    ``is_dead`` leave them, stopped and empty."""
+    running = engine._running.get(node, {})
+    for table in (engine._roots, engine._by_right):
+        ops = table.get(node)
+        if not ops:
+            continue
+        kept = []
+        for op in ops:
+            if is_dead(op):
+                op.out, op.idx, op.running = (), None, False
+                running.pop(op, None)
+            else:
+                kept.append(op)
+        if len(kept) != len(ops):
+            if kept:
+                table[node] = kept
+            else:
+                del table[node]
+
 
 def drop_relation(engine, rel: str) -> None:
-    """The tuples of a removed relation are dead (spec: a re-added relation starts empty)."""
+    """The tuples of a removed relation are dead (spec: a re-added relation starts empty),
+    and the hash indexes of its nodes' sources go."""
     for n in [n for n in engine._sources if n[0] == rel]:
         for tid in engine._sources.pop(n):
             del engine._rows[tid]
+    engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
+    engine._group_indexes()

@@ -474,8 +474,15 @@ class MeshEngine(KwsEngine):
         j.running = False
         self._running[j.right].pop(j, None)
         j.out, j.idx = (), None
-        k = j.left
-        if k.left is not None and k.running and not k.cn and not any(p.running for p in k.parents):
+        self._pstop(j.left)
+
+    def _pstop(self, k) -> None:
+        """Pstop: join ``k`` sleeps once none of its parents runs (a CN join feeds the output
+        operator: it runs while its right source has tuples)."""
+        if k.left is not None and k.running and not k.cn:
+            for p in k.parents:
+                if p.running:
+                    return
             self._sleep(k)
 
     # -- results -------------------------------------------------------------------

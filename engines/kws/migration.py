@@ -111,15 +111,14 @@ def add_edge(xs, edge, m: int, t_max: int):
     return nodes, nid, tuple(adjacency), rbit
 
 
-def remove(xs, edge_ids: set, rel: str | None, schema):
-    """``xs`` without the labels of ``edge_ids`` (edges of ``schema``) and, if ``rel``,
-    without its nodes."""
+def remove(xs, edge_ids: set, rel: str | None, ends: set):
+    """``xs`` without the labels of ``edge_ids`` (between the relations ``ends``) and, if
+    ``rel``, without its nodes."""
     nodes, nid, adjacency, rbit = xs
     dead = {nid[n] for n in nodes if n[0] == rel}
     # an entry of a removed edge, or of a node of ``rel`` (on a removed edge too), is in the
     # lists of its endpoints' nodes only: the other lists stay the same objects, and keep the
     # compiled search's arrays of them (``cn_joins._entry_arrays``)
-    ends = {x for e in schema.edges if e.id in edge_ids for x in (e.left, e.right)}
     adj = tuple([] if i in dead else
                 [a for a in lst if a[2][0][0] not in edge_ids and a[0] not in dead] if n is not None and n[0] in ends else lst
                 for i, (n, lst) in enumerate(zip(by_nid(xs), adjacency)))
@@ -267,13 +266,16 @@ def changed_schema(engine, event):
     return None
 
 
-def removed(engine, event) -> tuple[set, str | None]:
-    """(edge ids, relation) a removal takes out of the mesh."""
+def removed(engine, event) -> tuple[set, str | None, set]:
+    """(edge ids, relation, the relations at the ends of those edges) a removal takes out
+    of the mesh."""
+    old = engine._xs_schema
     if isinstance(event, RemoveRelation):
-        old = engine._xs_schema
-        return {e.id for e in old.edges if event.name in (e.left, e.right)}, event.name
-    assert isinstance(event, RemoveEdge)
-    return {event.edge_id}, None
+        edge_ids, rel = {e.id for e in old.edges if event.name in (e.left, e.right)}, event.name
+    else:
+        assert isinstance(event, RemoveEdge)
+        edge_ids, rel = {event.edge_id}, None
+    return edge_ids, rel, {x for e in old.edges if e.id in edge_ids for x in (e.left, e.right)}
 
 
 # -- the full mesh: registering, feeding, pruning -------------------------------------
@@ -284,9 +286,9 @@ def migrate_full_mesh(engine, event, t: int):
         engine._pending.complete(engine)
     change = changed_schema(engine, event)
     if change is None:
-        edge_ids, rel = removed(engine, event)
-        ended = cut(engine, edge_ids, rel, t, DEFER_PRUNE)
-        engine._xs = remove(engine._xs, edge_ids, rel, engine._xs_schema)
+        edge_ids, rel, ends = removed(engine, event)
+        ended = cut(engine, edge_ids, rel, ends, t, DEFER_PRUNE)
+        engine._xs = remove(engine._xs, edge_ids, rel, ends)
         engine._xs_schema = engine.schema
         return ended, ()
     xs, new_labels, new_nodes, dist = change

@@ -25,14 +25,13 @@ def migrate_partial_mesh(engine, event, t: int):
     m, t_max = len(engine.keywords), engine.params.t_max
     change = changed_schema(engine, event)
     if change is None:
-        edge_ids, rel = removed(engine, event)
+        edge_ids, rel, ends = removed(engine, event)
         old = engine._xs_schema
         ended = prune_partial_mesh(engine, edge_ids, rel, t)
-        engine._xs = remove(engine._xs, edge_ids, rel, old)
+        engine._xs = remove(engine._xs, edge_ids, rel, ends)
         engine._xs_schema = engine.schema
         _clusters(engine, set())
-        ends = {x for e in old.edges if e.id in edge_ids for x in (e.left, e.right)} | ({rel} if rel else set())
-        _drop_dead_ends(engine, distances(old, ends))
+        _drop_dead_ends(engine, distances(old, ends | ({rel} if rel else set())))
         return ended, ()
     xs, new_labels, new_nodes, dist = change
     engine._xs, engine._xs_schema = xs, engine.schema
@@ -149,6 +148,4 @@ def prune_partial_mesh(engine, edge_ids: set, rel: str | None, t: int) -> list:
             del table[n]
     if rel is not None:
         drop_relation(engine, rel)
-        engine._index = {(n, a): ix for (n, a), ix in engine._index.items() if n[0] != rel}
-        engine._group_indexes()
     return ended

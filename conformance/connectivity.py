@@ -122,6 +122,12 @@ def _probe(engine, case, windows, due, step) -> Mismatch | None:
     return None
 
 
+def adhoc(engine, case: Case) -> tuple:
+    """The ad-hoc answers asked around a pickle round trip (``conformance.roundtrip``):
+    ``connected(a, b)`` on the case's probe pairs (an error's type is the answer)."""
+    return tuple(bool(engine.connected(a, b)) for a, b in case.probes)
+
+
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
     """Offer ``bad`` before edge ``position``: the error must be ``error`` and change nothing."""
     return check_rejection(engine_cls, case.params, case.edges[:position], case.edges[position:],

@@ -1,27 +1,42 @@
-"""The differential runner shared by every problem.
+"""The differential runner shared by every problem and by both front ends.
 
 A problem's conformance module (``conformance.<problem>``) provides a ``Case``
-type, ``cases()`` (the hypothesis strategy), ``random_case(seed)``,
-``check(engine_cls, case) -> Mismatch | None`` (step by step against the
-oracle), ``dump(case) -> str`` and ``load(text) -> Case``.  This module runs
-them: ``run(problem, engine_cls, examples)`` fuzzes with hypothesis, lets it
-shrink a failure, writes the shrunk case as JSON lines and returns the one
-command that replays it.
+type, ``cases()`` and ``invalid_cases()`` (hypothesis strategies),
+``check``, ``check_invalid``, ``check_watermark`` (each ``-> Mismatch | None``),
+``dump(case) -> str``, ``load(text) -> Case`` and optionally ``adhoc(engine,
+case)`` (the ad-hoc answers asked around pickle round trips).  This module
+runs the checks of ``conformance.checks.CHECKS`` on an engine:
+
+- ``run_check`` fuzzes one check with hypothesis and lets it shrink; a failure
+  is written, after shrinking, as exactly one reproducer file per distinct
+  failure (``FAILURES_DIR``), with the one command that replays it;
+- ``run_all`` runs every check: what ``streamspec conform`` and the pytest
+  suite (``conformance.testing``) both call;
+- an engine that crashes or breaks the hook contract (``ContractViolation``)
+  fails like a mismatch, with a reproducer; several distinct failures are
+  reported each with its own, never as a bare exception group;
+- ``replay`` re-runs the check a reproducer names on its example.
 """
 from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import os
+import time
+import traceback
 from pathlib import Path
 
 import attrs
-from hypothesis import given, settings
+from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
 
 from streamspec.spec.errors import InvalidParameter, StreamspecError
 
 PROBLEMS = ("connectivity", "kws", "simjoin", "topkjoin")   # each has conformance.<problem>
 FAILURES_DIR = Path(os.environ.get("STREAMSPEC_FAILURES", ".streamspec-failures"))
+HEADER = "streamspec-reproducer"
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
 
 
 @attrs.frozen
@@ -41,11 +56,41 @@ class Mismatch:
 
 
 class ConformanceFailure(AssertionError):
-    """Raised inside hypothesis so it shrinks; carries the mismatch and the case."""
+    """Raised inside hypothesis so it shrinks; carries the mismatch, the check and its example."""
 
-    def __init__(self, mismatch: Mismatch, case):
-        self.mismatch, self.case = mismatch, case
+    def __init__(self, mismatch: Mismatch, case, check_name: str = "step_by_step",
+                 example=None, crash: str | None = None):
+        self.mismatch, self.case, self.check = mismatch, case, check_name
+        self.example = example if example is not None else (case, ())
+        self.crash = crash          # the traceback of an engine crash, if it was one
         super().__init__(str(mismatch))
+
+
+@attrs.frozen
+class Failure:
+    """One distinct failure of one check, shrunk, with its reproducer."""
+
+    engine: str
+    check: str
+    mismatch: Mismatch
+    path: Path | None          # the reproducer file (None when not written)
+    command: str               # the command that replays it
+    text: str                  # the whole report a person reads
+
+
+@attrs.frozen
+class Report:
+    """What ``run_all`` found for one engine."""
+
+    engine: str
+    examples: int
+    failures: list
+    examples_to_kill: dict      # check name -> examples run up to the first failure, or None
+    seconds: dict               # check name -> seconds
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
 
 
 def suite(problem: str):
@@ -59,59 +104,181 @@ def engine_label(engine_cls) -> str:
     return f"{engine_cls.problem}.{engine_cls.name}"
 
 
-def assert_conforms(engine_cls, case) -> None:
-    """Raise ``ConformanceFailure`` when ``engine_cls`` disagrees with the oracle on ``case``."""
-    mismatch = suite(engine_cls.problem).check(engine_cls, case)
+def _checks(names=None):
+    from streamspec.conformance import checks
+    return checks.CHECKS if names is None else tuple(checks.get(n) for n in names)
+
+
+def _attempt(check, engine_cls, example) -> None:
+    """Run ``check`` on ``example``; raise ``ConformanceFailure`` on any failure."""
+    problem = suite(engine_cls.problem)
+    try:
+        mismatch = check.run(problem, engine_cls, example)
+    except ConformanceFailure:
+        raise
+    except Exception as exc:    # a crash or a ContractViolation: a failure with a reproducer too
+        kind = "broke the engine contract" if type(exc).__name__ == "ContractViolation" else "raised"
+        raise ConformanceFailure(Mismatch("while running the check", f"the engine {kind}: "
+                                          f"{type(exc).__name__}: {exc}"),
+                                 check.case(example), check.name, example,
+                                 crash="".join(traceback.format_exception(exc))) from exc
     if mismatch is not None:
-        raise ConformanceFailure(mismatch, case)
+        raise ConformanceFailure(mismatch, check.case(example), check.name, example)
 
 
-def save_reproducer(engine_cls, case) -> tuple[Path, str]:
-    """Write ``case`` as JSON lines; return the file and the command that replays it."""
-    text = suite(engine_cls.problem).dump(case)
+def assert_conforms(engine_cls, case) -> None:
+    """Raise ``ConformanceFailure`` when ``engine_cls`` disagrees with the oracle on ``case``
+    (the step-by-step check, no pickle round trips)."""
+    _attempt(_checks(["step_by_step"])[0], engine_cls, (case, ()))
+
+
+def dump_example(engine_cls, check, example) -> str:
+    """A reproducer's text: a header line naming the check, then the case's JSON lines."""
+    head = {HEADER: 1, "problem": engine_cls.problem, "engine": engine_cls.name,
+            "check": check.name, **check.encode(example)}
+    return json.dumps(head) + "\n" + suite(engine_cls.problem).dump(check.case(example))
+
+
+def load_example(problem: str, text: str):
+    """``(check, example)`` of a reproducer (a bare case file replays ``step_by_step``)."""
+    first, _, rest = text.partition("\n")
+    head = json.loads(first) if first.strip() else {}
+    if HEADER not in head:
+        return _checks(["step_by_step"])[0], (suite(problem).load(text), ())
+    check = _checks([head["check"]])[0]
+    return check, check.decode(head, suite(problem).load(rest))
+
+
+def save_reproducer(engine_cls, case, check=None, example=None) -> tuple[Path, str]:
+    """Write the example as a reproducer; return the file and the command that replays it."""
+    check = check or _checks(["step_by_step"])[0]
+    example = example if example is not None else (case, ())
+    text = dump_example(engine_cls, check, example)
     digest = hashlib.sha1(text.encode()).hexdigest()[:10]
     FAILURES_DIR.mkdir(parents=True, exist_ok=True)
-    path = FAILURES_DIR / f"{engine_cls.problem}-{engine_cls.name}-{digest}.jsonl"
+    path = FAILURES_DIR / f"{engine_cls.problem}-{engine_cls.name}-{check.name}-{digest}.jsonl"
     path.write_text(text)
-    command = f"streamspec conform {engine_cls.problem} --engine {engine_cls.name} --replay {path}"
-    return path, command
+    return path, replay_command(engine_cls, path)
+
+
+def replay_command(engine_cls, path) -> str:
+    return f"streamspec conform {engine_cls.problem} --engine {engine_cls.name} --replay {path}"
+
+
+def _diagnose(engine_cls, check, example) -> str:
+    """For a failure with pickle round trips: does it need them?"""
+    if check.name not in ("step_by_step", "watermark") or not example[1]:
+        return ""
+    try:
+        _attempt(check, engine_cls, (example[0], ()))
+    except ConformanceFailure:
+        return "\nwithout the pickle round trips the engine fails too: not a pickling bug only"
+    return "\nwithout the pickle round trips the engine passes: its state does not survive pickling"
+
+
+def _failure(engine_cls, failure: ConformanceFailure, write: bool) -> Failure:
+    check = _checks([failure.check])[0]
+    label = engine_label(engine_cls)
+    text = dump_example(engine_cls, check, failure.example)
+    if write:
+        path, command = save_reproducer(engine_cls, failure.case, check, failure.example)
+        where = f"reproducer ({path}):"
+    else:
+        path, command = None, "(reproducer not written)"
+        where = "reproducer:"
+    crash = f"\nthe engine's traceback:\n{failure.crash}" if failure.crash else ""
+    report = (f"{label} fails {check.name} ({check.title})\n{failure.mismatch}"
+              f"{_diagnose(engine_cls, check, failure.example)}{crash}\n"
+              f"{where}\n{text}replay: {command}")
+    return Failure(label, check.name, failure.mismatch, path, command, report)
+
+
+def _flatten(exc: BaseException) -> list:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _flatten(inner)]
+    return [exc]
+
+
+def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
+              base: settings | None = None, write: bool = True):
+    """Fuzz ``check`` on ``engine_cls``: ``(failures, examples run up to the first failure)``.
+
+    ``base`` is a hypothesis settings object to start from (the pytest suite passes its
+    profile's); derandomized unless ``seed`` is given or ``base`` says otherwise."""
+    problem = suite(engine_cls.problem)
+    count = [0, None]
+
+    def probe(example):
+        count[0] += 1
+        try:
+            _attempt(check, engine_cls, example)
+        except ConformanceFailure:
+            if count[1] is None:
+                count[1] = count[0]
+            raise
+
+    chosen = dict(max_examples=examples, deadline=None, print_blob=False,
+                  verbosity=Verbosity.quiet, suppress_health_check=SLOW)
+    if base is None:
+        chosen.update(database=None, derandomize=seed is None)
+    fuzz = settings(base, **chosen)(given(check.examples(problem))(probe)) if base is not None \
+        else settings(**chosen)(given(check.examples(problem))(probe))
+    if seed is not None:
+        fuzz = hypothesis_seed(seed)(fuzz)
+    try:
+        fuzz()
+    except BaseException as exc:   # noqa: BLE001  (sorted below; anything else re-raised)
+        found, other = [], []
+        for leaf in _flatten(exc):
+            (found if isinstance(leaf, ConformanceFailure) else other).append(leaf)
+        if other and not found:
+            raise
+        failures, seen = [], set()
+        for leaf in found:
+            key = dump_example(engine_cls, _checks([leaf.check])[0], leaf.example)
+            if key not in seen:         # one file per distinct failure
+                seen.add(key)
+                failures.append(_failure(engine_cls, leaf, write))
+        for leaf in other:              # e.g. hypothesis' Flaky: reported, not swallowed
+            failures.append(Failure(engine_label(engine_cls), check.name,
+                                    Mismatch("hypothesis", f"{type(leaf).__name__}: {leaf}"),
+                                    None, "", f"{engine_label(engine_cls)} fails {check.name}: "
+                                              f"{type(leaf).__name__}: {leaf}"))
+        return failures, count[1]
+    return [], None
+
+
+def run_all(engine_cls, examples: int, seed: int | None = None, checks=None,
+            write: bool = True, base: settings | None = None) -> Report:
+    """Every check (or those named in ``checks``) on ``engine_cls``, ``examples`` each."""
+    failures, kill, seconds = [], {}, {}
+    for check in _checks(checks):
+        started = time.perf_counter()
+        found, killed_at = run_check(engine_cls, check, examples, seed, base=base, write=write)
+        seconds[check.name] = time.perf_counter() - started
+        kill[check.name] = killed_at
+        failures += found
+    return Report(engine_label(engine_cls), examples, failures, kill, seconds)
+
+
+def run(engine_cls, examples: int, seed: int | None = None, checks=None) -> str | None:
+    """Every check on ``engine_cls``; the failure reports joined, or None."""
+    report = run_all(engine_cls, examples, seed, checks)
+    return "\n\n".join(f.text for f in report.failures) or None
 
 
 def describe_failure(engine_cls, failure: ConformanceFailure) -> str:
-    path, command = save_reproducer(engine_cls, failure.case)
-    return (f"{engine_label(engine_cls)} disagrees with the oracle\n{failure.mismatch}\n"
-            f"shrunk stream ({path}):\n{path.read_text()}replay: {command}")
-
-
-def run(engine_cls, examples: int, seed: int | None = None) -> str | None:
-    """Fuzz ``engine_cls`` with ``examples`` hypothesis examples; a failure report or None."""
-    cases = suite(engine_cls.problem).cases()
-    caught: list[ConformanceFailure] = []
-
-    @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
-              print_blob=False)
-    @given(cases)
-    def fuzz(case):
-        try:
-            assert_conforms(engine_cls, case)
-        except ConformanceFailure as failure:
-            caught.append(failure)
-            raise
-
-    if seed is not None:
-        fuzz = __import__("hypothesis").seed(seed)(fuzz)
-    try:
-        fuzz()
-    except ConformanceFailure:
-        return describe_failure(engine_cls, caught[-1])
-    return None
+    return _failure(engine_cls, failure, write=True).text
 
 
 def replay(engine_cls, path: str | Path) -> str | None:
-    """Replay a saved case; a failure report or None."""
-    case = suite(engine_cls.problem).load(Path(path).read_text())
-    mismatch = suite(engine_cls.problem).check(engine_cls, case)
-    return None if mismatch is None else f"{engine_label(engine_cls)}: {mismatch}"
+    """Replay a saved reproducer (the check it names, on its example); a report or None."""
+    check, example = load_example(engine_cls.problem, Path(path).read_text())
+    try:
+        _attempt(check, engine_cls, example)
+    except ConformanceFailure as failure:
+        return f"{engine_label(engine_cls)} fails {check.name}: {failure.mismatch}"
+    return None
 
 
 def check_rejection(engine_cls, params, before: list, after: list, bad, error: type,

@@ -69,6 +69,12 @@ def _show(topk) -> tuple:
     return (topk.ts, topk.pairs)
 
 
+def adhoc(engine, case: Case) -> int:
+    """The ad-hoc answer asked around a pickle round trip (``conformance.roundtrip``):
+    how many records the window holds (``n_records``)."""
+    return engine.n_records
+
+
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
     """Offer ``bad`` before event ``position``: the error must be ``error``, name that
     record, and change nothing."""

@@ -2,14 +2,13 @@
 
 Run it on an installed engine with
 ``pytest --pyargs streamspec.conformance --engine NAME`` (``STREAMSPEC_PROFILE``
-picks the examples: dev 200, ci 1000, deep 20000).  The tests are built by
-``streamspec.conformance.testing``; the project's own run binds the same ones in
-``tests/kws/test_conformance.py``.
+picks the examples per check: dev 200, ci 1000, deep 20000;
+``STREAMSPEC_EXAMPLES=N`` overrides).  The tests are the checks of
+``streamspec.conformance.checks`` (``streamspec conform kws`` runs the same),
+bound by ``streamspec.conformance.testing.bind``; the project's own run binds the
+same ones in ``tests/kws/test_conformance.py``.
 """
-from streamspec.conformance.testing import conformance_tests, contract_tests
+from streamspec.conformance.testing import bind
 
 PROBLEM = "kws"
-test_matches_oracle_step_by_step, test_rejects_bad_records_without_state_change = \
-    conformance_tests(PROBLEM)
-(test_state_survives_pickling_mid_stream, test_watermark_then_flush_equals_flush,
- test_strategy_draws_every_feature) = contract_tests(PROBLEM)
+bind(globals(), PROBLEM)

@@ -35,37 +35,38 @@ def _case_type():
     return Case
 
 
-@st.composite
-def time_steps(draw, r: int, s: int, n: int) -> list[int]:
-    """Increments between consecutive edges: ties, steps within a slide, gaps past the window."""
-    step = st.one_of(
+def step(r: int, s: int):
+    """The increment before an edge: a tie (0, what it shrinks to), progress within a
+    slide, or a gap longer than the window."""
+    return st.one_of(
         st.just(0),                                   # ties and bursts
         st.integers(1, s),                            # ordinary progress
-        st.integers(r, 2 * (r + s) + 1),              # a gap longer than the window
+        st.integers(r, 2 * (r + s) + 1),              # a gap as long as the window or longer
     )
-    return draw(st.lists(step, min_size=n, max_size=n))
 
 
 @st.composite
 def cases(draw, max_edges: int = 30):
+    """One list of edge records, each ``(u, v, step)``: hypothesis deletes whole edges
+    and shrinks ids and steps toward 0 (a failure shrinks to the few edges it needs).
+    Duplicate edges come from the small vertex alphabet; a tenth of the records copy
+    the ends of the edge before them."""
     kind = draw(st.sampled_from([int, int, str]))
     r = draw(st.integers(1, MAX_RS))
     s = draw(st.integers(1, MAX_RS))
     qv = st.integers(0, N_QUERY_VERTICES - 1).map(lambda i: vertex_name(i, kind))
     workload = draw(st.lists(st.tuples(qv, qv), max_size=6))
-    n = draw(st.integers(0, max_edges))
     ev = st.integers(0, N_STREAM_VERTICES - 1)
-    pairs = draw(st.lists(st.tuples(ev, ev), min_size=n, max_size=n))
-    # duplicates: some edges repeat an earlier one
-    repeats = draw(st.lists(st.integers(0, max(n - 1, 0)), min_size=n, max_size=n))
-    dup = draw(st.lists(st.booleans(), min_size=n, max_size=n))
-    steps = draw(time_steps(r, s, n))
+    records = draw(st.lists(st.tuples(ev, ev, step(r, s), st.integers(0, 9)), max_size=max_edges))
     first = draw(st.integers(-20, 20))
     t, edges = first, []
-    for i in range(n):
-        t += steps[i] if i else 0
-        a, b = pairs[repeats[i]] if dup[i] and repeats[i] < i else pairs[i]
-        edges.append(Edge(vertex_name(a, kind), vertex_name(b, kind), t))
+    for i, (a, b, d, copy) in enumerate(records):
+        t += d if i else 0
+        if copy == 9 and edges:              # a duplicate of the edge before
+            a, b = edges[-1][0], edges[-1][1]
+        edges.append((a, b, t))
+    edges = [Edge(vertex_name(a, kind), vertex_name(b, kind), tt) for a, b, tt in edges]
+    n = len(edges)
     origin = draw(st.one_of(st.none(), st.integers(0, 2 * s).map(lambda d: first - d)))
     cuts = sorted(draw(st.sets(st.integers(1, max(n - 1, 1)), max_size=6))) if n > 1 else []
     bounds = [0] + [c for c in cuts if c < n] + [n]

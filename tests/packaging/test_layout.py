@@ -32,8 +32,10 @@ def test_every_package_folder_is_listed_under_the_streamspec_namespace():
     on_disk = {"streamspec." + str(init.parent.relative_to(ROOT)).replace(os.sep, ".")
                for layer in LAYERS for init in (ROOT / layer).rglob("__init__.py")
                if "results" not in init.parts}
-    assert set(setup["packages"]) == on_disk
-    assert setup["package-dir"] == {f"streamspec.{layer}": layer for layer in LAYERS}
+    # docs/ ships as a data-only package (its pages; tests/packaging/test_docs.py checks them)
+    assert set(setup["packages"]) == on_disk | {"streamspec.docs"}
+    assert setup["package-dir"] == {**{f"streamspec.{layer}": layer for layer in LAYERS},
+                                    "streamspec.docs": "docs"}
 
 
 def test_entry_points_name_streamspec_modules_only():

@@ -91,11 +91,29 @@ def selected_engines(config, problem: str) -> list[tuple[str, str]]:
                     except StreamspecError as exc:
                         raise pytest.UsageError(f"--engine {w}: {exc}") from None
                     picked.append((p, f"{n}:{opts}"))
+    # the suite's own broken engines (``broken-...``, ``streamspec.conformance.broken``)
+    mutants = {w: _mutant(problem, w) for w in wanted if _mutant(problem, w) is not None}
+    picked += [(problem, m.name) for m in mutants.values()]
     everything = {n for _, n in Registry.names()} | {f"{p}.{n}" for p, n in Registry.names()}
-    unknown = [w for w in wanted if w.partition(":")[0] not in everything]
+    unknown = [w for w in wanted if w.partition(":")[0] not in everything and not _is_mutant(w)]
     if unknown:
         raise pytest.UsageError(f"--engine {unknown}: not registered (see `streamspec engines`)")
     return picked
+
+
+def _is_mutant(wanted: str) -> bool:
+    return wanted.rpartition(".")[2].startswith("broken-")
+
+
+def _mutant(problem: str, wanted: str):
+    """The broken engine ``wanted`` names (``broken-x`` or ``PROBLEM.broken-x``), or None."""
+    if not _is_mutant(wanted):
+        return None
+    prefix, dot, name = wanted.rpartition(".")
+    if dot and prefix != problem:
+        return None
+    from streamspec.conformance import broken
+    return broken.find(problem, name) if hasattr(broken, "find") else None
 
 
 def _no_engine_reason(config, problem: str) -> str:
@@ -127,7 +145,8 @@ def pytest_generate_tests(metafunc):
         marks = []
         if n in gaps:
             marks.append(pytest.mark.xfail(reason=f"known gap: {gaps[n]}", strict=True))
-        params.append(pytest.param(Registry.get(p, n), id=n, marks=marks))
+        from streamspec.conformance.cli import resolve
+        params.append(pytest.param(resolve(p, n), id=n, marks=marks))
     if not params:   # --engine names no engine of this problem: say so, not a bare empty set
         params = [pytest.param(None, id="none", marks=pytest.mark.skip(
             reason=_no_engine_reason(metafunc.config, problem)))]

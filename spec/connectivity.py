@@ -49,8 +49,9 @@ import numpy as np
 
 from streamspec.spec._connectivity_kernels import feed_int64
 from streamspec.spec.engine import validation_units
-from streamspec.spec.errors import (AdHocUnavailable, InvalidParameter, InvalidRecord, MalformedRecord,
-                         NoWindowYet, OutOfOrder, StreamspecError)
+from streamspec.spec.errors import (AdHocUnavailable, ContractViolation, InvalidParameter,
+                                    InvalidRecord, MalformedRecord, NoWindowYet, OutOfOrder,
+                                    StreamspecError)
 from streamspec.spec.vertices import IdIndex
 from streamspec.spec.windows import SlidingWindows
 
@@ -61,6 +62,7 @@ BATCH = 4096
 SMALL = 16
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(bool)
+_ARRAY = np.ndarray
 _NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
 _SET = object.__setattr__       # how attrs itself sets the fields of a frozen class
 _NEW = object.__new__
@@ -265,6 +267,11 @@ class ConnectivityEngine:
     - ``_connected(a, b) -> bool``: ad-hoc query on window ``next_window - 1``
       (``-1`` is a vertex never seen).
     - ``_start()``: called once ``self.windows`` (with ``t0``) is known.
+
+    Rows that are not a numpy array of exactly that shape (bool, or 0/1
+    integers), or a ``_connected`` answer that is not a bool, are a
+    ``ContractViolation`` naming the hook; exceptions raised inside a hook
+    pass through untouched.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -335,7 +342,12 @@ class ConnectivityEngine:
         ga, gb = (self.vertices.lookup([a, b]).tolist() if self.vertices else (-1, -1))
         if ga < 0 or gb < 0:
             return False
-        return bool(self._connected(ga, gb))
+        answer = self._connected(ga, gb)
+        if type(answer) is not bool and not (isinstance(answer, (np.bool_, int, np.integer))
+                                             and answer in (0, 1)):
+            raise ContractViolation.of(self, "ConnectivityEngine._connected", answer,
+                                       "a bool (True iff both vertices are present and connected)")
+        return bool(answer)
 
     @property
     def n_vertices(self) -> int:
@@ -496,8 +508,11 @@ class ConnectivityEngine:
 
     def _results(self, lo: int, upto: int, answers: np.ndarray) -> list[WindowResult]:
         """The ``WindowResult`` of windows ``lo..upto-1`` from the hook's rows."""
+        # the hook's contract, in two comparisons (this is every trigger's path)
+        if type(answers) is not _ARRAY or answers.shape != (upto - lo, len(self.queries)):
+            raise self._bad_rows(answers, lo, upto)
         if answers.dtype is not _BOOL:      # a hook that returns 0/1: the results hold bools
-            answers = answers.astype(bool)  # (numpy's bool dtype is one object)
+            answers = self._zero_one(answers, lo, upto)
         w = self.windows
         t0, s, r = w.t0, w.s, w.r
         if upto == lo + 1:
@@ -513,6 +528,23 @@ class ConnectivityEngine:
             return [res]
         return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]
+
+    def _bad_rows(self, answers, lo: int, upto: int) -> ContractViolation:
+        return ContractViolation.of(
+            self, "ConnectivityEngine._run", answers,
+            f"a numpy bool array of shape (windows due, queries) = ({upto - lo}, "
+            f"{len(self.queries)}): one row per window {lo}..{upto - 1}, one column per query")
+
+    def _zero_one(self, answers: np.ndarray, lo: int, upto: int) -> np.ndarray:
+        """A hook's rows of another bool dtype object (an unpickled array's) or of
+        0/1 integers, as bools; any other dtype or value breaks the contract."""
+        kind = answers.dtype.kind
+        if kind != "b" and (kind not in "iu" or (answers.size and not (
+                answers.min() >= 0 and answers.max() <= 1))):
+            raise ContractViolation.of(
+                self, "ConnectivityEngine._run", answers,
+                f"bool (or 0/1 integer) answers of shape ({upto - lo}, {len(self.queries)})")
+        return answers.astype(bool)     # (numpy's bool dtype is one object)
 
     # -- engine hooks ------------------------------------------------------------
     def _start(self) -> None:

@@ -1,9 +1,11 @@
-"""Typed errors shared by every problem (DESIGN.md, "Errors").
+"""Typed errors shared by every problem.
 
 Every error raised for bad input is a ``StreamspecError``.  Errors about one
 record carry its position: ``index`` (0-based position in what was handed to
 ``process``) and, once the pipeline knows it, ``location`` (``file:line``).
-The command line turns any ``StreamspecError`` into exit code 2.
+The command line turns a ``StreamspecError`` into its ``exit_code``: 2 for
+bad input or parameters, 1 for a ``ContractViolation`` (an engine's bug, not
+the input's).
 """
 from __future__ import annotations
 
@@ -68,3 +70,80 @@ class OutOfOrder(RecordError):
 
 class InvalidRecord(RecordError):
     """A well-formed record whose value breaks the spec (wrong vertex type, ...)."""
+
+
+class ContractViolation(StreamspecError):
+    """An engine hook returned something its problem's base class cannot use.
+
+    Raised by the spec base classes (``ConnectivityEngine``, ``KwsEngine``,
+    ``SimJoinEngine``, ``TopkJoinEngine``) where they consume a hook's return
+    value: a list where a numpy array is due, too few rows, a wrong dtype,
+    elements of the wrong type, ``None``...  Fields: ``hook`` (the contract's
+    name of the hook, e.g. ``"ConnectivityEngine._run"``), ``engine`` (which
+    engine broke it, ``problem.name (Class)``), ``returned`` (a short
+    description of what came back: type, shape, dtype, length) and ``wanted``
+    (what the spec wants, in words).  Exit code 1: a bug of the engine, not of
+    the input.  An exception raised inside a hook is never wrapped in this.
+    """
+
+    exit_code = 1
+
+    def __init__(self, hook: str, returned: str, wanted: str, *, engine: str | None = None):
+        self.hook = hook
+        self.returned = returned
+        self.wanted = wanted
+        self.engine = engine
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        who = f"engine {self.engine}: " if self.engine else ""
+        return (f"{who}{self.hook} broke the engine contract: it returned {self.returned}; "
+                f"the spec wants {self.wanted}")
+
+    @classmethod
+    def of(cls, engine, hook: str, value, wanted: str) -> "ContractViolation":
+        """The error about ``engine`` (an engine instance or class) whose ``hook``
+        returned ``value``."""
+        return cls(hook, describe(value), wanted, engine=engine_label(engine))
+
+    def __reduce__(self):  # keep the fields across pickling (Spark executors)
+        return (_rebuild_violation, (type(self), self.hook, self.returned, self.wanted,
+                                     self.engine))
+
+
+def _rebuild_violation(cls, hook, returned, wanted, engine):
+    return cls(hook, returned, wanted, engine=engine)
+
+
+def engine_label(engine) -> str:
+    """``problem.name (Class)`` of an engine instance or class (the class alone
+    when it declares no name)."""
+    cls = engine if isinstance(engine, type) else type(engine)
+    problem, name = getattr(cls, "problem", None), getattr(cls, "name", None)
+    if isinstance(problem, str) and isinstance(name, str):
+        return f"{problem}.{name} ({cls.__name__})"
+    return cls.__name__
+
+
+def _short_repr(value, limit: int = 60) -> str:
+    try:
+        text = repr(value)
+    except Exception:  # noqa: BLE001  (a broken __repr__ must not hide the violation)
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def describe(value) -> str:
+    """A short description of a hook's return value: type, shape and dtype of an
+    array, length and first element of a list or tuple, else a short repr."""
+    if value is None:
+        return "None"
+    shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None:
+        return f"{type(value).__name__} of shape {shape}, dtype {dtype}"
+    if isinstance(value, (list, tuple)):
+        kind = type(value).__name__
+        if not value:
+            return f"an empty {kind}"
+        return f"a {kind} of length {len(value)}, first element {_short_repr(value[0])}"
+    return f"{type(value).__name__} {_short_repr(value)}"

@@ -47,8 +47,9 @@ import numpy as np
 
 from streamspec.spec._kws_tids import SeenTids
 from streamspec.spec.engine import validation_units
-from streamspec.spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
-                         OutOfOrder, StreamspecError)
+from streamspec.spec.errors import (ContractViolation, InvalidParameter, InvalidRecord,
+                                    MalformedRecord, OutOfOrder, StreamspecError, describe,
+                                    engine_label)
 from streamspec.spec.kws_events import (EVENTS, SCHEMA_EVENTS, AddEdge, AddRelation, Appear,  # noqa: F401
                              Delete, End, Insert, RemoveEdge, RemoveRelation, Result, Row,
                              edge_key, output_key, tid_key)
@@ -57,6 +58,7 @@ from streamspec.spec.kws_schema import (JoinEdge, Relation, Schema, check_edge, 
 
 PROBLEM = "kws"
 BATCH = 4096
+_RESULTS = "an iterable of streamspec.spec.kws.Result (Result.of(tids, edges))"
 
 
 def _int(name):
@@ -274,6 +276,9 @@ class KwsEngine:
     - ``_schema_change(event, t) -> (ended, appeared)``: ``self.schema`` is
       already the new schema; ended/appeared are Results alive at ``t``.
     - ``_close_instant(t) -> (ended, appeared)``: optional, after the last event of ``t``.
+
+    A return value of another shape (``None``, an element that is not a
+    ``Result``, not a pair) is a ``ContractViolation`` naming the hook.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -624,14 +629,15 @@ class KwsEngine:
                 if window:
                     self._spec_expiry.append((row.t_end, row.tid))
                     self._spec_ends[row.tid] = row.t_end
-                self._note("A", self._insert(row, t))
+                self._note("A", self._insert(row, t), "KwsEngine._insert")
             elif isinstance(item, Delete):
-                self._note("E", self._delete(item.tid, t))
+                self._note("E", self._delete(item.tid, t), "KwsEngine._delete")
             else:
                 self.schema = self._schema_after(item)
-                ended, appeared = self._schema_change(item, t)
-                self._note("E", ended)
-                self._note("A", appeared)
+                ended, appeared = self._pair(self._schema_change(item, t),
+                                             "KwsEngine._schema_change")
+                self._note("E", ended, "KwsEngine._schema_change")
+                self._note("A", appeared, "KwsEngine._schema_change")
         return out
 
     def _schema_after(self, ev) -> Schema:
@@ -651,20 +657,34 @@ class KwsEngine:
             live.pop(tid, None)
             self._spec_ends.pop(tid, None)
 
-    def _note(self, action: str, results) -> None:
+    def _note(self, action: str, results, hook: str = "a KwsEngine hook") -> None:
         ch = self._spec_changes
+        try:
+            results = iter(results)     # (runs no engine code: a generator starts on next)
+        except TypeError:
+            raise ContractViolation.of(self, hook, results, _RESULTS) from None
         for r in results:
+            if type(r) is not Result:
+                raise ContractViolation(hook, f"an iterable holding {describe(r)}", _RESULTS,
+                                        engine=engine_label(self))
             slot = ch.get(r)
             if slot is None:
                 ch[r] = [action, action]
             else:
                 slot[1] = action
 
+    def _pair(self, returned, hook: str) -> tuple:
+        """A hook's ``(ended, appeared)``."""
+        if type(returned) not in (tuple, list) or len(returned) != 2:
+            raise ContractViolation.of(self, hook, returned,
+                                       f"a pair (ended, appeared), each {_RESULTS}")
+        return returned
+
     def _close(self) -> list:
         t = self.last_t
-        ended, appeared = self._close_instant(t)
-        self._note("E", ended)
-        self._note("A", appeared)
+        ended, appeared = self._pair(self._close_instant(t), "KwsEngine._close_instant")
+        self._note("E", ended, "KwsEngine._close_instant")
+        self._note("A", appeared, "KwsEngine._close_instant")
         out = []
         for r, (first, last) in self._spec_changes.items():
             if first == "E" and last == "E":

@@ -43,7 +43,9 @@ import numpy as np
 from streamspec.spec.engine import validation_units
 from streamspec.spec._simjoin_similarity import KIND
 from streamspec.spec._simjoin_tokens import TokenNumbering
-from streamspec.spec.errors import InvalidParameter, InvalidRecord, MalformedRecord, OutOfOrder, StreamspecError
+from streamspec.spec.errors import (ContractViolation, InvalidParameter, InvalidRecord,
+                                    MalformedRecord, OutOfOrder, StreamspecError, describe,
+                                    engine_label)
 
 PROBLEM = "simjoin"
 BATCH = 4096
@@ -52,6 +54,9 @@ JOINS = ("self", "rs")
 SIDES = {"R": 0, "S": 1}
 LATENESS = ("error", "drop")
 MAX_EXACT = 2 ** 53
+_APPLY = "SimJoinEngine._apply"
+_CHANGES = ("a list of (position, ((seq_i, seq_j, score, end), ...)) by increasing position, "
+            "or Changes columns")
 
 
 @attrs.frozen(eq=True)
@@ -200,7 +205,9 @@ class SimJoinEngine:
     then calls the hook ``_apply(prepared) -> [(position, ((seq_i, seq_j,
     score, e), ...)), ...]``: for each operation of the batch (by position)
     whose top-k list changed, the new list (or the same as ``Changes``
-    columns).  The base class maps seqs back to ids and builds ``TopK`` outputs.
+    columns).  The base class maps seqs back to ids and builds ``TopK`` outputs;
+    a result of another shape (not a list, positions out of order or range,
+    a pair that is not four numbers, unknown seqs) is a ``ContractViolation``.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -269,9 +276,11 @@ class SimJoinEngine:
         return [(where[pos], topk) for pos, topk in out] if positions else [topk for _, topk in out]
 
     def _outputs(self, changes, ts: np.ndarray) -> list[tuple[int, TopK]]:
-        """``(position, TopK)`` of each change, seqs mapped back to ids."""
+        """``(position, TopK)`` of each change, seqs mapped back to ids; a result
+        of another shape is a ``ContractViolation``."""
         ids = self.ids
         if isinstance(changes, Changes):        # in bulk: one tolist per column
+            self._check_changes(changes, len(ts))
             rows = list(zip([ids[x] for x in changes.seq_i.tolist()],
                             [ids[x] for x in changes.seq_j.tolist()],
                             changes.score.tolist(), changes.end.tolist()))
@@ -279,9 +288,67 @@ class SimJoinEngine:
             pos = changes.pos.tolist()
             return [(p, TopK(t, rows[a:b]))
                     for p, t, a, b in zip(pos, ts[changes.pos].tolist(), ptr, ptr[1:])]
-        return [(pos, TopK(float(ts[pos]), tuple((ids[i], ids[j], float(s), float(e))
-                                                 for i, j, s, e in pairs)))
-                for pos, pairs in changes]
+        if type(changes) not in (list, tuple):
+            raise ContractViolation.of(self, _APPLY, changes, _CHANGES)
+        out, last, n, m = [], -1, len(ts), len(ids)
+        for change in changes:
+            if type(change) not in (tuple, list) or len(change) != 2:
+                raise self._bad_change(change, "an element is not a pair (position, pairs)")
+            pos, pairs = change
+            if type(pos) is not int and not isinstance(pos, np.integer):
+                raise self._bad_change(change, "a position is not an int")
+            if not last < pos < n:
+                raise self._bad_change(change, f"positions increase, each in 0..{n - 1}")
+            last = pos
+            if type(pairs) not in (tuple, list):
+                raise self._bad_change(change, "a top-k list is not a tuple or list")
+            rows = []
+            for pair in pairs:
+                try:
+                    i, j, sc, e = pair
+                    if not (0 <= i < m and 0 <= j < m):
+                        raise IndexError(i, j)
+                    rows.append((ids[i], ids[j], float(sc), float(e)))
+                except (TypeError, ValueError, IndexError):
+                    raise self._bad_change(
+                        change, f"each pair is (seq_i, seq_j, score, end), seqs in 0..{m - 1}; "
+                                f"{describe(pair)} is not") from None
+            out.append((pos, TopK(float(ts[pos]), tuple(rows))))
+        return out
+
+    def _bad_change(self, change, why: str) -> ContractViolation:
+        return ContractViolation(_APPLY, f"a list holding {describe(change)}",
+                                 f"{_CHANGES}: {why}", engine=engine_label(self))
+
+    def _check_changes(self, c: Changes, n: int) -> None:
+        """``Changes`` columns: 1-d arrays, ``ptr`` of one more than ``pos``,
+        positions increasing in ``0..n-1``, seqs of known records, numeric scores
+        and ends."""
+        cols = (c.pos, c.ptr, c.seq_i, c.seq_j, c.score, c.end)
+        why = None
+        if not all(type(a) is np.ndarray and a.ndim == 1 for a in cols):
+            why = "six 1-d numpy arrays"
+        elif (c.pos.dtype.kind not in "iu" or c.ptr.dtype.kind not in "iu"
+              or c.seq_i.dtype.kind not in "iu" or c.seq_j.dtype.kind not in "iu"
+              or c.score.dtype.kind not in "iuf" or c.end.dtype.kind not in "iuf"):
+            why = "integer pos, ptr, seq_i and seq_j; numeric score and end"
+        else:
+            k, rows = len(c.pos), len(c.seq_i)
+            if len(c.ptr) != k + 1 or len(c.seq_j) != rows or len(c.score) != rows \
+                    or len(c.end) != rows:
+                why = "len(ptr) == len(pos) + 1 and seq_i, seq_j, score, end of one length"
+            elif k and (c.pos[0] < 0 or c.pos[-1] >= n or (k > 1 and (np.diff(c.pos) <= 0).any())):
+                why = f"positions increasing, each in 0..{n - 1}"
+            elif c.ptr[0] != 0 or c.ptr[-1] != rows or (k and (np.diff(c.ptr) < 0).any()):
+                why = f"ptr non-decreasing from 0 to the {rows} rows"
+            elif rows and (min(c.seq_i.min(), c.seq_j.min()) < 0
+                           or max(c.seq_i.max(), c.seq_j.max()) >= len(self.ids)):
+                why = f"seqs of known records, 0..{len(self.ids) - 1}"
+        if why is not None:
+            returned = ", ".join(f"{name} {describe(a)}" for name, a in
+                                 zip(("pos", "ptr", "seq_i", "seq_j", "score", "end"), cols))
+            raise ContractViolation(_APPLY, f"Changes with {returned}", f"Changes columns: {why}",
+                                    engine=engine_label(self))
 
     def _feed_columns(self, batch: RecordBatch) -> list[TopK]:
         """``process`` of a ``RecordBatch``: the same checks, vectorised."""

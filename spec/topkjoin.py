@@ -41,8 +41,9 @@ import attrs
 import numpy as np
 
 from streamspec.spec.engine import validation_units
-from streamspec.spec.errors import (InvalidParameter, InvalidRecord, MalformedRecord,
-                         OutOfOrder, StreamspecError)
+from streamspec.spec.errors import (ContractViolation, InvalidParameter, InvalidRecord,
+                                    MalformedRecord, OutOfOrder, StreamspecError, describe,
+                                    engine_label)
 from streamspec.spec.topkjoin_remote import FetchCounter, RemoteDataset, TimelineDataset
 from streamspec.spec.vertices import IdIndex
 from streamspec.spec.windows import SlidingWindows
@@ -50,6 +51,12 @@ from streamspec.spec.windows import SlidingWindows
 PROBLEM = "topkjoin"
 BATCH = 4096
 AGGREGATES = ("sum", "latest")
+_EVALUATE = "TopkJoinEngine._evaluate"
+
+
+def _wanted(k: int, m: int) -> str:
+    return (f"a list of at most K={k} pairs (dense id, score), best first, each id an int "
+            f"in 0..{m - 1} (self.keys) and each score a number")
 
 
 @attrs.frozen
@@ -268,7 +275,9 @@ class TopkJoinEngine:
       answer of ``window``, called for every window in order, once.
     ``self.fetcher`` (a ``FetchCounter`` with the engine's ``budget``, started
     here for each evaluation) is the engine's only door to the remote dataset;
-    ``self.keys.external`` maps dense ids back.
+    ``self.keys.external`` maps dense ids back.  An answer of another shape
+    (not a list, longer than K, an entry that is not a known dense id and a
+    number) is a ``ContractViolation`` naming the hook.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -346,8 +355,28 @@ class TopkJoinEngine:
             i = self.next_window
             self.fetcher.begin(w.end(i))  # the budget is per evaluation
             ranked = self._evaluate(i, w.start(i), w.end(i))
-            out.append(Evaluation(i, w.start(i), w.end(i), [(ext(d), s) for d, s in ranked]))
+            out.append(Evaluation(i, w.start(i), w.end(i), self._answer(ranked, ext)))
             self.next_window += 1
+        return out
+
+    def _answer(self, ranked, ext) -> list:
+        """The hook's ranked ``(dense id, score)`` with external ids; another shape
+        is a ``ContractViolation``."""
+        k, m = self.params.k, self.keys.size
+        if type(ranked) not in (list, tuple) or len(ranked) > k:
+            raise ContractViolation.of(self, _EVALUATE, ranked, _wanted(k, m))
+        out = []
+        for entry in ranked:
+            try:
+                d, s = entry
+                if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)) \
+                        or not 0 <= d < m or isinstance(s, (str, bytes)):
+                    raise TypeError
+                out.append((ext(d), float(s)))
+            except (TypeError, ValueError):
+                raise ContractViolation(_EVALUATE, f"a {type(ranked).__name__} holding "
+                                                   f"{describe(entry)}",
+                                        _wanted(k, m), engine=engine_label(self)) from None
         return out
 
     # -- engine hooks ------------------------------------------------------------

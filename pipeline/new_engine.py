@@ -133,7 +133,7 @@ def render(problem: str, name: str) -> dict[str, str]:
         "pyproject.toml": PYPROJECT.format(**fields),
         "README.md": README.format(**fields),
         f"{package}/__init__.py": INIT.format(**fields),
-        f"{package}/engine.py": source.replace(NAME_LINE, f"    name = {name!r}\n"),
+        f"{package}/engine.py": source.replace(NAME_LINE, f'    name = "{name}"\n'),
         "tests/test_conformance.py": TEST.format(**fields),
     }
 

@@ -156,8 +156,15 @@ def write(problem: str, name: str, directory) -> list[Path]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("problem", help="connectivity, simjoin, kws or topkjoin")
-    parser.add_argument("name", help="the engine's name (the entry point is PROBLEM.NAME)")
+    parser.description = (
+        "Write an installable package into DIR (new or empty): pyproject.toml with the entry "
+        "point PROBLEM.NAME, streamspec_NAME/engine.py holding the minimal engine of PROBLEM "
+        "(the one docs/engines/PROBLEM.md quotes) named NAME, tests/test_conformance.py running "
+        "the conformance suite on it, and a README with the commands. A bad PROBLEM or NAME, "
+        "a NAME already registered for PROBLEM, or a non-empty DIR exits 2 and writes nothing.")
+    parser.add_argument("problem", metavar="PROBLEM", help="connectivity, simjoin, kws or topkjoin")
+    parser.add_argument("name", metavar="NAME",
+                        help="the engine's name (the entry point is PROBLEM.NAME)")
     parser.add_argument("directory", metavar="DIR", help="where to write the package (new or empty)")
 
 

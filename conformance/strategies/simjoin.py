@@ -42,26 +42,31 @@ def params(draw) -> Params:
 
 @st.composite
 def cases(draw, max_events: int = 24):
+    """One list of event records, each ``(step, half, advance, tokens, side)``: hypothesis
+    deletes whole events and shrinks steps, tokens and sides toward the first choice, so a
+    failure shrinks to the few events it needs.  ``half`` halves the step on a float
+    window (float times); ``advance == 9`` (one in ten) makes the event an ``Advance``."""
     p = draw(params())
     kind = draw(st.sampled_from([int, str]))
     alphabet = draw(st.integers(1, 6))
-    n = draw(st.integers(0, max_events))
     t = draw(st.integers(-5, 5))
     id_kind = draw(st.sampled_from([int, str]))
+    record = st.tuples(st.one_of(st.just(0), st.integers(1, 2), st.integers(4, 12)), st.booleans(),
+                       st.integers(0, 9),
+                       st.lists(st.integers(0, alphabet - 1), max_size=5),    # duplicates collapse
+                       st.sampled_from("RS") if p.join == "rs" else st.none())
     events = []
-    for i in range(n):
-        step = draw(st.one_of(st.just(0), st.integers(1, 2), st.integers(4, 12)))
-        if draw(st.booleans()) and isinstance(p.w, float):
+    for i, (step, half, advance, toks, side) in enumerate(draw(st.lists(record, max_size=max_events))):
+        if half and isinstance(p.w, float):
             t = t + step / 2 if i else t
         else:
             t = t + step if i else t
-        if draw(st.integers(0, 9)) == 0:
+        if advance == 9:               # (not 0: a failure shrinks toward records)
             events.append(Advance(t))
             continue
-        toks = draw(st.lists(st.integers(0, alphabet - 1), max_size=5))   # duplicates collapse
-        side = draw(st.sampled_from("RS")) if p.join == "rs" else None
         rid = i if id_kind is int else f"r{i}"
         events.append(Record(rid, [_token(x, kind) for x in toks], t, side))
+    n = len(events)
     cuts = sorted(draw(st.sets(st.integers(1, max(n - 1, 1)), max_size=5))) if n > 1 else []
     bounds = [0] + [c for c in cuts if c < n] + [n]
     chunks = [b - a for a, b in zip(bounds, bounds[1:]) if b > a]

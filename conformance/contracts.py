@@ -1,4 +1,4 @@
-"""Contract checks every engine owes besides agreeing with the oracle (DESIGN.md).
+"""Contract checks every engine owes besides agreeing with the oracle (``streamspec.spec.engine``).
 
 - ``check_pickling``: engine state is picklable (Spark keeps it in group state
   and checkpoints): an engine pickled mid-stream, and the copy unpickled from

@@ -1,4 +1,4 @@
-"""S-KWS conformance: step-by-step comparison with the oracle (notes/kws.md).
+"""S-KWS conformance: step-by-step comparison with the oracle (``streamspec.spec.kws``).
 
 ``check(engine_cls, case)`` feeds the case's events to a fresh engine in the
 case's chunks.  After a chunk whose last event is at time ``T``, exactly the

@@ -1,4 +1,4 @@
-"""Spark fuzzing (DESIGN.md, "Conformance"): many seeds, many executors.
+"""Spark fuzzing: many seeds, many executors.
 
 ``fuzz(spark, engine_cls, seeds)`` spreads integer seeds over Spark
 partitions; each executor builds a stream from each seed with the problem's

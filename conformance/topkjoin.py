@@ -9,7 +9,7 @@ case's chunks and, after every chunk, checks that
   (``conditions(case)``: ``static``, ``full_list``, ``unlimited``; the oracle
   declares ``changing`` too), each evaluation equals the oracle's (ids and
   scores, in rank order);
-- always (notes/topkjoin.md, "Conformance"): at most ``budget`` fetches per
+- always (the invariants ``streamspec.spec.topkjoin`` states): at most ``budget`` fetches per
   evaluation (unless the engine is unbounded) and one counted evaluation per
   evaluation; answers of ``min(K, n)`` distinct ids of the window, ranked by
   ``(score desc, id asc)``; reported scores equal ``F`` of the engine's replica

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for connectivity streams (notes/connectivity.md).
+"""Hypothesis strategies for connectivity streams (the model of ``streamspec.spec.connectivity``).
 
 ``cases()`` draws a whole conformance case: parameters (any ``r``, ``s`` from
 1 to 8, so ``r < s``, ``r == s`` and ``r`` not a multiple of ``s`` all occur),

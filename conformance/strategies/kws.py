@@ -1,4 +1,4 @@
-"""Hypothesis strategies for S-KWS streams (public; notes/kws.md).
+"""Hypothesis strategies for S-KWS streams (public; the model of ``streamspec.spec.kws``).
 
 Streams are valid by construction (no ``.filter``): the builder tracks the
 schema and the alive tuples while it draws.  Small on purpose so joins and

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for simjoin streams (notes/simjoin.md).
+"""Hypothesis strategies for simjoin streams (the SWOOP paper's model, as ``streamspec.spec.simjoin`` states it).
 
 ``cases()`` draws a whole conformance case: the join kind (self or R-S), any
 of the five similarity functions, ``k`` from 1 to 4, an int or float window,

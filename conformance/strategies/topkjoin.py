@@ -1,4 +1,4 @@
-"""Hypothesis strategies for top-k join cases (notes/topkjoin.md).
+"""Hypothesis strategies for top-k join cases (the model of ``streamspec.spec.topkjoin``).
 
 ``cases()`` draws a whole case: window parameters (``omega``, ``beta`` from 1
 to 10, so overlapping, tumbling and hopping windows all occur), K, N, the

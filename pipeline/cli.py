@@ -1,7 +1,8 @@
 """The streamspec command line: continuous sliding-window queries, run with Spark.
 
-- streamspec engines [PROBLEM]: problem, name, exactness, default mark and
-  description of every installed engine (entry-point group streamspec.engines).
+- streamspec engines [PROBLEM]: problem, name, exactness, default mark,
+  options (NAME:key=value; the engine's default value first) and description
+  of every installed engine (entry-point group streamspec.engines).
 - streamspec run PROBLEM ...: one job skeleton (streamspec.pipeline.job) driving
   the adapter streamspec.pipeline.jobs.PROBLEM; the flags the jobs share are
   defined once in streamspec.pipeline.flags.
@@ -17,8 +18,10 @@
   suite (streamspec.pipeline.new_engine; the contract: docs/engines/).
 
 Any StreamspecError (bad input, bad parameter) exits with code 2 and a
-message naming the record (file:line); nothing is half-written.  This
-docstring is also the --help text, hence plain text without markup.
+message naming the record (file:line); nothing is half-written.  An engine
+that breaks its hooks' contract (ContractViolation, an engine's bug) exits
+with code 1.  This docstring is also the --help text, hence plain text
+without markup.
 """
 from __future__ import annotations
 
@@ -51,15 +54,32 @@ def _cmd_engines(args) -> int:
                                f"{', '.join(known)}")
     defaults = {name: default_engine(name, getattr(job, "PREFERRED_ENGINES", ()))
                 for name, job in jobs.items()}
-    rows = [describe(cls) for cls in Registry.engines(args.problem)]
+    classes = Registry.engines(args.problem)
+    rows = [describe(cls) for cls in classes]
+    options = [_options(cls) for cls in classes]
     width = max((len(r["problem"]) + len(r["name"]) for r in rows), default=10) + 2
-    print(f"{'ENGINE':<{width}} {'KIND':<7} {'DEFAULT':<8} DESCRIPTION")
-    for r in rows:
+    owidth = max(map(len, options), default=0)
+    owidth = max(owidth, len("OPTIONS"))
+    print(f"{'ENGINE':<{width}} {'KIND':<7} {'DEFAULT':<8} {'OPTIONS':<{owidth}} DESCRIPTION")
+    for r, opts in zip(rows, options):
         label = f"{r['problem']}.{r['name']}"
         mark = "default" if defaults.get(r["problem"]) == r["name"] else ""
         print(f"{label:<{width}} {'exact' if r['exact'] else 'approx':<7} {mark:<8} "
-              f"{r['description']}")
+              f"{opts:<{owidth}} {r['description']}")
     return 0
+
+
+def _options(engine_cls) -> str:
+    """The options an engine name may carry (``NAME:key=value,...``), each with its
+    allowed values, the engine's default first: ``purge=lazy|eager,...``; ``-`` for none."""
+    from streamspec.spec.registry import _text
+    declared = getattr(engine_cls, "options", None) or {}
+    parts = []
+    for key, allowed in declared.items():
+        default = getattr(engine_cls, key, None)
+        values = sorted(allowed, key=lambda v: v != default or type(v) is not type(default))
+        parts.append(f"{key}={'|'.join(_text(v) for v in values)}")
+    return ",".join(parts) or "-"
 
 
 def _cmd_demo(args) -> int:

@@ -82,9 +82,33 @@ def test_no_markup_in_any_help():
 def test_engines_marks_one_default_per_problem(capsys):
     assert main(["engines"]) == 0
     rows = capsys.readouterr().out.splitlines()
-    assert rows[0].split() == ["ENGINE", "KIND", "DEFAULT", "DESCRIPTION"]
+    assert rows[0].split() == ["ENGINE", "KIND", "DEFAULT", "OPTIONS", "DESCRIPTION"]
     marked = {r.split()[0] for r in rows[1:] if r.split()[2] == "default"}
     assert marked == {"connectivity.bic", "kws.fullmesh", "simjoin.swoop", "topkjoin.at-tsm"}
+
+
+def test_engines_shows_each_engines_options(capsys):
+    """The OPTIONS column: ``key=default|other,...`` per engine (``-`` for none), and
+    every value shown is one ``Registry.get`` accepts as ``NAME:key=value``."""
+    from streamspec.spec.registry import Registry
+    assert main(["engines", "kws"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    at = rows[0].index("OPTIONS")
+    options = {r.split()[0]: r[at:].split()[0] for r in rows[1:]}
+    assert options["kws.fullmesh"] == "purge=lazy|eager,demand_driven=true|false,index_buffers=true|false"
+    assert options["kws.forest"] == "purge=eager|lazy"
+    assert options["kws.oracle"] == "-"
+    for label, text in options.items():
+        problem, name = label.split(".", 1)
+        for item in text.split(",") if text != "-" else ():
+            key, values = item.split("=")
+            for value in values.split("|"):
+                spelled = f"{name}:{key}={value}"
+                assert Registry.get(problem, spelled).name == spelled
+    assert main(["engines", "connectivity"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    at = rows[0].index("OPTIONS")
+    assert {r[at:].split()[0] for r in rows[1:]} == {"-"}
 
 
 def test_summary_is_one_sentence():

@@ -1,0 +1,192 @@
+"""``streamspec bench PROBLEM --engine NAME [--baseline NAME] [--workload NAME] [--json OUT]``.
+
+Runs one of the problem's standard workloads (``streamspec.bench.workloads``:
+the paper's headline setting, seeded, at a size where a pass runs in well
+under a minute) for the engine and its baselines in one process: warm-up
+first, then ``--repeats`` rounds interleaved (``streamspec.bench.standard``),
+and prints per engine the median CPU time and its spread, and the engine's
+speed-up over each baseline as the median of per-round ratios, in full
+precision.  Any registered engine can be named, a third party's included, with
+options (``name:key=value``); connectivity also accepts the per-window peers
+``scipy`` and ``networkx``.
+
+Gates (exit 1 when one fails, after the report is printed and ``--json`` written):
+
+- ``--floors FILE``: TOML ``[[floor]]`` tables (``group = "bench-PROBLEM-WORKLOAD"``,
+  ``subject``, ``baseline``, ``min_ratio``), the shape of ``bench/ratio_floors.toml``;
+  a ratio below its floor fails.
+- ``--compare PREVIOUS.json --max-regression PCT``: the ratios against a
+  previous ``--json`` of the same workload; a ratio lower by more than PCT
+  percent fails.  Ratios, not times, are compared, so the previous file may
+  come from another machine.
+
+Bad arguments are typed errors (``streamspec.spec.errors``), exit code 2 from
+the ``streamspec`` command: an unknown problem, workload or engine (the message
+names the known ones), ``--repeats`` below 1, ``--scale`` not above 0, the
+engine named as its own baseline, a missing or malformed ``--floors`` or
+``--compare`` file, a floors file none of whose floors applies to the run, a
+previous run of another workload.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def add_arguments(parser):
+    parser.add_argument("problem", help="connectivity, simjoin, kws or topkjoin")
+    parser.add_argument("--engine", required=True,
+                        help="the engine measured (NAME or NAME:key=value,...)")
+    parser.add_argument("--baseline", action="append", default=[],
+                        help="an engine to compare with (repeatable; default: the workload's "
+                             "paper baseline: connectivity rwc, simjoin scase, kws forest, "
+                             "topkjoin oracle)")
+    parser.add_argument("--workload", default=None,
+                        help="connectivity rmat|powerlaw, simjoin tweet, kws defaults|k3, "
+                             "topkjoin stream (default: the first)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="multiply the stream's length (default 1.0; smaller for smoke runs)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="measured rounds, each running every engine once (default 5)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="untimed rounds first (default 1: numba compilation, caches)")
+    parser.add_argument("--json", default=None, metavar="OUT",
+                        help="write every run, the medians, ratios and the machine to OUT")
+    parser.add_argument("--floors", default=None, metavar="FILE",
+                        help="TOML minimum ratios; exit 1 when one is missed")
+    parser.add_argument("--compare", default=None, metavar="PREVIOUS.json",
+                        help="a previous --json of the same workload; exit 1 on a regression")
+    parser.add_argument("--max-regression", type=float, default=None, metavar="PCT",
+                        help="with --compare: the largest drop of a ratio allowed, in percent "
+                             "(default 10)")
+    parser.add_argument("--quiet", action="store_true", help="no line per run")
+
+
+def resolve(problem: str, name: str) -> str:
+    """Check that ``name`` is an engine of ``problem`` (typed errors name the registered ones)."""
+    if problem == "connectivity":
+        from streamspec.bench.connectivity.peers import PEERS
+        if name in PEERS:
+            return name
+    from streamspec.spec.registry import Registry
+    Registry.get(problem, name)
+    return name
+
+
+def _validate(args):
+    from streamspec.spec.errors import InvalidParameter
+    from streamspec.bench import standard, workloads
+    work = workloads.get(args.problem, args.workload)
+    engine = resolve(args.problem, args.engine)
+    baselines = [resolve(args.problem, b) for b in (args.baseline or [work.baseline])]
+    if engine in baselines:
+        raise InvalidParameter(f"--engine {engine} is also a baseline; name another with "
+                               f"--baseline NAME")
+    if len(set(baselines)) != len(baselines):
+        raise InvalidParameter(f"--baseline names an engine twice: {baselines}")
+    if args.repeats < 1:
+        raise InvalidParameter(f"--repeats {args.repeats}: expected at least 1 round")
+    if args.warmup < 0:
+        raise InvalidParameter(f"--warmup {args.warmup}: expected 0 or more rounds")
+    if not args.scale > 0:
+        raise InvalidParameter(f"--scale {args.scale}: expected a number above 0")
+    if args.max_regression is not None and args.compare is None:
+        raise InvalidParameter("--max-regression needs --compare PREVIOUS.json")
+    if args.max_regression is not None and not args.max_regression >= 0:
+        raise InvalidParameter(f"--max-regression {args.max_regression}: expected a "
+                               f"percentage >= 0")
+    floors = standard.load_floors(args.floors) if args.floors else []
+    previous = standard.load_previous(args.compare) if args.compare else None
+    return work, engine, baselines, floors, previous
+
+
+def main(args) -> int:
+    from streamspec.bench import standard
+    work, engine, baselines, floors, previous = _validate(args)
+    grp = standard.group(args.problem, work.name)
+    load_before = standard.load_average()
+    started = time.perf_counter()
+    print(f"streamspec bench {args.problem}/{work.name}: {work.summary}; scale {args.scale}",
+          flush=True)
+    case = work.prepare(args.scale)
+    prepared = time.perf_counter() - started
+    print(f"  input built in {prepared:.1f} s: "
+          + ", ".join(f"{k}={v}" for k, v in case.params.items() if k != "feed"), flush=True)
+    print(f"  cpu clock (time.process_time) of process()+flush() per run; {args.warmup} warm-up "
+          f"round(s), then {args.repeats} rounds interleaved "
+          f"({', '.join([engine, *baselines])}, reversed every other round)", flush=True)
+
+    def progress(run):
+        if not args.quiet:
+            label = "warm-up" if run.round < 0 else f"round {run.round}"
+            print(f"    {label:8} {run.subject:24} cpu {run.cpu_s:.4f} s  wall {run.wall_s:.4f} s"
+                  f"  outputs {run.outputs}", flush=True)
+
+    runs = standard.measure(case, [engine, *baselines], args.repeats, args.warmup, progress)
+    subjects, ratios = standard.summarise(runs, engine, baselines)
+    load_after = standard.load_average()
+    print(f"results (load average before {load_before}, after {load_after}; spread = "
+          f"(max - min) / median over the {args.repeats} rounds)")
+    for name, s in subjects.items():
+        role = "engine  " if name == engine else "baseline"
+        print(f"  {role} {name:24} median cpu {s['median_cpu_s']:.6g} s  spread "
+              f"{s['spread'] * 100:.2f}%  [{s['min_cpu_s']:.6g} .. {s['max_cpu_s']:.6g}]  "
+              f"outputs {'/'.join(map(str, s['outputs']))}")
+    for base, r in ratios.items():
+        rounds = " ".join(standard.exact(x) for x in r["per_round"])
+        print(f"  ratio {base}/{engine} (speed-up of {engine} over {base}): median "
+              f"{standard.exact(r['median'])} of per-round ratios, spread {r['spread'] * 100:.2f}%"
+              f"  (rounds: {rounds})")
+
+    failed = False
+    verdicts = standard.check_floors(floors, grp, engine, ratios) if floors else []
+    for v in verdicts:
+        word = "ok  " if v["ok"] else "FAIL"
+        print(f"  [{word}] floor {v['subject']} over {v['baseline']}: ratio "
+              f"{standard.exact(v['ratio'], v['min_ratio'])} "
+              f"{'>=' if v['ok'] else '<'} floor {standard.exact(v['min_ratio'], v['ratio'])}"
+              f"{'  (' + v['why'] + ')' if v['why'] else ''}")
+        failed |= not v["ok"]
+
+    doc = {"format": standard.FORMAT, "problem": args.problem, "workload": work.name,
+           "group": grp, "workload_summary": work.summary,
+           "workload_params": dict(case.params, scale=args.scale),
+           "engine": engine, "baselines": baselines, "repeats": args.repeats,
+           "warmup": args.warmup,
+           "method": "cpu clock (time.process_time) of the engine's process() over the prepared "
+                     "input plus flush(), engine construction and input outside the timer, gc "
+                     "frozen around each run; rounds interleaved ABBA; ratio = baseline / engine "
+                     "per round, median over rounds; spread = (max - min) / median",
+           "command": sys.argv,
+           "environment": standard.environment(), "load_average_before": load_before,
+           "load_average_after": load_after,
+           "wall_s": round(time.perf_counter() - started, 3),
+           "runs": [{"round": r.round, "subject": r.subject, "cpu_s": r.cpu_s, "wall_s": r.wall_s,
+                     "outputs": r.outputs} for r in runs],
+           "subjects": subjects, "ratios": ratios, "floors": verdicts}
+    compared = []
+    if previous is not None:
+        pct = 10.0 if args.max_regression is None else args.max_regression
+        compared = standard.compare(previous, doc, pct)
+        for c in compared:
+            word = "ok  " if c["ok"] else "FAIL"
+            print(f"  [{word}] compare {engine} over {c['baseline']}: ratio "
+                  f"{standard.exact(c['ratio'], c['previous_ratio'])} vs previous "
+                  f"{standard.exact(c['previous_ratio'], c['ratio'])} "
+                  f"({c['previous_engine']}, {args.compare}): {c['change_pct']:+.2f}% "
+                  f"(allowed -{pct:g}%)")
+            failed |= not c["ok"]
+        doc["compare"] = dict(previous=args.compare, verdicts=compared)
+    # pytest-benchmark's shape too, so `python -m streamspec.bench.ratios OUT.json` reads it
+    doc["benchmarks"] = [{"group": grp, "name": name, "extra_info": {"subject": name},
+                          "stats": {"median": s["median_cpu_s"]}} for name, s in subjects.items()]
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {out}")
+    if failed:
+        print("streamspec bench: a gate failed (see FAIL above)", file=sys.stderr)
+    return 1 if failed else 0

@@ -1,0 +1,244 @@
+"""Interleaved, paired measurement of an engine against its baselines (``streamspec bench``).
+
+- **Clock.** CPU time of the process (``time.process_time``): on a shared
+  machine it is far less distorted than wall time (every engine is
+  single-threaded); wall time is recorded beside it.
+- **What is timed.** One call per run: the engine's ``process`` over the whole
+  prepared input, then ``flush`` (``bench.workloads``).  The input is built
+  once before any run; constructing the engine (and filling a window where
+  the workload says so) is done before the clock starts.  Around the timed
+  call the collector is frozen (``gc.collect(); gc.freeze()``) so a full pass
+  over the harness's own objects does not land in one run and not another.
+- **Warm-up.** ``warmup`` untimed rounds of every subject first (numba
+  compilation, first-call caches, the allocator's first growth).
+- **Rounds.** ``repeats`` rounds; each runs every subject once, in the order
+  engine, baselines... on even rounds and reversed on odd ones (ABBA: a load
+  that drifts linearly through a pair of rounds hits both sides equally).
+- **Statistics.** Per subject the median of its runs and the *spread*
+  ``(max - min) / median`` of the runs (with five runs the range, not an
+  interquartile range).  The ratio to a baseline is
+  ``time(baseline) / time(engine)`` (above 1: the engine is faster), taken
+  **per round** (the two runs of a round are adjacent in time and share the
+  machine's state) and summarised by the median of the per-round ratios, its
+  spread the same ``(max - min) / median``.  Paired ratios cancel the slow
+  drift of a loaded machine that separate medians keep.
+"""
+from __future__ import annotations
+
+import gc
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+
+import attrs
+
+from streamspec.spec.errors import InvalidParameter
+
+FORMAT = "streamspec-bench/1"
+
+
+@attrs.frozen
+class Run:
+    round: int          # -1 for warm-up runs (not counted)
+    subject: str
+    cpu_s: float
+    wall_s: float
+    outputs: int
+
+
+def timed(call) -> tuple[float, float, int]:
+    """``(cpu seconds, wall seconds, outputs)`` of one call, the collector frozen around it."""
+    gc.collect()
+    gc.freeze()
+    try:
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        outputs = call()
+        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    finally:
+        gc.unfreeze()
+    return cpu, wall, int(outputs)
+
+
+def measure(case, subjects: list[str], repeats: int, warmup: int, progress=None) -> list[Run]:
+    """Every run (warm-up included, round -1) of ``subjects`` over ``case``, interleaved."""
+    runs = []
+    for i in range(-warmup, repeats):
+        order = subjects if i < 0 or i % 2 == 0 else subjects[::-1]
+        for name in order:
+            call = case.setup(name)
+            cpu, wall, outputs = timed(call)
+            del call
+            run = Run(max(i, -1), name, cpu, wall, outputs)
+            runs.append(run)
+            if progress is not None:
+                progress(run)
+    return runs
+
+
+def spread(values: list[float]) -> float:
+    """``(max - min) / median``."""
+    mid = statistics.median(values)
+    return (max(values) - min(values)) / mid if mid else math.inf
+
+
+def summarise(runs: list[Run], engine: str, baselines: list[str]) -> tuple[dict, dict]:
+    """``(subjects, ratios)``: per subject median/spread/min/max of CPU seconds; per
+    baseline the per-round ratios ``baseline / engine``, their median and spread."""
+    counted = [r for r in runs if r.round >= 0]
+    subjects = {}
+    for name in [engine, *baselines]:
+        cpu = [r.cpu_s for r in counted if r.subject == name]
+        wall = [r.wall_s for r in counted if r.subject == name]
+        subjects[name] = {"median_cpu_s": statistics.median(cpu), "spread": spread(cpu),
+                          "min_cpu_s": min(cpu), "max_cpu_s": max(cpu),
+                          "median_wall_s": statistics.median(wall),
+                          "outputs": sorted({r.outputs for r in counted if r.subject == name})}
+    by_round: dict[int, dict[str, float]] = {}
+    for r in counted:
+        by_round.setdefault(r.round, {})[r.subject] = r.cpu_s
+    ratios = {}
+    for base in baselines:
+        per_round = [times[base] / times[engine] if times[engine] > 0 else math.inf
+                     for _, times in sorted(by_round.items())]
+        ratios[base] = {"median": statistics.median(per_round), "spread": spread(per_round),
+                        "per_round": per_round,
+                        "ratio_of_medians": subjects[base]["median_cpu_s"]
+                        / subjects[engine]["median_cpu_s"]}
+    return subjects, ratios
+
+
+def exact(x: float, *others: float) -> str:
+    """``x`` with as many significant digits as it takes to differ from each of ``others``
+    (at least 4): a ratio of 0.0967 against a floor of 0.1 prints as 0.0967, never 0.1."""
+    for digits in range(4, 18):
+        text = f"{x:.{digits}g}"
+        if all(x == o or text != f"{o:.{digits}g}" for o in others):
+            return text
+    return repr(x)
+
+
+# ---- environment ----------------------------------------------------------------------------
+
+def _git_commit() -> str | None:
+    if os.environ.get("GITHUB_SHA"):
+        return os.environ["GITHUB_SHA"]
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() or None
+
+
+def environment() -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        ours = version("streamspec")
+    except PackageNotFoundError:
+        ours = None
+    return {"machine": platform.machine(), "processor": platform.processor(),
+            "system": platform.platform(), "cpus": os.cpu_count(),
+            "python": platform.python_version(), "implementation": sys.implementation.name,
+            "streamspec": ours, "git_commit": _git_commit(), "cwd": os.getcwd()}
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+# ---- gates ----------------------------------------------------------------------------------
+
+def group(problem: str, workload: str) -> str:
+    """The group name of a run in JSON and floors files: ``bench-<problem>-<workload>``."""
+    return f"bench-{problem}-{workload}"
+
+
+def load_floors(path: str) -> list[dict]:
+    """Floors (TOML, the shape of ``bench/ratio_floors.toml``): ``[[floor]]`` tables with
+    ``group``, ``subject``, ``baseline``, ``min_ratio`` and optional ``why``."""
+    try:
+        with open(path, "rb") as handle:
+            doc = tomllib.load(handle)
+    except OSError as err:
+        raise InvalidParameter(f"--floors {path}: {err.strerror or err}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise InvalidParameter(f"--floors {path}: not TOML: {err}") from None
+    floors = []
+    for i, entry in enumerate(doc.get("floor", [])):
+        missing = [k for k in ("group", "subject", "baseline", "min_ratio") if k not in entry]
+        if missing:
+            raise InvalidParameter(f"--floors {path}: floor {i} lacks {', '.join(missing)}")
+        try:
+            ratio = float(entry["min_ratio"])
+        except (TypeError, ValueError):
+            raise InvalidParameter(f"--floors {path}: floor {i}: min_ratio "
+                                   f"{entry['min_ratio']!r} is not a number") from None
+        if not ratio > 0:
+            raise InvalidParameter(f"--floors {path}: floor {i}: min_ratio must be > 0")
+        floors.append({"group": str(entry["group"]), "subject": str(entry["subject"]),
+                       "baseline": str(entry["baseline"]), "min_ratio": ratio,
+                       "why": str(entry.get("why", ""))})
+    return floors
+
+
+def check_floors(floors: list[dict], grp: str, engine: str, ratios: dict) -> list[dict]:
+    """The floors that apply to this run (its group, engine and baselines), each with a verdict.
+
+    A floors file none of whose floors applies is an error (a gate that checks nothing)."""
+    verdicts = []
+    for f in floors:
+        if f["group"] != grp or f["subject"] != engine or f["baseline"] not in ratios:
+            continue
+        got = ratios[f["baseline"]]["median"]
+        verdicts.append(dict(f, ratio=got, ok=got >= f["min_ratio"]))
+    if floors and not verdicts:
+        wanted = ", ".join(f"(group {grp}, subject {engine}, baseline {b})" for b in ratios)
+        raise InvalidParameter(f"--floors: no floor applies to this run; expected one of {wanted}")
+    return verdicts
+
+
+def load_previous(path: str) -> dict:
+    import json
+    try:
+        with open(path) as handle:
+            doc = json.load(handle)
+    except OSError as err:
+        raise InvalidParameter(f"--compare {path}: {err.strerror or err}") from None
+    except json.JSONDecodeError as err:
+        raise InvalidParameter(f"--compare {path}: not JSON: {err}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InvalidParameter(f"--compare {path}: not a `streamspec bench --json` file "
+                               f"(format {FORMAT!r})")
+    return doc
+
+
+def compare(previous: dict, current: dict, max_regression: float) -> list[dict]:
+    """The engine's ratio to each baseline now against ``previous``'s (same problem, workload
+    and parameters): a ratio lower by more than ``max_regression`` percent is a regression."""
+    for key in ("problem", "workload", "workload_params"):
+        if previous.get(key) != current[key]:
+            raise InvalidParameter(f"--compare: the previous run's {key} "
+                                   f"({previous.get(key)!r}) differs from this run's "
+                                   f"({current[key]!r}); ratios are comparable only on the "
+                                   f"same workload")
+    verdicts = []
+    for base, now in current["ratios"].items():
+        before = previous.get("ratios", {}).get(base)
+        if before is None:
+            raise InvalidParameter(f"--compare: the previous run has no ratio to baseline "
+                                   f"{base!r} (its baselines: "
+                                   f"{', '.join(previous.get('ratios', {})) or 'none'})")
+        change = (now["median"] - before["median"]) / before["median"] * 100.0
+        verdicts.append({"baseline": base, "previous_engine": previous.get("engine"),
+                         "previous_ratio": before["median"], "ratio": now["median"],
+                         "change_pct": change, "max_regression_pct": max_regression,
+                         "ok": change >= -max_regression})
+    return verdicts

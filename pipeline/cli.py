@@ -13,6 +13,11 @@
   data (the README's main job); a job joins in by defining demo_argv(output_dir).
 - streamspec conform PROBLEM --engine NAME --examples N: the conformance
   suite against the oracle, printing a replayable reproducer on failure.
+- streamspec bench PROBLEM --engine NAME [--baseline NAME] [--json OUT]: a
+  standard workload for the engine and its baselines in one process, rounds
+  interleaved; medians, spreads, ratios; --floors FILE and --compare
+  PREVIOUS.json --max-regression PCT exit 1 on a regression
+  (streamspec.bench.cli).
 - streamspec new-engine PROBLEM NAME DIR: a new installable package in DIR
   holding a minimal engine of PROBLEM named NAME that passes the conformance
   suite (streamspec.pipeline.new_engine; the contract: docs/engines/).
@@ -144,6 +149,12 @@ def build_parser() -> argparse.ArgumentParser:
     cp = sub.add_parser("conform", help="fuzz an engine against the oracle")
     conform_cli.add_arguments(cp)
     cp.set_defaults(func=conform_cli.main)
+
+    from streamspec.bench import cli as bench_cli
+    bp = sub.add_parser("bench", help="time an engine against its baselines on a standard "
+                                      "workload; gate on ratios")
+    bench_cli.add_arguments(bp)
+    bp.set_defaults(func=bench_cli.main)
 
     from streamspec.pipeline import new_engine
     np_ = sub.add_parser("new-engine", help="write an installable package with a minimal engine "

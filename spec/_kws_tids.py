@@ -1,4 +1,4 @@
-"""Every tuple id a kws stream has used (notes/kws.md: a duplicate tid is an
+"""Every tuple id a kws stream has used (``streamspec.spec.kws``: a duplicate tid is an
 ``InvalidRecord``, also long after the first tuple left the window).
 
 The record grows with the stream, so it is kept compact for the common case:

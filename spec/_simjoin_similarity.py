@@ -1,5 +1,5 @@
 """The five well-behaved set similarity functions of SWOOP (paper Section 4,
-Definition 2, Table 2; notes/simjoin.md "Similarity") as numba functions.
+Definition 2, Table 2; ``streamspec.spec.simjoin``) as numba functions.
 
 Every function depends only on ``lr = |r|``, ``ls = |s|`` and ``o = |r & s|``.
 They are compiled with ``numba.njit`` here, once, and called by the oracle (from

@@ -1,5 +1,5 @@
-"""The direct-table pass of ``streamspec.spec.vertices.IdIndex.add`` (BIC analysis note
-Section 8.2: dense ids), as one numba function over numpy arrays.
+"""The direct-table pass of ``streamspec.spec.vertices.IdIndex.add`` (dense ids by first
+appearance, which the BIC engine's flat arrays index), as one numba function over numpy arrays.
 
 A slide of a large stream is mostly ids seen before: the pass gathers their
 dense ids and collects the fresh ones in the same sweep, so the cost is one

@@ -1,6 +1,6 @@
 """Sliding-window connectivity over a streaming graph: the contract.
 
-Normative semantics: ``notes/connectivity.md``; paper: Zhang, Bonifati, Oezsu,
+This docstring is the normative semantics; paper: Zhang, Bonifati, Oezsu,
 "Incremental Sliding Window Connectivity over Streaming Graphs" (BIC, PVLDB
 17(10), 2024; technical report Sections 3-4).
 
@@ -18,7 +18,7 @@ Normative semantics: ``notes/connectivity.md``; paper: Zhang, Bonifati, Oezsu,
   window.  ``Q(a, b)`` is true iff both are present and connected;
   ``Q(x, x)`` is true iff ``x`` is present.
 
-Decisions where the note is silent (a user's expectations):
+Decisions the paper leaves open (a user's expectations):
 
 - ``advance_to(t)`` is a watermark: no edge earlier than ``t`` will come, so
   every window with ``end <= t`` is evaluated now.  Spark's partitioned replay

@@ -1,4 +1,4 @@
-"""The engine protocol every problem shares (DESIGN.md, "The engine contract").
+"""The engine protocol every problem shares (the contract pages: docs/engines/).
 
 An engine is built from its problem's validated parameters, consumes that
 problem's events in order and yields that problem's output events::

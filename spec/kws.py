@@ -1,6 +1,6 @@
 """Keyword search over relational data streams (S-KWS): the contract.
 
-Normative semantics: ``notes/kws.md``; paper: Markowetz, Yang, Papadias,
+This docstring is the normative semantics; paper: Markowetz, Yang, Papadias,
 "Keyword Search on Relational Data Streams" (SIGMOD 2007), Section 3.1.
 Schema, tokens and values: ``streamspec.spec.kws_schema``; events and outputs:
 ``streamspec.spec.kws_events`` (re-exported here).
@@ -23,7 +23,7 @@ Schema, tokens and values: ``streamspec.spec.kws_schema``; events and outputs:
   then edges.  An instant's outputs are emitted once a later event, a
   watermark (``advance_to``) or ``flush`` closes it.
 
-Decisions where the note is silent:
+Decisions the paper leaves open:
 
 - tids are ints or strs (not bools); tids sort ints first (numerically),
   then strs.  ``values`` is a mapping (or pairs) attribute -> value; missing

@@ -1,4 +1,4 @@
-"""S-KWS events and outputs (notes/kws.md; the contract is ``streamspec.spec.kws``).
+"""S-KWS events and outputs (paper Section 3.1; the contract is ``streamspec.spec.kws``).
 
 Input events: ``Insert``, ``Delete`` and the schema changes ``AddRelation``,
 ``RemoveRelation``, ``AddEdge``, ``RemoveEdge``.  Outputs: ``Appear`` and

@@ -1,7 +1,6 @@
 """S-KWS streaming schema, keyword normalisation and attribute values.
 
-Normative semantics: ``notes/kws.md`` ("Streaming schema", "Keywords");
-paper: Markowetz, Yang, Papadias, "Keyword Search on Relational Data Streams"
+This docstring is the normative semantics of the schema and keywords; paper: Markowetz, Yang, Papadias, "Keyword Search on Relational Data Streams"
 (SIGMOD 2007), Section 3.1.
 
 - A streaming relation has a name and attribute names.  Its text attributes
@@ -12,7 +11,7 @@ paper: Markowetz, Yang, Papadias, "Keyword Search on Relational Data Streams"
   joins (``left == right``) are allowed; joins are many-to-many.
 - Tokens: casefold, then maximal runs of ``[0-9a-z]``.
 
-Decisions where the note is silent:
+Decisions the paper leaves open:
 
 - Attribute values are ``None``, ``str``, ``int`` or ``float``; a float NaN
   is null (what a CSV reader gives for an empty cell); ``bool`` and other

@@ -1,6 +1,6 @@
 """Continuous top-k set similarity join over a sliding window: the contract.
 
-Normative semantics: ``notes/simjoin.md``; paper: Mann, Augsten, Jensen,
+This docstring is the normative semantics; paper: Mann, Augsten, Jensen,
 "SWOOP: Top-k Similarity Joins over Set Streams" (PVLDB), Sections 2-3 (the
 framework: ``insert``, ``set_index_time``, ``topk``) and 6 (the stock order).
 
@@ -14,12 +14,12 @@ framework: ``insert``, ``set_index_time``, ``topk``) and 6 (the stock order).
   from the previous one, ``TopK(ts, pairs)`` is emitted with
   ``pairs = ((id_new, id_old, score, end_time), ...)``.
 
-Decisions where the note is silent (a user's expectations):
+Decisions the paper leaves open (a user's expectations):
 
 - Times are int or float (not bool, finite) and are compared as float64:
   validity is ``t < ts_j + w`` evaluated in float64, the same expression as
   the pair end time, so a record and its pairs expire at the same instant
-  (the note's ``t - w < ts_j`` could disagree with it by one rounding).  An
+  (the paper's ``t - w < ts_j`` could disagree with it by one rounding).  An
   int time must be exactly representable (``|ts| <= 2**53``).  Outputs carry
   float times.
 - ``join="self"``: records have no side; ``join="rs"``: every record has

@@ -1,8 +1,8 @@
 """Continuous top-k join of a stream with an evolving remote dataset: the contract.
 
-Normative semantics: ``notes/topkjoin.md``; paper: Zahmatkesh & Della Valle,
-"Topk+N / AcquaTop" (Sections 2-5); reconstructed formulas and the authors'
-Java: ``notes/topkjoin-analysis.md``.  Remote datasets and the fetch budget:
+This docstring is the normative semantics; paper: Zahmatkesh & Della Valle,
+"Topk+N / AcquaTop" (Sections 2-5; ``F`` below is the linear score of its experiments).
+Remote datasets and the fetch budget:
 ``streamspec.spec.topkjoin_remote``; quality metrics: ``streamspec.spec.topkjoin_quality``.
 
 - A stream item ``Item(id, x, ts)``: a join key (all ints or all strs), a
@@ -23,7 +23,7 @@ Java: ``notes/topkjoin-analysis.md``.  Remote datasets and the fetch budget:
   tau_i))`` ranked by ``(score desc, id asc)``, the first ``min(K, n)``.
   Approximate engines rank their own scores with the same total order.
 
-Decisions where the note is silent:
+Decisions the paper leaves open:
 
 - ``stream_range`` and ``remote_range`` default to ``(0, 1)`` (no
   normalisation); the command line defaults them to the min/max of its inputs.
@@ -197,7 +197,7 @@ def check_monotone(fn, srange, vrange, points: int = 7) -> None:
 
 @attrs.frozen
 class Scoring:
-    """``F(s, v)``: the linear normalised score of the note, or the user's function."""
+    """``F(s, v)``: the linear normalised score of the paper's experiments, or the user's function."""
 
     weights: tuple
     stream_range: tuple

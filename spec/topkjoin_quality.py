@@ -1,8 +1,8 @@
 """Quality of an approximate top-k join answer against the oracle: nDCG@k and precision@k.
 
-Normative: ``notes/topkjoin.md`` ("Quality metrics"); paper Section 6.1 (its
-worked example gives 0.754 and 0.288, reproduced by ``ndcg_at_k`` with
-relevances 6..1, see tests); analysis note Section 7.
+Normative (this docstring); paper Section 6.1 (its worked example gives 0.754
+and 0.288, reproduced by ``ndcg_at_k`` with relevances 6..1, see
+tests/topkjoin/test_quality.py).
 
 - ``precision@k = |A ∩ O| / min(K, |O|)``.
 - ``nDCG@k``: the relevance of an id is ``depth - rank_O(id) + 1`` for the
@@ -11,10 +11,10 @@ relevances 6..1, see tests); analysis note Section 7.
   positions, divided by the oracle's own DCG.
 - Cumulative metric = sum over evaluations; the mean is reported too.
 
-Decisions where the note is silent: an evaluation whose oracle answer is
+Decisions the paper leaves open: an evaluation whose oracle answer is
 empty (empty window) scores 1 when the engine's answer is empty too and 0
-otherwise; an evaluation the engine did not emit scores 0 (the note's
-"no output counts 0").
+otherwise; an evaluation the engine did not emit scores 0 ("no output
+counts 0").
 """
 from __future__ import annotations
 

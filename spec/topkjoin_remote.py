@@ -1,9 +1,7 @@
 """The remote (distributed) dataset of the top-k join and the fetch budget.
 
-Normative semantics: ``notes/topkjoin.md`` ("Inputs", "Approximate engines");
-paper: Zahmatkesh & Della Valle, AcquaTop / Topk+N, Sections 2.2 and 5
-(local replica, maintenance policy, refresh budget gamma); analysis note
-Sections 1.3-1.4.
+This docstring is the normative semantics of the remote side; paper: Zahmatkesh & Della Valle, AcquaTop / Topk+N, Sections 2.2 and 5
+(local replica, maintenance policy, refresh budget gamma).
 
 - A remote dataset maps each key to a timeline of ``(time, value)`` entries.
   ``value(key, tau)`` is the value of the key's latest entry with
@@ -16,8 +14,8 @@ Sections 1.3-1.4.
   reopened lazily after unpickling), so Spark can ship them.
 - ``FetchCounter`` is what engines read through: it counts fetches per
   evaluation and refuses the ``budget + 1``-th one (``BudgetExceeded``), for
-  every dataset alike; ``budget=None`` is unbounded (AT-ASM, the note's one
-  documented exception).  ``latency`` (seconds) simulates a slow service.
+  every dataset alike; ``budget=None`` is unbounded (AT-ASM, which refreshes
+  every list entry: the one policy without a budget).  ``latency`` (seconds) simulates a slow service.
 - The bulk load of the replica at ``t0`` is not counted; ``FetchCounter.load``
   is that path.
 - Batched access (issue 15): ``values(dataset, keys, tau)`` reads many keys at

@@ -1,15 +1,16 @@
 """Sliding-window arithmetic shared by every windowed problem.
 
 Window ``n`` (``n >= 0``) is the half-open interval ``[t0 + n*s, t0 + n*s + r)``
-(notes/connectivity.md, "Stream, windows, queries"; BIC TR Section 3 uses the
-same windows, with the paper's closed interval corrected to half-open, see
-notes/connectivity-analysis.md Section 1.2).  A window is *due* once a record
+(``streamspec.spec.connectivity``; BIC TR Section 3 uses the same windows, with
+the paper's closed interval ``tb <= t <= tb + r`` corrected to half-open: its
+own example, size 5 over times 2..6, holds five timestamps, not six).  A window is *due* once a record
 with time ``>= its end`` arrives (the continuous model: it is evaluated before
 that record is applied), and at end of stream every window whose start is
 ``<=`` the last record's time is due too.
 
 ``g = gcd(r, s)`` slots make chunks exact when ``r`` is not a multiple of ``s``
-(analysis note Section 2.4).
+(BIC TR Section 4 considers chunks of ``r/s`` slides only, exact when ``s``
+divides ``r``; chunks of ``r/g`` slots of length ``g`` fit every window).
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The connectivity oracle: per window, build the window graph from scratch and
-search it depth-first for each query (notes/connectivity.md, "Engines expected").
+search it depth-first for each query (the semantics of ``streamspec.spec.connectivity``).
 
 ``evaluate(edges, params)`` is the definition itself, with no driver: it is what
 the conformance runner compares every engine with, window by window.

@@ -1,5 +1,5 @@
 """The S-KWS oracle: at every event time, build ``G(t)`` and enumerate all its
-MTJNTs by brute force (notes/kws.md, "Data graph and results"; paper Section 3.1).
+MTJNTs by brute force (``streamspec.spec.kws``; paper Section 3.1).
 
 - ``data_graph`` builds the labelled edges of ``G(t)`` by comparing every pair
   of alive tuples for every join edge.

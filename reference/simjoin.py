@@ -1,5 +1,5 @@
 """The simjoin oracle: the one-time top-k join (SWOOP Definition 1) recomputed
-from all valid pairs after every operation (notes/simjoin.md).
+from all valid pairs after every operation (``streamspec.spec.simjoin``).
 
 ``evaluate(events, params)`` is the definition itself: for every event, the
 ``TopK`` it emits (or ``None`` when the list did not change).  ``valid_pairs``

@@ -1,5 +1,5 @@
 """The top-k join oracle: at every evaluation, the full join with the true remote values
-(notes/topkjoin.md, "Exact answer"; the authors' ``OracleJoinOperator``, analysis note §7.1).
+(``streamspec.spec.topkjoin``; the authors' Java ``OracleJoinOperator`` does the same).
 
 ``evaluate(items, params)`` is the definition with no driver: for each window,
 aggregate its items per id, score every id with ``F(s, value(id, tau))`` read

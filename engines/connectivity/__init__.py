@@ -1,1 +1,1 @@
-"""Connectivity engines (notes/connectivity.md): ``rwc``, ``bic``, ``dtree``."""
+"""Connectivity engines (semantics: ``streamspec.spec.connectivity``): ``rwc``, ``bic``, ``dtree``, ..."""

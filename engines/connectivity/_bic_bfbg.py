@@ -1,6 +1,6 @@
 """BIC's forward/backward buffer finds and the bidirectional bridging graph (BFBG):
-the pair index, index bitsets, registration and moves (BIC TR Section 6,
-analysis note Section 5).  Layout in ``streamspec.engines.connectivity._bic_layout``.
+the pair index, index bitsets, registration and moves (BIC TR Section 6
+and its appendix "Computing BFBGs").  Layout in ``streamspec.engines.connectivity._bic_layout``.
 """
 from __future__ import annotations
 

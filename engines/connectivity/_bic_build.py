@@ -1,5 +1,5 @@
 """BIC's backward buffer build (Zhang, Bonifati, Oezsu, PVLDB 17(10) 2024; TR
-Section 5.2, analysis note Section 4): a reverse scan over the completed
+Sections 5.2-5.3 and 6.2): a reverse scan over the completed
 chunk's slots ``K-1 .. 1``, and the pre-reduction that takes most of that scan
 out of the call that must pay it.
 
@@ -34,7 +34,7 @@ microseconds of it), and the build finishes whatever is left.  On the
 10M-edge stream a chunk of 1M edges keeps about 240K survivors, so the build
 inside a window's triggering call scans ~290K edges instead of ~950K.
 Chunks whose slots ``0 .. K-2`` hold fewer than ``st[PRE_MIN]`` edges are
-built by the full scan (the analysis note's worked example keeps its forest).
+built by the full scan (the worked example of tests/connectivity/test_bic.py keeps its forest).
 A survivor stores the endpoint the reverse scan meets first as its source,
 so the build's "new vertex" branches, which most survivors take for exactly
 one endpoint, are predicted (the scan is branch-bound, not memory-bound:

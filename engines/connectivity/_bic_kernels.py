@@ -2,7 +2,7 @@
 slots, chunks and the backward build, window answers, and ``run``, the loop
 ``streamspec.engines.connectivity.bic.BicEngine`` calls.
 
-Plain ``@njit`` functions over flat numpy arrays (analysis note Section 8.1);
+Plain ``@njit`` functions over flat numpy arrays (the state of TR Sections 4-6 as arrays);
 the arrays' layout is documented in ``streamspec.engines.connectivity._bic_layout``, the
 BFBG operations are in ``streamspec.engines.connectivity._bic_bfbg``.
 """

@@ -1,6 +1,6 @@
 """Array layout of the BIC kernels (Zhang, Bonifati, Oezsu, PVLDB 17(10) 2024; TR Sections 4-6).
 
-Plain ``@njit`` functions over flat numpy arrays (analysis note Section 8.1);
+Plain ``@njit`` functions over flat numpy arrays (the state of TR Sections 4-6 as arrays);
 ``streamspec.engines.connectivity.bic.BicEngine`` owns the arrays and calls ``run``.
 
 Layout (column constants below; records are vertex- or edge-major so that one

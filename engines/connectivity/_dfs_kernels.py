@@ -2,7 +2,7 @@
 
 BIC TR Section 7.1: "DFS corresponds to executing a depth-first search for
 each query in each window instance"; the authors' Java runs it behind the same
-FDC driver as D-Tree (analysis note Section 1.3): window edges in a FIFO, each
+FDC driver as D-Tree: window edges in a FIFO, each
 edge inserted into an adjacency structure on arrival, the expired ones deleted
 oldest first at each slide, then one DFS per workload query.
 

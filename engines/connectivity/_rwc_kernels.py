@@ -1,7 +1,7 @@
 """Numba kernels of the RWC baseline (``streamspec.engines.connectivity.rwc``).
 
-RWC ("recompute per window", BIC TR Section 7.1; analysis note Sections 1.3 and
-7.3): keep the window's edges in a FIFO and rebuild a union-find (union by size,
+RWC ("recompute per window", BIC TR Section 7.1, as the
+authors' Java runs it): keep the window's edges in a FIFO and rebuild a union-find (union by size,
 full path compression) from scratch at every window.  Presence is an epoch
 stamp per vertex, so starting a new union-find costs nothing per vertex.
 Only ``@njit`` functions over numpy arrays and scalars live here.

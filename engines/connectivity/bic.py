@@ -1,9 +1,10 @@
 """BIC: bidirectional incremental computation for sliding-window connectivity.
 
 Zhang, Bonifati, Oezsu, "Incremental Sliding Window Connectivity over
-Streaming Graphs", PVLDB 17(10), 2024 (TR Sections 4-6); implementation terms
-and fixes from notes/connectivity-analysis.md Section 8 (time-driven gcd slots,
-edge-label registration, register-once).  The kernels are in
+Streaming Graphs", PVLDB 17(10), 2024 (TR Sections 4-6); with three fixes of
+our own over the authors' Java: time-driven ``gcd(r, s)`` slots (windows need
+not be multiples of the slide, ``streamspec.spec.windows``), edge-label
+registration and register-once in the BFBG.  The kernels are in
 ``streamspec.engines.connectivity._bic_kernels`` (``run``, ``settle``, ``answer_pair``; the
 BFBG in ``_bic_bfbg``, the array layout in ``_bic_layout``);
 this class owns their arrays, grows them, and holds back edges that no
@@ -176,7 +177,7 @@ class BicEngine(ConnectivityEngine):
         j = ((self.next_window - 1) * self._m) % self._K
         return bool(kern.answer_pair(self._st, self._V, self._U, self._E, self._M, a, b, j))
 
-    # -- inspection (tests of the worked example, analysis note Section 9) -------
+    # -- inspection (tests of the worked example, tests/connectivity/test_bic.py) -------
     def backward_buffer(self) -> dict:
         """The live B: dense id -> (parent or -1, edge label or None, vertex label)."""
         self._settle()

@@ -4,10 +4,10 @@ Zhang, Bonifati, Oezsu, BIC technical report Section 7.1 ("DFS corresponds to
 executing a depth-first search for each query in each window instance") and
 Section 7.4 (Figure 11, where DFS is compared over workloads of 1 to 10^4
 queries).  The authors' Java runs it behind the FDC driver of D-Tree, ET-Tree
-and HDT (analysis note Section 1.3): every edge enters an adjacency structure
+and HDT: every edge enters an adjacency structure
 on arrival, the expired edges are deleted one by one at each slide, and each
 window answers its workload with one search per query.  Semantics:
-notes/connectivity.md.
+``streamspec.spec.connectivity``.
 
 Unlike the oracle (``reference.connectivity``), which rebuilds each window's
 graph from scratch, this keeps one incrementally maintained adjacency

@@ -8,7 +8,7 @@ Usage as in Zhang, Bonifati, Oezsu (BIC technical report Section 7.1; analysis
 note Sections 1.3, 7.3): every edge is inserted as it arrives; at each window
 slide the expired edges are deleted one by one, oldest first, from a FIFO; the
 workload is then answered by D-Tree connectivity queries.  Semantics:
-notes/connectivity.md.
+``streamspec.spec.connectivity``.
 
 The D-Tree operations (functions of ``_dtree_kernels``):
 
@@ -44,7 +44,7 @@ Deviations and additions (the paper assumes a simple graph with known vertices):
   the older copy expires; deleting one copy never disconnects while another
   copy remains.
 - Self-loops only count towards presence; they never enter the forest.
-- Presence (notes/connectivity.md): a live-degree count per vertex.
+- Presence (``streamspec.spec.connectivity``): a live-degree count per vertex.
 - The connectivity test after rebalancing finds re-reads the root without
   rebalancing, so a reroot done by the second find cannot make the first root
   stale.

@@ -3,7 +3,7 @@
 Paper: Zhang, Bonifati, Oezsu, BIC technical report Section 7.1 ("ET-Tree"
 row of the experiments, reference [48]: Tarjan and Vishkin 1985; Henzinger
 and King 1995 for the Euler-tour tree) and Section 2 (the spanning-tree
-framework of fully dynamic connectivity).  Semantics: notes/connectivity.md.
+framework of fully dynamic connectivity).  Semantics: ``streamspec.spec.connectivity``.
 
 ``EulerTourTrees`` keeps a spanning forest as Euler tours, each tour a treap
 ordered by position (implicit keys) over one flat int64 array, its operations

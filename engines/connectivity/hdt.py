@@ -6,7 +6,7 @@ Fully-Dynamic Algorithms for Connectivity, Minimum Spanning Tree, 2-Edge, and
 Biconnectivity", J. ACM 48(4), 2001, Section 2 (connectivity); used as in
 Zhang, Bonifati, Oezsu, BIC technical report Section 7.1 (edges inserted on
 arrival, expired edges deleted one by one at each slide; ``FdcWindowEngine``).
-Semantics: notes/connectivity.md.
+Semantics: ``streamspec.spec.connectivity``.
 
 - Every edge ``e`` has a level ``l(e)`` (0 on insertion, never above log2 n).
   ``F_i`` is the forest of tree edges of level ``>= i``, kept as Euler-tour

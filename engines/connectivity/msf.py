@@ -5,7 +5,7 @@ the newest edges: an edge between two trees links them; an edge inside a tree
 closes a cycle and replaces the oldest edge on it, so the forest is a maximum
 spanning forest for edge time.  In such a forest the oldest edge on the path
 between ``a`` and ``b`` is the bottleneck of every ``a``-``b`` path of the
-graph (the cycle property), hence (notes/connectivity.md semantics)
+graph (the cycle property), hence (the semantics of ``streamspec.spec.connectivity``)
 ``Q(a, b)`` on window ``[start, end)`` holds iff both are present and the
 oldest edge on their forest path is at or after ``start`` (every applied edge
 is before ``end`` when the window is answered).  Expiry needs no deletion: an

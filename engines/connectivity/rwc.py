@@ -2,8 +2,8 @@
 
 Zhang, Bonifati, Oezsu, BIC technical report Section 7.1 ("RWC ... recomputes
 connectivity from scratch for each window"); the authors' Java keeps the window
-edges in a FIFO and rebuilds a union-find at every query (analysis note
-Sections 1.3, 7.3).  Semantics: notes/connectivity.md.
+edges in a FIFO and rebuilds a union-find at every query (BIC TR
+Section 7.1).  Semantics: ``streamspec.spec.connectivity``.
 
 Here the FIFO is three flat arrays with a moving head, compacted when the tail
 reaches the end; the union-find (union by size, full path compression) lives in

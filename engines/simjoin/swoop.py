@@ -138,7 +138,7 @@ class SwoopEngine(SimJoinEngine):
     # -- pickling ------------------------------------------------------------------
     def __getstate__(self) -> dict:
         """The state without spare capacity, for Spark's group state (``streamspec stream``
-        pickles the engine after every micro-batch, DESIGN.md "Streaming").
+        pickles the engine after every micro-batch, docs/pipeline.md).
 
         Live engines keep room to grow: the index arena has at least
         ``arena_slack`` (1M) free entries, 12 MB whatever the window holds, and

@@ -4,7 +4,7 @@
   verbatim (the fenced block after ``<!-- engine-example -->``): it is the
   template module ``streamspec.pipeline.templates.<problem>``, one source for
   page and generator.  That engine, registered at run time, passes every check
-  of the conformance runner (``EXAMPLES`` examples each).
+  of the conformance runner (100 examples each, or ``STREAMSPEC_EXAMPLES``).
 - ``streamspec new-engine`` refuses a bad problem, a bad or taken name and a
   non-empty directory with ``InvalidParameter`` (exit 2) and writes nothing;
   it writes the template with the engine's name and an entry point naming it.
@@ -22,6 +22,7 @@ import re
 import subprocess
 import sys
 import tomllib
+import types
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,7 @@ from streamspec.spec.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = re.compile(r"<!-- engine-example -->\n```python\n(.*?)```\n", re.S)
-EXAMPLES = 100
+EXAMPLES = int(os.environ.get("STREAMSPEC_EXAMPLES") or 100)   # per check
 
 
 def page_example(problem: str) -> str:
@@ -69,6 +70,34 @@ def test_the_minimal_engine_passes_the_conformance_runner(problem):
             assert runner.run(engine_cls, examples=EXAMPLES) is None
     finally:
         Registry.unregister(engine_cls)
+
+
+PLANTED = {   # one bug per template: the suite must catch each
+    "connectivity": ("if e[2] >= start]", "if e[2] > start]"),       # edges at a window's start lost
+    "simjoin": ("t >= self._window[0][2]", "t > self._window[0][2]"),  # expiry one instant late
+    "kws": ("if bits[tid] & ~others == 0:", "if bits[tid] == 0:"),   # non-minimal trees kept
+    "topkjoin": ("if ts < tau:", "if ts <= tau:"),                     # an item at tau counted
+}
+
+
+@pytest.mark.parametrize("problem", PROBLEMS)
+def test_a_bug_planted_in_the_page_example_is_caught(problem, monkeypatch):
+    """The page's block, run as a module of its own with one line changed, disagrees with the
+    oracle on one of the first 300 seeded random cases (``conformance.<problem>.random_case``,
+    no shrinking): the test above is not vacuous."""
+    before, after = PLANTED[problem]
+    source = page_example(problem)
+    assert source.count(before) == 1
+    module = types.ModuleType(f"planted_{problem}")
+    exec(compile(source.replace(before, after), f"<docs/engines/{problem}.md>", "exec"),
+         module.__dict__)
+    monkeypatch.setitem(sys.modules, module.__name__, module)   # so its engines pickle
+    engine_cls = getattr(module, CLASSES[problem])
+    suite = runner.suite(problem)
+    assert all(suite.check(template_class(problem), suite.random_case(seed)) is None
+               for seed in range(20))
+    assert any(suite.check(engine_cls, suite.random_case(seed)) is not None
+               for seed in range(300)), f"the planted {problem} bug went unnoticed"
 
 
 def test_the_engines_index_lists_the_four_pages():

@@ -3,7 +3,8 @@
 
 Plain ``@njit`` functions over numpy arrays and scalars: no validation, no
 Python objects, no I/O.  Paper §4.4 (Algorithm 1: the stream's arrivals per
-window), §5 (Algorithm 5); analysis note §3.9 (the Java's batch flow).  The
+window), §5 (Algorithm 5); the authors' Java feeds every id of the window again
+at each evaluation, in ascending time then id (its batch flow).  The
 Super-MTK+N list's kernels (§4.3-4.4, Algorithms 2-4, and the changed objects'
 re-insertion) are in ``_super_list_kernels``.
 
@@ -140,7 +141,7 @@ def drop_blocks(first, buf_id, buf_val, buf_ts, blk_slot, blk_start, meta):
 
 @njit(cache=True)
 def linear_scores(s, v, ws, wv, slo, shi, vlo, vhi, out):
-    """``F(s, v)`` of the note, in the same operation order as ``streamspec.spec.topkjoin.Scoring``."""
+    """``F(s, v)`` (the linear score), in the same operation order as ``streamspec.spec.topkjoin.Scoring``."""
     for i in range(s.size):
         out[i] = ws * ((s[i] - slo) / (shi - slo)) + wv * ((v[i] - vlo) / (vhi - vlo))
 

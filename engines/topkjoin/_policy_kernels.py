@@ -1,7 +1,8 @@
 """Numba kernel of the WBM election (``policies.wbm``): the first gamma without ranking all.
 
 Plain ``@njit`` functions over numpy arrays and scalars (no validation, no
-Python objects).  Paper §5 and the ACQUA WBM ranker (analysis note §6.9); issue
+Python objects).  Paper §5 and the ACQUA WBM ranker (``min(L, V)``: remaining life time and
+normalised renewed best-before time, the paper's Section 3 recalls ACQUA); issue
 15: a WSJ engine's candidates are every id of the window, and the numpy form
 of the ranker (``policies.wbm_ranked``: some twenty array operations and two
 lexsorts per evaluation) was a fifth of WSJ-WBM's CPU time at 600 items per

@@ -5,9 +5,9 @@ Plain ``@njit`` functions over numpy arrays and scalars: no validation, no
 Python objects, no I/O.  Paper §4.3 (the Super-MTK+N list: one list for every
 active window, window marks), §4.4 (Algorithm 2, PurgeExpiredWindow; Algorithm
 3, UpdateMTKN / InsertInToMTKN / UpdateChangedObjects; Algorithm 4, the LBP
-set), §5 (Algorithm 5, which hands the changed objects over); analysis note
-§3.3 (insertion), §3.4 (expiration), §3.7 (the rebuild formulation), §3.9 (the
-Java's batch flow).  The stream side (per-slot partial aggregates) and the
+set), §5 (Algorithm 5, which hands the changed objects over); MinTopK's
+insertion and expiration (Yang et al., EDBT 2011), the authors' Java batch
+flow (every window id offered again at each evaluation).  The stream side (per-slot partial aggregates) and the
 eviction helpers are in ``_acquatop_kernels``.
 
 The Super-MTK+N list is arrays ``l_*[:m]`` sorted by the total order ``(score

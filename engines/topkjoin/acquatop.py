@@ -1,8 +1,8 @@
 """AcquaTop: Topk+N over a local replica refreshed by a maintenance policy.
 
 Paper §5 (Algorithm 5: process arrivals, UpdateReplica, UpdateChangedObjects,
-report, purge) and §4 (Topk+N); analysis note §5 (one evaluation step by
-step) and §3.9; decisions of notes/topkjoin.md.
+report, purge) and §4 (Topk+N); the decisions of ``streamspec.spec.topkjoin`` and
+``streamspec.spec.topkjoin_remote``.
 
 What the engine keeps, and why:
 

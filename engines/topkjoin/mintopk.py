@@ -2,8 +2,9 @@
 
 The super-top-k list with K slots per window (``N`` is ignored: Topk+N with
 N = 0) over the replica loaded at ``t0``.  Exact when the remote data never
-changes (notes/topkjoin.md); the paper's recommendation when there is no join
-or the join is static (analysis note §8.5).  Driver and memory: ``acquatop``.
+changes (``streamspec.spec.topkjoin``); the paper's recommendation when there
+is no join or the join is static (its cost analysis: Topk+N adds a small
+constant over MinTopK).  Driver and memory: ``acquatop``.
 """
 from __future__ import annotations
 

@@ -1,21 +1,21 @@
 """Maintenance policies: which keys to refresh at an evaluation (at most gamma of them).
 
 Paper §5 (AcquaTop, Algorithm 5, AT-TSM/AT-BSM), the ACQUA policies it compares
-with (WSJ-RND, WSJ-LRU, WSJ-WBM), analysis note §6 and the decisions of
-notes/topkjoin.md:
+with (WSJ-RND, WSJ-LRU, WSJ-WBM, recalled in its Section 3), and these
+decisions:
 
 - AT-TSM: the first gamma entries of the list (not the Java's gamma - 1).
 - AT-BSM: list positions ``K+1-floor(gamma/2) ..`` (1-based), shifted up to
-  fit the end of the list (analysis §6.3, the Java rule; gamma=1 picks K+1).
+  fit the end of the list (the authors' Java rule; gamma=1 picks K+1).
 - AT-ASM: every entry of the list (unbounded budget).
 - LRU: least recently refreshed first; ties keep the candidate order.
 - WBM: the ACQUA ranker ``min(L, V)`` over the possibly stale candidates
   (best-before time ``<= tau``; ties by best-before time, then candidate
-  order), then the others by best-before time until gamma are elected (§6.9;
-  the Java's rule), with ``L`` in consistent units and change rates
+  order), then the others by best-before time until gamma are elected (the
+  Java's rule), with ``L`` in consistent units and change rates
   estimated online from the engine's own fetches (``rate``).  The budget is
-  filled because the note requires every AcquaTop policy to be exact with an
-  unlimited budget.  The paper's Fig. 5 reads stricter ("the best before
+  filled because every AcquaTop policy must be exact with an unlimited
+  budget (conformance's ``unlimited`` condition).  The paper's Fig. 5 reads stricter ("the best before
   time of other mappings are greater than the current time, so they do not
   need to be refreshed"): ``wbm_stale`` elects the possibly stale ones only
   and may leave budget unused; the bench reports it as a diagnostic.

@@ -1,7 +1,7 @@
 """What the local replica remembers of keys that left the window: the bounded retention policy.
 
-Paper §5 (the replica the maintenance policies refresh) and notes/topkjoin.md
-("a local replica, initialised with ``value(key, t0)`` for every key (one
+Paper §5 (the replica the maintenance policies refresh) and
+``streamspec.spec.topkjoin_remote`` ("a local replica, initialised with ``value(key, t0)`` for every key (one
 bulk load ... not counted)").  The engine holds replica cells for the keys
 live in its state only (``acquatop``: ids in a block of a window not yet
 evaluated, in the open slot or in the list); when a key leaves, its cell is

@@ -1,9 +1,9 @@
 """The Super-MTK+N list: MinTopK's super-top-k list with K+N slots per window, as arrays.
 
 Yang et al., "Continuous top-k queries over sliding windows" (EDBT 2011,
-MinTopK) as extended by Topk+N (paper §4.1, Algorithms 2-3); analysis note
-§3.3 (insertion), §3.4 (expiration), §3.7 (the rebuild formulation), §4.4
-(indistinct arrivals).  The kernels are in ``_super_list_kernels``.
+MinTopK) as extended by Topk+N (paper §4.1, Algorithms 2-3; §4.4
+indistinct arrivals): MinTopK's insertion and expiration, and a rebuild
+formulation equivalent to them that the tests check against.  The kernels are in ``_super_list_kernels``.
 
 Entries are the columns ``dense, score, tie, sval, ts, sw, ew`` over ``[:m]``,
 sorted by the total order ``(score desc, tie asc)`` (``tie`` ranks external

@@ -1,8 +1,8 @@
 """Per-slot partial aggregates of the stream: the streaming scores of every window.
 
-notes/topkjoin.md ("Memory": "for ``sum``, per-slide partial counts of the
-ids in the window"); analysis note §1.2 (the Java aggregates per slide and
-feeds the whole window again at each evaluation, §3.9).
+Per-slide partial counts of the ids in the window, for ``sum``; the authors'
+Java also aggregates per slide and feeds the whole window again at each
+evaluation.
 
 The stream is cut into slots of ``g = gcd(omega, beta)`` aligned at ``t0``;
 window ``i`` is slots ``i*m .. i*m + omega/g - 1`` (``m = beta/g``).  Items

@@ -13,12 +13,12 @@ eviction helpers are in ``_acquatop_kernels``.
 The Super-MTK+N list is arrays ``l_*[:m]`` sorted by the total order ``(score
 desc, tie asc)``, with window marks ``sw``/``ew``.  The list's membership is
 always the *staircase* of its candidates: ``P(w)`` is the first ``cap``
-candidates with ``ew >= w`` (§3.7), ``sw`` the first such window, and
-candidates in no ``P(w)`` are dropped.  MinTopK's incremental insertion (§3.3)
+candidates with ``ew >= w``, ``sw`` the first such window, and
+candidates in no ``P(w)`` are dropped.  MinTopK's incremental insertion
 yields exactly this for the objects offered so far, so each operation
 recomputes it by one scan of the O(cap) list instead of walking LBPs:
 
-- ``arrivals``: the whole window arrives (§3.9): the staircase of every id of
+- ``arrivals``: the whole window arrives (the Java's batch flow): the staircase of every id of
   the window, scored with the replica (ids ranked below every window's
   ``cap``-th are MinTopK's discards);
 - ``offer``: one object offered to the list (a MinTopK insertion);
@@ -55,7 +55,7 @@ def _keep(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, i, out, sw):
 
 @njit(cache=True)
 def staircase(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cnt):
-    """Marks of the sorted list ``[:m]`` from scratch (§3.7); drops non-members; returns new m."""
+    """Marks of the sorted list ``[:m]`` from scratch (the rebuild); drops non-members; returns new m."""
     for w in range(span):
         cnt[w] = 0
     out = 0
@@ -235,7 +235,7 @@ def offer(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c, cap, span, cn
 
 @njit(cache=True)
 def purge(l_dense, l_score, l_tie, l_sval, l_ts, l_sw, l_ew, m, c):
-    """§3.4: window ``c`` was evaluated: entries with ``sw == c`` move to ``c + 1``; returns new m."""
+    """MinTopK expiration: window ``c`` was evaluated: entries with ``sw == c`` move to ``c + 1``; returns new m."""
     out = 0
     for i in range(m):
         sw = l_sw[i] + 1 if l_sw[i] == c else l_sw[i]

@@ -41,7 +41,7 @@ then O(K+N per active window + ids live in the windows not yet evaluated +
 answers are those of an engine that forgets nothing as long as no fetched
 key is forgotten (``replica``'s policy decides then).
 
-One evaluation of window ``c`` at ``tau`` (the Java's batch flow, §3.9, made
+One evaluation of window ``c`` at ``tau`` (the Java's batch flow, made
 exact for static data): (1) every id of window ``c`` arrives with its exact
 streaming score and replica value (ids already in the list are indistinct
 arrivals: their old window's score is stale); the list becomes MinTopK's

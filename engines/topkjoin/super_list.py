@@ -15,7 +15,7 @@ ceil(omega / beta)``), so at most ``cap * span`` entries are kept: memory
 O(K+N) per active window, independent of the stream rate and of the remote
 dataset.
 
-Marks are kept equal to §3.7's rebuild of the retained entries (the
+Marks are kept equal to a rebuild of the retained entries (the
 conformance suite checks it): each operation rescans the O(cap * span) list,
 which for these sizes is cheaper than MinTopK's pointer walks and identical
 in effect (an object MinTopK discards is one below every window's
@@ -70,13 +70,13 @@ class SuperTopKList:
         k = min(k, self.m)
         return list(zip(self.dense[:k].tolist(), self.score[:k].tolist()))
 
-    # -- the window arrives (§3.9) ----------------------------------------------------------
+    # -- the window arrives (the Java's batch flow) ----------------------------------------------------------
     def arrive(self, ids, scores, w_val, w_ts, tie, t0: int, beta: int) -> None:
         """Every id of window ``c`` arrives: the list becomes the staircase of the window."""
         self.m = kern.arrivals(ids, scores, w_val, w_ts, tie, t0, beta, self.c, self.cap,
                                self.span, *self._cols(), self.cnt)
 
-    # -- §3.3 insertion, §4.4 indistinct arrivals -------------------------------------------
+    # -- MinTopK insertion, §4.4 indistinct arrivals -------------------------------------------
     def insert(self, dense: int, key: tuple, sval: float, ts: int, ew: int) -> bool:
         """Offer a new object ``key = (-score, tie)``; False if it is discarded."""
         self.m = kern.offer(*self._cols(), self.m, self.c, self.cap, self.span, self.cnt,
@@ -84,7 +84,7 @@ class SuperTopKList:
         return dense in self
 
     def remove(self, dense: int) -> None:
-        """``dense`` leaves; the marks are rebuilt from the retained entries (§3.7)."""
+        """``dense`` leaves; the marks are rebuilt from the retained entries."""
         self.m = kern.remove(*self._cols(), self.m, self.c, self.cap, self.span, self.cnt,
                              int(dense))
 
@@ -93,7 +93,7 @@ class SuperTopKList:
         self.remove(dense)
         return self.insert(dense, key, sval, ts, ew)
 
-    # -- §3.4 expiration ------------------------------------------------------------------
+    # -- MinTopK expiration ------------------------------------------------------------------
     def purge(self) -> None:
         """Window ``c`` has been evaluated: forget it and move to ``c + 1``."""
         self.m = kern.purge(*self._cols(), self.m, self.c)
@@ -129,7 +129,7 @@ class SuperTopKList:
                         self.ew[:m].tolist()))
 
     def rebuilt_marks(self) -> list[tuple]:
-        """What §3.7 says the marks are (changes nothing)."""
+        """What the rebuild says the marks are (changes nothing)."""
         import copy
         twin = copy.deepcopy(self)
         twin.m = kern.staircase(*twin._cols(), twin.m, twin.c, twin.cap, twin.span, twin.cnt)

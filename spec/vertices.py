@@ -1,7 +1,7 @@
 """Dense ids for external vertex (or token, or key) ids: int or str, remapped internally.
 
-Engines index flat numpy arrays by dense ids ``0, 1, 2, ...`` (BIC analysis
-note Section 8.2).  Ids added earlier get smaller dense ids, so the workload's
+Engines index flat numpy arrays by dense ids ``0, 1, 2, ...`` (the BIC engine's
+flat arrays, for one).  Ids added earlier get smaller dense ids, so the workload's
 vertices, added first, are ``0..``; within one ``add`` call the numbering is
 deterministic (increasing external value for ints, first appearance for strs).
 

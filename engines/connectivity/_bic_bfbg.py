@@ -127,7 +127,7 @@ def _add_bits(st, V, E, M, H, x, y, a, hi):
 def register(st, V, E, M, H, w, y, j):
     """First appearance of ``w`` in F (root ``y``) at snapshot index ``j``:
     one upward walk in B gives w's root in every ``b[k]``, ``j <= k <= L(w)``
-    (note Section 4.3, edge-label derivation: correct with self-loops)."""
+    (TR Section 6.3, augmented UFTs; the edge-label derivation is correct with self-loops)."""
     if V[w, B_STAMP] != st[B_EP]:
         return
     hi = V[w, B_VLABEL]
@@ -148,7 +148,7 @@ def register(st, V, E, M, H, w, y, j):
 @njit(cache=True)
 def move(V, E, o, n):
     """F-root ``o`` was absorbed by ``n``: re-point o's BFBG edges to ``n`` and
-    splice o's list into n's (note Section 5.3; no merging, see above)."""
+    splice o's list into n's (TR Section 6.1; no merging, see above)."""
     e = V[o, HF_HEAD]
     if e == -1:
         return

@@ -1,5 +1,5 @@
 """BIC's backward buffer build (Zhang, Bonifati, Oezsu, PVLDB 17(10) 2024; TR
-Sections 5.2-5.3 and 6.2): a reverse scan over the completed
+Sections 5.2-5.3 and 6.3): a reverse scan over the completed
 chunk's slots ``K-1 .. 1``, and the pre-reduction that takes most of that scan
 out of the call that must pay it.
 

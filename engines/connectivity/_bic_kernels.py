@@ -29,7 +29,7 @@ PREFETCH = 16
 
 @njit(cache=True)
 def rollover(st, V, C, H):
-    """Chunk completed (note Section 8.3): empty F and the BFBG; B is built later
+    """Chunk completed (the arrays are reused, not reallocated): empty F and the BFBG; B is built later
     (``settle``).  Until then the completed chunk's edges stay at the front of
     the chunk buffer, the new chunk's edges go in F only (no registration: B is
     not there yet) and are appended behind them.  The pair index ``H`` is
@@ -120,7 +120,7 @@ def _bfbg_node(U, node, vcap, ep):
 
 @njit(cache=True)
 def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
-    """Answers of one window, query procedure of note Section 6: ``j == 0`` is
+    """Answers of one window, query procedure of TR Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
     and B-root early exits, then one union-find over the BFBG edges whose index
     set holds ``j``, built only if some query needs it.  Writes every answer

@@ -10,7 +10,7 @@ vertex or edge touches one cache line, which is what the random accesses cost):
 - ``V`` int32 ``(vcap, 8)``: per vertex (one 32-byte record), the forward
   buffer F (union-find with path halving) with the head of an F-root's BFBG
   edge list, and the backward buffer B (union by size, no compression, edge
-  labels and vertex labels, TR Section 5 / note Section 4).  Stamps equal to
+  labels and vertex labels, TR Sections 5 and 6.3).  Stamps equal to
   the epoch mean "present".
 - ``A`` int32 ``(vcap, 4)``: the pre-reduction's union-find (stamp, parent,
   size; ``_bic_build``), its last column a list of the last slot's vertices
@@ -23,22 +23,22 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   started, the pre-reduction compacts the survivors of slots ``< K-1`` into
   ``C[:, PRE_LO:PRE_HI]``, ``_bic_build``).
 - ``E`` int32 ``(ecap, 4)`` + ``M`` uint64 ``(ecap, W)``: BFBG edges ``(x_B, y_F)``
-  with their index bitsets (note Section 5) in one list per F-root; ``H``
+  with their index bitsets (TR Section 6.1) in one list per F-root; ``H``
   int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` for
   F-roots larger than ``T_SMALL`` (small roots scan their own list), so a
   registration adds bits to an existing pair.
-- Moves (note Section 5.3) re-point the absorbed root's edges and splice its
+- Moves (TR Section 6.1, root changes in the forward buffer) re-point the absorbed root's edges and splice its
   list, without looking for an existing ``(x, n)`` pair to merge into: a
   duplicate pair is harmless to the union-find over the BFBG, and on random
   streams fewer than 3% of moved edges would merge, while the lookups were a
   third of the kernel's time.  Keys of absorbed roots go stale and are never
   looked up again (F-roots never come back within a chunk): no deletions.
 - ``U`` int32 ``(2 vcap, 2)``: the once-per-window union-find over BFBG edges
-  valid at ``j`` (note Section 6, last bullet): rows ``< vcap`` are B-nodes,
+  valid at ``j`` (TR Section 6 and its appendix "Query processing"): rows ``< vcap`` are B-nodes,
   row ``vcap + y`` holds F-root ``y``'s representative B-node.  ``settle``
   borrows its stamps to mark the vertices it has replayed.
 
-Slots are time driven (note Section 8.4): slot ``sigma = (t - t0) div g``,
+Slots are time driven (``streamspec.spec.windows``): slot ``sigma = (t - t0) div g``,
 ``g = gcd(r, s)``, chunks of ``K = r/g`` slots, window ``n`` spans slots
 ``n*m .. n*m + K - 1`` and is evaluated when slot ``n*m + K - 1`` is closed.
 """

@@ -4,8 +4,8 @@ paper's FDC baseline.
 Paper: Qing Chen, Oded Lachish, Sven Helmer, Michael H. Boehlen, "Dynamic Spanning
 Trees for Connectivity Queries on Fully-dynamic Undirected Graphs", PVLDB 15(11),
 2022, 3263-3276 (reference [7] of the BIC technical report).
-Usage as in Zhang, Bonifati, Oezsu (BIC technical report Section 7.1; analysis
-note Sections 1.3, 7.3): every edge is inserted as it arrives; at each window
+Usage as in Zhang, Bonifati, Oezsu (BIC technical report Section 7.1, as the
+authors' Java runs it): every edge is inserted as it arrives; at each window
 slide the expired edges are deleted one by one, oldest first, from a FIFO; the
 workload is then answered by D-Tree connectivity queries.  Semantics:
 ``streamspec.spec.connectivity``.

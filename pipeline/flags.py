@@ -6,7 +6,7 @@ preferred registered engine), ``--lateness`` where the problem's spec has a
 lateness policy, and the run options ``--output``, ``--overwrite``,
 ``--partitions``, ``--master``, ``--progress/--no-progress``.  Each job's
 ``add_arguments`` calls these helpers for the shared flags and adds only its
-own; the job skeleton planned in DESIGN.md ("Spark pipeline") reuses them.
+own; the job skeleton (``streamspec.pipeline.job``) reuses them.
 
 Every help text states the default (or says the flag is required) and is
 plain text: ``--help`` prints it as is, so no reStructuredText markup.

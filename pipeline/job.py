@@ -1,4 +1,4 @@
-"""The one job skeleton every problem runs through (DESIGN.md, "Spark pipeline"; issue 11).
+"""The one job skeleton every problem runs through (docs/pipeline.md, "How a job runs"; issue 11).
 
 ``streamspec run PROBLEM`` is ``run(adapter, args)`` and ``streamspec stream
 PROBLEM`` is ``streamspec.pipeline.streaming.main``; a problem joins both with

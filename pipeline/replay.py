@@ -1,4 +1,4 @@
-"""Replaying streams through engines on Spark (DESIGN.md, "Spark pipeline").
+"""Replaying streams through engines on Spark (docs/pipeline.md, "Partitions and halos").
 
 Two ways to spread a replay, both generic over the problem: the caller passes
 a function that runs one engine over a pandas frame of events and returns a

@@ -1,4 +1,4 @@
-"""The one place that builds Spark sessions (DESIGN.md, "Spark pipeline").
+"""The one place that builds Spark sessions (docs/pipeline.md).
 
 ``session()`` runs locally on every core by default (``local[*]``); a cluster is
 chosen with ``master=`` (the CLI's ``--master``) or the ``SPARK_MASTER``

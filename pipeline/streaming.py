@@ -1,5 +1,5 @@
 """Structured Streaming from the command line: ``streamspec stream PROBLEM``
-(DESIGN.md, "Spark pipeline", "Streaming"; issue 11).
+(docs/pipeline.md, "Streaming"; issue 11).
 
 ``streamspec stream PROBLEM --source DIR --checkpoint DIR --output DIR
 [--trigger-once] ...`` watches ``--source`` for new files (Parquet, JSON

@@ -1,10 +1,10 @@
-"""Reading and writing: the only module family that touches files (STYLE.md).
+"""Reading and writing: the only module family that touches files.
 
 This package holds what every problem shares:
 
 - ``write_parquet_atomic(df, path, overwrite)``: the job's output is written
   to a temporary sibling directory and renamed into place only once complete
-  (DESIGN.md, "Errors": nothing half-written).  Any error leaves the output
+  (docs/pipeline.md, "Bad input": nothing half-written).  Any error leaves the output
   path as it was: absent, or the previous output when overwriting.
 - ``text_records(path)``: the lines of a text file that carry data, with their
   1-based line numbers (``#`` comments and blank lines skipped), split on

@@ -1,4 +1,4 @@
-"""Edge lists and query files (notes/connectivity.md, "Stream, windows, queries").
+"""Edge lists and query files (the stream of ``streamspec.spec.connectivity``).
 
 Edge inputs, by file name:
 

@@ -1,5 +1,5 @@
 """Inputs of the kws job: the streaming schema, one tuple file per relation, deletions
-(notes/kws.md).
+(``streamspec.spec.kws``).
 
 - Schema (``--schema``): JSON, or YAML (``.yaml``/``.yml``, PyYAML is a dependency)::
 

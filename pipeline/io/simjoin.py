@@ -1,4 +1,4 @@
-"""Set streams for the simjoin job (notes/simjoin.md, "Records and streams").
+"""Set streams for the simjoin job (the records of ``streamspec.spec.simjoin``).
 
 Inputs, by file name:
 

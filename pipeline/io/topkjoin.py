@@ -1,4 +1,4 @@
-"""Inputs of the topkjoin job: the item stream and the remote timeline (notes/topkjoin.md).
+"""Inputs of the topkjoin job: the item stream and the remote timeline (``streamspec.spec.topkjoin``).
 
 Items (``--input``; ``--stream`` is its alias), by file name:
 

@@ -4,7 +4,7 @@
 The driver's events become one Arrow table (``event_table``) cut into Arrow IPC chunks
 (``chunks``); a task's rows go back into the engine's columnar batches (``inputs_of``:
 ``streamspec.spec.kws.TupleBatch``, validated by the spec there) and its output events
-(notes/kws.md: ``Appear`` and ``End``) into rows (``output_rows``, ``arrow_rows``).  The
+(``streamspec.spec.kws``: ``Appear`` and ``End``) into rows (``output_rows``, ``arrow_rows``).  The
 batch replays (``kws``), the Spark-read path (``_kws_file_replay``) and the stream
 (``_kws_stream``) share them; ``kws`` re-exports their public names.
 """

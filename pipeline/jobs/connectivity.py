@@ -6,7 +6,7 @@
 a ``key`` column of independent streams), answers every query of ``Q`` on
 every window with ``--engine`` and writes a Parquet dataset with columns
 ``window, start, end, answers`` (list of bools in query file order) plus
-``key`` for keyed input (notes/connectivity.md).  Shared flags:
+``key`` for keyed input (``streamspec.spec.connectivity``).  Shared flags:
 ``streamspec.pipeline.flags``.
 
 One stream is replayed in ``--partitions`` window ranges in parallel, a keyed

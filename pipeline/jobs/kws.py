@@ -5,7 +5,7 @@
 [--partitions P]``
 (shared flags: ``streamspec.pipeline.flags``; the spec has no lateness policy: the
 inputs are merged in time order, so there is no ``--lateness``) reads the schema and
-the tuples, runs the engine and writes every output event (notes/kws.md): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unless
+the tuples, runs the engine and writes every output event (``streamspec.spec.kws``): ``kind`` ("appear" or "end"), ``time``, ``end`` (null unless
 known), ``tids`` (sorted tids as strings), ``edges`` (sorted
 ``edge_id:left_tid:right_tid``); plus ``key`` first when the input is keyed.
 

@@ -6,7 +6,7 @@
 ``streamspec.pipeline.flags``) reads the sets
 (``streamspec.pipeline.io.simjoin``: JSON lines or Parquet of ``id, ts, tokens | text
 [, side, key]``), runs the engine and writes every change of the top-k list
-(notes/simjoin.md): columns ``event`` (ordinal of the output event, from 0;
+(``streamspec.spec.simjoin``): columns ``event`` (ordinal of the output event, from 0;
 per key when keyed), ``ts`` (index time), ``rank`` (1..k), ``id_new``,
 ``id_old``, ``score``, ``end_time``; an event whose list is empty is one row
 with ``rank`` 0 and null pair columns; plus ``key`` when keyed.

@@ -4,7 +4,7 @@
 ``streamspec run topkjoin --input ITEMS --remote TIMELINE --window W --slide B
 --k K --n N --budget G --engine NAME --output DIR [--aggregate sum|latest]
 [--weights WS,WV] [--stream-range LO,HI] [--remote-range LO,HI] [--origin T0]
-[--oracle]`` (notes/topkjoin.md; readers: ``streamspec.pipeline.io.topkjoin``;
+[--oracle]`` (``streamspec.spec.topkjoin``; readers: ``streamspec.pipeline.io.topkjoin``;
 shared flags: ``streamspec.pipeline.flags``).  The paper's names stay as
 aliases: ``--stream`` for ``--input``, ``--omega``/``--beta`` for
 ``--window``/``--slide``.  The spec has no lateness policy (an item earlier
@@ -23,7 +23,7 @@ becomes ``(lo, lo + 1)``.  The origin defaults to each stream's first item.
 
 Replay: one engine per key (a stream without a ``key`` column is one key);
 equal to the single-process run, since keys are independent (topkjoin state is
-path dependent, so one stream is never cut in time ranges, DESIGN.md).
+path dependent, so one stream is never cut in time ranges, docs/pipeline.md).
 ``--oracle`` also replays the oracle and prints the cumulative and mean
 nDCG@k and precision@k of the engine against it.  Two ways in:
 
@@ -90,8 +90,7 @@ key's engine lives pickled in Spark's group state between micro-batches and
 appends the same rows as the batch job, ``key`` first.  Parameters come from
 the flags only: the batch job's default stream range is a pass over the whole
 input, which a stream does not have, so ``--stream-range`` is required (the
-paper's experiments also fix both ranges once per dataset, notes/topkjoin.md,
-"Inputs").  The remote timeline is read and checked on the driver as in the
+paper's experiments also fix both ranges once per dataset).  The remote timeline is read and checked on the driver as in the
 batch job (its min/max is the default ``--remote-range``) and held by the
 engines by reference (``streamspec.pipeline.io.topkjoin.TimelineFile``), so
 the state of a key stays the engine's own: window partials, the Super-MTK+N

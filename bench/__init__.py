@@ -2,6 +2,6 @@
 ``bench``), experiment scripts that redraw the papers' figures (CSV + PNG under
 ``bench/results/<problem>/``) and ``streamspec.bench.ratios``, which turns the medians of a
 pytest-benchmark run into speed-up ratios within each group and checks them
-against the committed floors in ``bench/ratio_floors.toml`` (DESIGN.md,
-"Benchmarks"; STYLE.md, "Benchmarks compare within one run").
+against the committed floors in ``bench/ratio_floors.toml`` (``streamspec.bench.ratios``;
+benchmarks compare engines within one run, never against absolute times).
 """

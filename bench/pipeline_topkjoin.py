@@ -2,8 +2,8 @@
 
 ``python -m streamspec.bench.pipeline_topkjoin [--items 1000000] [--partitions 1,2]``
 
-The paper's default setting (notes/topkjoin.md, as the topkjoin throughput
-benchmark builds it): a seeded Zipf mention stream over the 400 users of the
+The paper's default setting (its Section 6: omega 100 s, beta 60 s, as the
+topkjoin throughput benchmark builds it): a seeded Zipf mention stream over the 400 users of the
 real follower snapshots (``streamspec.bench.topkjoin.data.mentions``, seed 1,
 x = 1), ``--evaluations`` 150 windows of omega 100 s sliding by beta 60 s from
 t0 = the authors' first tweet, at the rate that gives ``--items`` items in all
@@ -24,7 +24,7 @@ Measured, all as wall-clock seconds in this one process run:
   the summary included.  Its rows (``window, tau, rank, id, score``) are
   checked equal to the engine run's, row by row.  The stream has no ``key``,
   so it is one key: its replay is one task whatever ``P`` (topkjoin state is
-  path dependent, so it is replayed per key only, DESIGN.md), and ``cli-p2``
+  path dependent, so it is replayed per key only, docs/pipeline.md), and ``cli-p2``
   shows what a second partition costs or saves, not a parallel speedup.
 
 ``--format csv`` writes the stream as CSV (header ``id,x,ts``) instead and

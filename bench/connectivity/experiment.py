@@ -1,4 +1,4 @@
-"""Redraw the BIC paper's scalability figures (TR Section 7.3, analysis note Section 7.2).
+"""Redraw the BIC paper's scalability figures (TR Section 7.3; setup of TR Section 7.1).
 
 Two experiments on one seeded R-MAT stream (the paper's GF is Graph500 R-MAT):
 
@@ -8,7 +8,7 @@ Two experiments on one seeded R-MAT stream (the paper's GF is Graph500 R-MAT):
   window ~80M edges, slides ~1/2/4/8M edges).
 
 For each setting and engine: throughput (edges/s) and the P95 and P99 of the
-paper's per-window latency (analysis note Section 1.3; ``streamspec.bench.connectivity.
+paper's per-window latency (TR Section 7.1; ``streamspec.bench.connectivity.
 measure``): engines built with ``hold_back=False``, each window's latency is
 the ``process`` call with its triggering edge (queries and that edge's
 insert), the rest of the slide goes in a second call.  Where BIC's backward

@@ -13,12 +13,12 @@ and one pass of every engine and workload fits a 2-core machine shared by
 other sessions.  Query pairs: ``generators.workload`` with ``top=1000``,
 distinct non-adjacent pairs drawn from the 1000 highest-degree vertices (the
 paper "randomly generates workloads"; its code draws from the top-100/500/1000
-degree vertices or uniformly, analysis note Section 7.2), one seed, so each
+degree vertices or uniformly), one seed, so each
 workload is a prefix of the next larger one (``--uniform``: uniformly over all
 vertices instead).
 
-Latency is the paper's, measured by ``measure.run`` (analysis note Section
-1.3): ``hold_back=False``, the ``process`` call with each window's triggering
+Latency is the paper's, measured by ``measure.run`` (TR Section
+7.1): ``hold_back=False``, the ``process`` call with each window's triggering
 edge, CPU clock (``time.process_time``: the machine is shared), GC frozen after
 warm-up.  BIC gets two rows, its backward build deferred as shipped and inside
 the triggering call (the paper's placement), as ``experiment.py`` does.

@@ -1,6 +1,6 @@
 """Seeded streaming-graph generators shaped like the BIC paper's data.
 
-BIC TR Section 7.1 (analysis note Section 7.2): the synthetic graph GF is a
+BIC TR Section 7.1: the synthetic graph GF is a
 Graph500 (R-MAT) graph, and every dataset without real timestamps is replayed
 at a fixed rate, the same number of edges per timestamp.  ``rmat_stream``
 reproduces that shape at any size; ``powerlaw_stream`` (Chung-Lu endpoints) is

@@ -1,6 +1,6 @@
 """Real edge lists as streams, the way the BIC paper replays them.
 
-BIC TR Section 7.1 (analysis note Section 7.2): the datasets are SNAP-style
+BIC TR Section 7.1: the datasets are SNAP-style
 edge lists; SO and LK have real timestamps, the others are given synthetic
 ones at a fixed rate (100 edges per second, one timestamp per second); the
 authors' loader drops self-loops and repeated undirected edges.

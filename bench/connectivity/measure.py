@@ -1,6 +1,6 @@
 """One measured run of a connectivity engine over a stream (BIC TR Section 7.1 metrics).
 
-Per-window latency is the paper's (analysis note Section 1.3): "from just
+Per-window latency is the paper's (BIC TR Section 7.1): "from just
 before the query to just after inserting the triggering edge".  Engines are
 built with ``hold_back=False`` (the contract applies every edge on arrival),
 and the stream is cut at the window ends ``end(n) = t0 + r + n*s`` (and every
@@ -59,8 +59,8 @@ Two ways to feed the same calls (``KINDS``):
   caches the slide before it evicted (see the report in
   ``bench/results/connectivity/README.md``).
 ``run_engine`` -- the engine alone
-  Ids are remapped once up front (the paper's in-memory replay, analysis note
-  Section 8.2) and each call goes straight to the contract's driver
+  Ids are remapped once up front (the paper's in-memory replay, dense ids
+  as the engines use them) and each call goes straight to the contract's driver
   (``_evaluate``, which calls the engine's ``_run`` hook exactly as
   ``process`` would), so only the spec boundary is left out: the engine's
   own latency, the quantity the paper's figures report.

@@ -13,7 +13,7 @@ slides per window), 100 queries from the top-1000-degree vertices, one core.
 | BIC >= 10x per-window scipy | throughput ratio; scipy on a sample of windows when budgeted |
 | BIC peak memory <= 2x RWC's | peak RSS delta of a run in a fresh subprocess (``memory``) |
 
-Latency is the paper's (analysis note Section 1.3, ``measure``): engines are
+Latency is the paper's (BIC TR Section 7.1, ``measure``): engines are
 built with ``hold_back=False`` and a window's latency is the time of the
 ``process`` call with its triggering edge (the window's queries and that
 edge's insert); the rest of each slide goes in a second call, counted in

@@ -10,7 +10,7 @@ off-the-shelf analytical database instead of an operator mesh.
   boundary), the window end, and one ``BIGINT`` column per attribute holding
   the value's *code*.  Codes come from one dictionary over every value seen,
   so two values get the same code iff Python's ``==`` holds (``1 == 1.0``,
-  ``"1" != 1``), which is the notes' join equality; nulls stay ``NULL`` and
+  ``"1" != 1``), which is the spec's join equality (``streamspec.spec.kws_schema``); nulls stay ``NULL`` and
   never join.
 - Every CN (``engines.kws.cngen``, as the engines use it) becomes one
   ``SELECT``: node ``i`` is table ``R`` filtered on ``kw = K`` (a tuple belongs

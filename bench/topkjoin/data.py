@@ -1,7 +1,8 @@
 """Data of the AcquaTop experiments: the real follower snapshots, DS-CH-x, a mention stream.
 
-Paper §6 (experimental setting), analysis note §2.1 (snapshot file and dfc),
-§8.1-8.3 (setup, DS-CH-x generation, parameters).
+Paper §6 (experimental setting: the follower-count snapshot file, the
+DS-CH-x datasets and their parameters), and the authors' Java generator of
+DS-CH-x (``BKGGenerator``).
 
 - ``load_snapshots(path)``: ``{user: (times, followers)}`` from
   ``follower_snapshots.csv`` (no header; names may contain commas, so the
@@ -9,8 +10,8 @@ Paper §6 (experimental setting), analysis note §2.1 (snapshot file and dfc),
   friends, statuses, timestamp).
 - ``dfc``: follower-count difference between consecutive snapshots (0 for
   the first).
-- ``ds_ch(snapshots, target, seed)``: DS-CH-``target`` as the evidence of the
-  analysis note says it was built: seeded noise ``5 + U{0..19}`` added to every
+- ``ds_ch(snapshots, target, seed)``: DS-CH-``target`` as the authors' data and
+  generator show it was built: seeded noise ``5 + U{0..19}`` added to every
   dfc row first, then changes per invocation (distinct timestamp) scaled down
   proportionally to an average of ``target`` by setting randomly chosen
   changed users back to their previous value over the run of rows equal to
@@ -31,12 +32,12 @@ import numpy as np
 
 import os
 
-# the project's shared data sits beside the checkout (``<repo>/../shared/data``);
+# the data files sit in a data directory beside the checkout (not shipped);
 # STREAMSPEC_SHARED_DATA points elsewhere
 SHARED_DATA = Path(os.environ.get("STREAMSPEC_SHARED_DATA",
                                   Path(__file__).resolve().parents[2].parent / "shared" / "data"))
 DATA = SHARED_DATA / "acquatop" / "follower_snapshots.csv"
-T0 = 1420574422643          # the first tweet: the query's start (analysis §1.1)
+T0 = 1420574422643          # the first tweet: the query's start
 OMEGA, BETA, EVALUATIONS = 100_000, 60_000, 150
 # the seed of the one seeded mention stream of the quality experiments (dataset 1's former stream,
 # so the bundled sample, dataset 1 of DS-CH-20, is unchanged)
@@ -112,7 +113,7 @@ def timeline_rows(series: dict, first_at: int | None = T0 - 1):
     Each user's first snapshot (taken at about t0 + 15 s) is stamped ``first_at``
     (default ``t0 - 1``) so that the replica's bulk load at ``t0`` sees it, as
     the authors' code initialises the replica with each user's earliest row
-    (analysis note §1.4); ``first_at=None`` keeps the real times.
+    (as the authors' Java does); ``first_at=None`` keeps the real times.
     """
     for user, (times, values) in series.items():
         for j, (t, v) in enumerate(zip(times.tolist(), values.tolist())):

@@ -1,6 +1,6 @@
 """Where the precision margin of Table 6 can come from on the real stream (paper §6.2, Table 6).
 
-Under the Java's values (analysis note §1.2) the streaming value is 1 or 2
+Under the Java's values (``java_compat``) the streaming value is 1 or 2
 with weight 0.7 against 0.3 for dfc, so a user mentioned in both slide
 pieces ("both", value 2) always outranks one mentioned in one.  With
 ``b`` such users in a window and ``K`` answers:

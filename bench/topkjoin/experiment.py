@@ -4,7 +4,7 @@
 [--stream seeded|real] [--budget G]`` writes ``bench/results/topkjoin/<experiment>[-java|-real][-bG].csv`` (one row per engine,
 parameter value and dataset: cumulative nDCG@K and precision@K over 150
 evaluations, plus the diagnostic ``ndcg_java``, the authors' order-insensitive
-variant of analysis §7.2, and the fetches spent) and ``<experiment>.png``
+variant of nDCG, and the fetches spent) and ``<experiment>.png``
 (median over the datasets with min-max error bars), and prints Table 6's
 comparison (relative difference of the median cumulative metrics,
 AT-TSM/AT-BSM against WSJ-WBM/WSJ-LRU, max/min over the grid, and the same
@@ -12,11 +12,11 @@ against ``wsj-wbm-stale``).  ``wsj-wbm-stale`` is a diagnostic, not a
 registered engine: the paper's literal WBM (Fig. 5), which refreshes possibly
 stale candidates only and may leave budget unused (``policies.wbm_stale``);
 ``wsj-wbm`` fills the budget with fresh candidates once the possibly stale
-ones are elected, as the authors' Java does and as the note's exactness
-with an unlimited budget requires.  Why our margins differ from Table 6:
+ones are elected, as the authors' Java does and as exactness with an
+unlimited budget requires.  Why our margins differ from Table 6:
 ``bench/results/topkjoin/README.md``.
 
-Setting (notes/topkjoin.md, "Experiments"): omega 100 s, beta 60 s, 150
+Setting (paper §6): omega 100 s, beta 60 s, 150
 evaluations, K 5, N 10, gamma 7, CH 20; mention counts (``sum`` of x = 1);
 weights 0.7/0.3; the stream range is the min/max per-window mention count and
 the remote range the min/max of the dataset (computed once per dataset, as
@@ -30,8 +30,7 @@ snapshot (``data.timeline_rows``), as in the authors' code.  ``--budget G``
 sets the default budget of the ch/k/n sweeps (the authors' committed code ran
 K and N at 15; files get the suffix ``-bG``).
 
-``--java-compat`` (analysis note §10.1, "keep a java_compat switch"): the
-authors' Java setting as far as the note documents it
+``--java-compat``: the authors' Java setting as far as it is known
 (``streamspec.bench.topkjoin.java_compat``): the mention stream is rewritten so the
 streaming value is the Java's {1, 2} slide-presence count (so the stream
 range becomes 1..2), and two diagnostic engines join the run,
@@ -99,7 +98,7 @@ def engines(java_compat: bool) -> tuple:
 
 
 def ndcg_java(answer, oracle, k: int) -> float:
-    """The Java's "nDCG" (analysis §7.2): relevance by the *answer's* rank for ids in the oracle's
+    """The Java's "nDCG": relevance by the *answer's* rank for ids in the oracle's
     top k, so any order of the right set scores 1."""
     o = list(oracle)[:k]
     if not o:

@@ -3,7 +3,7 @@
 The paper runs every policy for 150 evaluations at the default setting
 (DS-CH-20, K 5, N 10, gamma 7) and plots, per iteration, the cumulative
 nDCG and precision *error*: the sum over the iterations so far of
-``1 - nDCG@K`` and ``1 - precision@K`` (analysis note §7.4).  It shows WST
+``1 - nDCG@K`` and ``1 - precision@K`` (paper §6, Fig. 11).  It shows WST
 highest, AT-ASM lowest, the others indistinct before ~50 iterations.  As in
 ``experiment``, the five datasets share one stream and differ on the remote side.
 

@@ -2,10 +2,10 @@
 
 Paper §6.1: Fig. 9(a) the long-tailed distribution of mentions per user,
 Fig. 9(b) mentions per window; Table 3 the changes per invocation of the
-DS-CH-x datasets (average, median, Q1, Q3).  Analysis note §1.2, §8.2.
+DS-CH-x datasets (average, median, Q1, Q3).
 
 The real stream's file (``real_stream``) carries presence per slide piece,
-not mention counts (the Java's counter stores 1, note §10.1), so Figure 9 is
+not mention counts (the Java's counter stores 1, ``java_compat``), so Figure 9 is
 redrawn with what it holds: per user, the windows in which it is mentioned
 (a lower bound on its mentions, same long tail); per window, the distinct
 users and how many are mentioned in both slide pieces (the Java's value 2).
@@ -68,7 +68,7 @@ def user_rows(stream: real_stream.RealStream) -> list[dict]:
 
 
 def table3(snapshots, datasets: int = 5, chs=CHS) -> list[dict]:
-    """Changes per invocation (distinct timestamp with at least one change, note §8.2 step 1)."""
+    """Changes per invocation (distinct timestamp with at least one change, the generator's first step)."""
     rows = []
     for ch in chs:
         pooled = []

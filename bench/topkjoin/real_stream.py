@@ -1,9 +1,9 @@
 """The paper's real mention stream as the authors' Java saw it (``twitterMentionSlides.txt``).
 
 Paper §6 (experimental setting: tweets mentioning 400 verified users,
-omega 100 s, beta 60 s); analysis note §1.1-1.2 (windows ``[o, c)``, the
-Java's per-slide counters that always store 1, §10.1) and §3.9 (the Java
-feeds every window's aggregate again at each evaluation).
+omega 100 s, beta 60 s); the authors' Java: windows ``[o, c)``, per-slide
+counters that always store 1 (``java_compat``), and every window's aggregate
+fed again at each evaluation.
 
 The file (``acquaTopProj/Debug/twitterMentionSlides.txt``, see the data
 README) has two kinds of line pairs, in stream order:

@@ -1,7 +1,7 @@
 """Table 6 of the AcquaTop paper (§6.2-6.5): improvement of the AT policies over the ACQUA ones.
 
 The paper gives max / min over each experiment's grid of the improvement in %;
-its formula is not given, and as everywhere in this bench (analysis note §8.4)
+its formula is not given, and as everywhere in this bench
 we use the relative difference of the median cumulative metrics over the
 datasets, ``100 * (ours - theirs) / theirs``.
 
@@ -36,7 +36,7 @@ PAIRS = [("at-tsm", "wsj-wbm"), ("at-tsm", "wsj-lru"), ("at-bsm", "wsj-wbm"), ("
          # the ceiling: AT-ASM refreshes every list entry (unbounded), so no AT policy beats it
          ("at-asm", "wsj-wbm"), ("at-asm", "wsj-wbm-java")]
 METRICS = ("ndcg", "precision", "ndcg_java")
-# Table 6 (analysis note §8.4): (ours, theirs, experiment) -> {metric: (max, min)}
+# Table 6 (paper §6): (ours, theirs, experiment) -> {metric: (max, min)}
 PAPER = {
     ("at-tsm", "wsj-wbm", "budget"): {"ndcg": (11.68, -3.58), "precision": (19.16, -3.76)},
     ("at-tsm", "wsj-wbm", "ch"): {"ndcg": (18.28, 2.75), "precision": (10.22, -2.35)},

@@ -25,7 +25,7 @@ budget experiment can be run "as the authors ran it" (``experiment.py
   sits (``TwitterStreamCollector.extractSlides``): engines, oracle and spec
   are unchanged, and the exact engines still equal the oracle on it.
 - ``JavaWsjWbmEngine`` (``wsj-wbm-java``): WSJ-WBM as the Java's
-  ``WBMJoinOperator`` runs it (§6.9): change rates ``f_u`` from the whole
+  ``WBMJoinOperator`` runs it: change rates ``f_u`` from the whole
   remote table (the future included; pairs of rows less than
   ``delta = 100 s`` apart with different values, per row, rounded to 4
   places), users that never change are no candidates, change interval
@@ -35,7 +35,7 @@ budget experiment can be run "as the authors ran it" (``experiment.py
   ms: -1 or 0), stale ones by score desc then best-before asc, then fresh ones
   by best-before asc fill the budget; and, as in the Java, the filler
   refreshes update only the operator's replica, not the copy that scores
-  arrivals (§10.15: a filler-refreshed user's next arrival is scored with its
+  arrivals (a filler-refreshed user's next arrival is scored with its
   stale value).  Candidate order among ties: ascending id (the Java: hash
   order).  The replica's refresh times start at t0 (the Java: each user's
   first snapshot, ~t0 + 15 s).

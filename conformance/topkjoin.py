@@ -70,7 +70,7 @@ def window_sizes(case: Case) -> list[int]:
 
 
 def conditions(case: Case) -> set[str]:
-    """The note's exactness conditions this case satisfies (recomputed from the data)."""
+    """The exactness conditions (``TopkJoinEngine.exact_when``) this case satisfies (recomputed from the data)."""
     p, w = case.params, _windows(case)
     out = {"changing"}
     t0 = w.t0 if w else p.t0

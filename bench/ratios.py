@@ -2,8 +2,7 @@
 
 pytest-benchmark's author advises against comparing timings with stored runs
 from other machines or jobs; networkx gates on a factor with base and head
-measured in the same job (STYLE.md, "Benchmarks compare within one run").  So
-every benchmark group holds an engine and its baselines, measured in the same
+measured in the same job.  So every benchmark group holds an engine and its baselines, measured in the same
 process run, and CI checks only ratios of their medians:
 
     ratio(subject over baseline) = median(baseline) / median(subject)
@@ -148,18 +147,29 @@ def _fmt(median: float | None) -> str:
     return "-" if median is None else f"{median:.4g}"
 
 
+def exact(x: float, *others: float) -> str:
+    """``x`` with as many significant digits as it takes to differ from each of ``others``
+    (at least 4): a ratio of 0.0967 against a floor of 0.1 prints 0.0967, never 0.10."""
+    for digits in range(4, 18):
+        text = f"{x:.{digits}g}"
+        if all(x == o or text != f"{o:.{digits}g}" for o in others):
+            return text
+    return repr(x)
+
+
 def report(table, verdicts: list[Verdict]) -> str:
     lines = ["ratios within each group: median of the slowest / median "
              "(medians in seconds; bytes in memory groups)"]
     for group, who, base, ratio in ratios(table):
         lines.append(f"  {group:34} {who:12} {_fmt(table[group][who]):>14}   "
-                     f"x{ratio:10.2f} vs {base}")
+                     f"x{exact(ratio):>10} vs {base}")
     lines.append("floors:")
     for v in verdicts:
         f = v.floor
-        got = "-" if v.ratio is None else f"x{v.ratio:.2f}"
+        got = "-" if v.ratio is None else f"x{exact(v.ratio, f.min_ratio)}"
+        floor = exact(f.min_ratio, v.ratio) if v.ratio is not None else f"{f.min_ratio:g}"
         lines.append(f"  [{v.status:7}] {f.group:34} {f.subject} over {f.baseline}: {got} "
-                     f"(floor x{f.min_ratio:g}; {_fmt(v.subject_median)} vs {_fmt(v.baseline_median)})")
+                     f"(floor x{floor}; {_fmt(v.subject_median)} vs {_fmt(v.baseline_median)})")
     return "\n".join(lines)
 
 

@@ -101,3 +101,14 @@ def test_cli_exit_codes(tmp_path, capsys):
 def test_committed_floors_parse():
     floors = ratios.load_floors(ratios.Path(ratios.__file__).with_name("ratio_floors.toml"))
     assert floors and all(f.min_ratio > 0 for f in floors)
+
+
+def test_a_failing_ratio_prints_below_its_floor(tmp_path, capsys):
+    # 0.0967 against a floor of 0.1 used to print as x0.10 (floor x0.1): the miss was invisible
+    results = tmp_path / "r.json"
+    results.write_text(json.dumps(doc(("g", "a", 1.0, {}), ("g", "b", 0.0967, {}))))
+    floors = floors_file(tmp_path, '[[floor]]\ngroup="g"\nsubject="a"\nbaseline="b"\n'
+                                   'min_ratio=0.1\n')
+    assert ratios.main([str(results), "--floors", str(floors)]) == 1
+    assert "x0.0967 (floor x0.1;" in capsys.readouterr().out
+    assert ratios.exact(0.099999, 0.1) == "0.099999"

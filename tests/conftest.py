@@ -1,4 +1,4 @@
-"""Project-wide test fixtures: the one Spark session (STYLE.md, "Spark is expensive").
+"""Project-wide test fixtures: the one Spark session (starting Spark is expensive: one per test run).
 
 Every test marked ``spark`` shares this session-scoped ``spark`` fixture:
 ``local[2]``, two shuffle partitions, adaptive execution off (the partition

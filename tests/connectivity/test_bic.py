@@ -1,5 +1,6 @@
-"""BIC engine: the worked example and regression streams of the analysis note
-(Section 9), gcd slots, gaps, ad-hoc queries, pickling, and a seeded
+"""BIC engine: a worked example (buffers and BFBG on a 10-vertex stream,
+expected answers derived by hand), regression streams, gcd slots, gaps, ad-hoc queries,
+pickling, and a seeded
 differential test against ``streamspec.reference.connectivity.evaluate``."""
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def run_all(edges, params):
     return list(engine.process(edges)) + engine.flush()
 
 
-# -- analysis note Section 9 -----------------------------------------------------
+# -- the worked example -----------------------------------------------------
 EXAMPLE = [("A", "B", 0), ("C", "D", 1), ("B", "C", 2), ("D", "E", 3), ("F", "G", 3),
            ("E", "H", 4), ("G", "I", 4), ("H", "I", 5), ("B", "J", 6), ("J", "D", 7),
            ("A", "C", 8)]
@@ -54,7 +55,7 @@ def test_worked_example_bit_matrix_b0_and_bfbg():
     assert bits(rows + engine.flush()) == bits(evaluate(EXAMPLE, params))
 
 
-# -- regression streams (analysis note Sections 1.4, 2.4, 4.3) ----------------------
+# -- regression streams (gaps, r not a multiple of s, self-loops) ----------------------
 def test_self_loop_stream():
     edges = [("S", "T", 0), ("X", "Y", 1), ("X", "X", 2), ("Y", "Z", 2), ("X", "P", 3),
              ("Q", "R", 4), ("S", "S", 5)]

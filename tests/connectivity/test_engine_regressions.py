@@ -1,5 +1,5 @@
 """Every registered connectivity engine (``--engine`` narrows it) against the worked
-example, the regression streams of the analysis note (Section 9), window shapes
+example and the regression streams of tests/connectivity/test_bic.py, window shapes
 (``r < s``, ``r == s``), huge gaps, str vertices, pickling mid-stream, ad-hoc
 queries at every window and seeded random streams, all checked against the
 oracle ``streamspec.reference.connectivity``."""

@@ -1,7 +1,7 @@
 """The DuckDB peer (``bench/kws/duckdb_peer.py``, issue 14) is checked like an engine:
 step by step against the oracle on the conformance strategies (every feature they
 draw: both lifespan models, schema changes, deletions, ties, gaps, self joins), and
-on the join equality of the notes (Python ``==`` over mixed value types)."""
+on the spec's join equality (Python ``==`` over mixed value types)."""
 from __future__ import annotations
 
 import pytest

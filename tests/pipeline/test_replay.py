@@ -1,4 +1,4 @@
-"""Partitioned replays on Spark equal the single-process run (DESIGN.md, "Spark pipeline")."""
+"""Partitioned replays on Spark equal the single-process run (docs/pipeline.md, "Partitions and halos")."""
 from __future__ import annotations
 
 import random

@@ -1,4 +1,4 @@
-"""Spark fuzzing of simjoin (DESIGN.md, "Conformance"): seeds checked on executors, and the
+"""Spark fuzzing of simjoin (docs/conformance.md): seeds checked on executors, and the
 pipeline's partitioned replays (record ranges from the driver's frame, record ranges whose
 tasks read Parquet row groups, keys) against the oracle for 1 to 4 partitions."""
 from __future__ import annotations

@@ -4,7 +4,7 @@ Sizes are asserted, not timings: after a stream where every item has a fresh
 id, the id index, the per-key arrays and the replica hold at most a constant
 times the ids live in the window (plus K+N per active window and the bounded
 departed store); evicting ids changes no answer (the same engine with
-eviction off, and the oracle where the note makes the engine exact); pickling
+eviction off, and the oracle where ``exact_when`` makes the engine exact); pickling
 after evictions round-trips.
 """
 from __future__ import annotations
@@ -157,7 +157,7 @@ def test_pickling_after_evictions_round_trips(acqua, monkeypatch):
 @settings(max_examples=60, deadline=None)
 @given(case=cases(max_items=40))
 def test_conformance_with_eviction_at_every_batch(case):
-    """The conformance check (oracle where the note makes the engine exact, invariants always)
+    """The conformance check (oracle where ``exact_when`` makes the engine exact, invariants always)
     with ids evicted as soon as they leave and departed cells forgotten at once."""
     saved = acquatop.COMPACT_SLACK, acquatop.LOAD_SLACK, replica.capacity
     acquatop.COMPACT_SLACK, acquatop.LOAD_SLACK, replica.capacity = 1, False, (lambda held: 0)

@@ -1,10 +1,10 @@
-"""The bench's ``java_compat`` switch (analysis note §1.2, §6.2, §6.9, §10.1).
+"""The bench's ``java_compat`` switch (the authors' Java behaviour, ``bench/topkjoin/java_compat.py``).
 
 The slide-presence rewrite must give, under ``sum``, the Java's mention value
 (the number of the window's slides in which the id is mentioned) with the same
 joining ids and last-mention times; the exact engines must still equal the
-oracle on it; the Java's WBM and AT-TSM diagnostics must follow the rules the
-note documents.
+oracle on it; the Java's WBM and AT-TSM diagnostics must follow the rules its
+docstring states.
 """
 from types import SimpleNamespace
 
@@ -67,7 +67,7 @@ def test_slide_presence_is_one_or_two_in_the_papers_windows():
 
 @pytest.mark.parametrize("engine", ["mintopk", "at-tsm", "at-bsm", "wsj-wbm", "wst"])
 def test_exact_engines_equal_the_oracle_on_the_rewritten_stream(engine):
-    """Static remote data: every engine is exact (notes/topkjoin.md), also on the Java's values."""
+    """Static remote data: every engine is exact (``exact_when``: static), also on the Java's values."""
     rng = np.random.default_rng(11)
     ts = np.sort(rng.integers(0, 3000, size=400)).astype(np.int64)
     ids = rng.integers(0, 25, size=ts.size).astype(np.int64)

@@ -1,4 +1,4 @@
-"""Policy election rules (analysis note §6)."""
+"""Policy election rules (``streamspec.engines.topkjoin.policies``; paper §5)."""
 import pytest
 
 from streamspec.engines.topkjoin import policies

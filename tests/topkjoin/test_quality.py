@@ -1,6 +1,6 @@
 """Quality of the approximate engines against the oracle on random streams.
 
-Reported, not asserted (notes/topkjoin.md): the numbers go to the terminal
+Reported, not asserted (approximate engines have no quality floor): the numbers go to the terminal
 summary through ``record_property``/print.  Asserted only where the paper
 proves exactness (static data, K+N covering the window, unlimited budget).
 """

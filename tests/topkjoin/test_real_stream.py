@@ -1,5 +1,5 @@
-"""The reader of the paper's real stream (``bench/topkjoin/real_stream.py``; paper §6, analysis
-note §1.1-1.2, §10.1).
+"""The reader of the paper's real stream (``bench/topkjoin/real_stream.py``; paper §6; the Java's
+windows and counters as ``bench/topkjoin/java_compat.py`` states them).
 
 On the real file: every window's user count equals the authors' ``TotalResultNumber-CH20-B7.txt``
 (the 150 evaluated windows it lists), the item stream's window ``sum`` / last item are the Java's
@@ -50,7 +50,7 @@ def test_real_file_has_158_slides_and_157_windows(real):
 @needs_data
 def test_real_window_user_counts_match_the_authors_totals_on_every_window(real):
     totals = real_stream.read_totals()
-    assert len(totals) == 150          # the file lists the 150 evaluated windows (note §1.1)
+    assert len(totals) == 150          # the file lists the 150 evaluated windows
     got = [(real.t0 + real.omega + k * real.beta, len(real.window(k))) for k in range(len(totals))]
     assert got == totals
 

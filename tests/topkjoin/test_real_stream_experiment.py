@@ -1,6 +1,6 @@
 """``experiment.py --stream real`` (paper §6, Figures 12-15 on the real stream; issue 15): one
 stream shared by the five DS-CH-x datasets, cut to the 150 evaluated windows, and the engines
-exact on it where the note says they must be (unlimited budget, N >= |window|)."""
+exact on it where ``exact_when`` says they must be (unlimited budget, N >= |window|)."""
 import numpy as np
 import pytest
 

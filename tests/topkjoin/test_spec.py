@@ -56,7 +56,7 @@ def test_monotone_user_score_is_accepted():
 
 def test_linear_score_normalises_with_the_ranges():
     f = Params(omega=1, beta=1, k=1, stream_range=(1, 2), remote_range=(0, 26)).scoring()
-    assert f(2, 18) == pytest.approx(0.7 + 0.3 * 18 / 26)   # the Java's output row (analysis §2)
+    assert f(2, 18) == pytest.approx(0.7 + 0.3 * 18 / 26)   # a row of the authors' Java output
 
 
 def _rows():

@@ -1,5 +1,5 @@
-"""The Super-MTK+N list: the analysis note's worked example, and the numpy/numba list against a
-plain-Python model of MinTopK's incremental algorithm (LBPs, victims, §3.3-§3.4, §4.4 replace).
+"""The Super-MTK+N list: a worked example, and the numpy/numba list against a
+plain-Python model of MinTopK's incremental algorithm (LBPs, victims, insertion and expiration, the paper's §4.4 replace).
 
 The model is the engine's first implementation (entries as objects, one LBP per window); the
 array list recomputes the staircase instead, and the two must agree after every operation.

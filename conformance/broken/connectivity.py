@@ -1,22 +1,74 @@
-"""Broken connectivity engines, each with one classic mistake.
+"""Broken connectivity engines: the mutation catalogue of the connectivity suite.
 
-Each is the oracle engine with one mutation, so a mismatch can only come from
-that mutation.  ``tests/connectivity/test_suite_catches_broken.py`` asserts the
-conformance runner finds every one of ``BROKEN``, and the pickling contract check
-every one of ``BROKEN_CONTRACT`` (which agree with the oracle when never pickled).
+Each is the oracle engine with one realistic mutation, so a mismatch can only
+come from that mutation; ``mutation`` names its class (see
+``streamspec.conformance.broken``).  ``MUTANTS`` is the whole catalogue: the
+``ci`` profile of the suite must kill every one (``streamspec.conformance.mutation``,
+``tests/conformance/test_mutation_gate.py``).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from streamspec.reference.connectivity import OracleEngine, window_answers
+from streamspec.spec.connectivity import EdgeBatch
+from streamspec.spec.errors import InvalidRecord
 
 
+# -- answers -----------------------------------------------------------------------------
+class DropsSelfLoops(OracleEngine):
+    """Drops self-loops, as the paper's loader does: ``Q(x, x)`` goes wrong."""
+
+    name = "broken-drops-self-loops"
+    mutation = "answer"
+    description = "self-loops ignored (presence wrong)"
+
+    def _evaluate_window(self, n, queries):
+        lo, hi = self.windows.start(n), self.windows.end(n)
+        self._edges = [e for e in self._edges if e[2] >= lo and e[0] != e[1]]
+        self._last = [(a, b) for a, b, tt in self._edges if tt < hi]
+        return window_answers(self._last, queries)
+
+
+class SelfQueryAlwaysTrue(OracleEngine):
+    """Answers ``Q(x, x)`` true whether or not ``x`` is present."""
+
+    name = "broken-self-query"
+    mutation = "answer"
+    description = "Q(x, x) true even when x is absent"
+
+    def _evaluate_window(self, n, queries):
+        answers = super()._evaluate_window(n, queries)
+        return tuple(True if a == b else ans for (a, b), ans in zip(queries, answers))
+
+
+class DuplicateKeepsFirstTime(OracleEngine):
+    """Keeps the window's edges as a set of vertex pairs: a duplicate edge does not
+    refresh the pair's time, so the pair expires with its first occurrence."""
+
+    name = "broken-duplicate-first-time"
+    mutation = "answer"
+    description = "a repeated edge keeps the time of its first occurrence"
+
+    def _run(self, u, v, t, upto):
+        keep = []
+        known = {frozenset((a, b)) for a, b, _ in self._edges}
+        for a, b, tt in zip(u.tolist(), v.tolist(), t.tolist()):
+            pair = frozenset((a, b))
+            keep.append(pair not in known)
+            known.add(pair)
+        # (windows evaluated before a skipped duplicate are unaffected: it was in none)
+        mask = np.array(keep, dtype=bool)
+        return super()._run(u[mask], v[mask], t[mask], upto)
+
+
+# -- window boundaries -------------------------------------------------------------------
 class ClosedWindowEnd(OracleEngine):
     """Off by one at the end: applies the triggering edge first and takes the
     paper's closed window ``[start, end]``, so an edge at ``t == end`` counts."""
 
     name = "broken-closed-end"
+    mutation = "window-end"
     description = "window end inclusive; trigger edge applied before evaluation"
 
     def _run(self, u, v, t, upto):
@@ -43,6 +95,7 @@ class OpenWindowStart(OracleEngine):
     """Off by one at the start: expires edges at ``t == start`` too."""
 
     name = "broken-open-start"
+    mutation = "window-start"
     description = "window start exclusive"
 
     def _evaluate_window(self, n, queries):
@@ -56,6 +109,7 @@ class NoExpiry(OracleEngine):
     """Never expires edges: a landmark window instead of a sliding one."""
 
     name = "broken-no-expiry"
+    mutation = "window-start"
     description = "edges never leave the window"
 
     def _evaluate_window(self, n, queries):
@@ -64,58 +118,164 @@ class NoExpiry(OracleEngine):
         return window_answers(self._last, queries)
 
 
-class DropsSelfLoops(OracleEngine):
-    """Drops self-loops, as the paper's loader does: ``Q(x, x)`` goes wrong."""
+class WholeSlideWindows(OracleEngine):
+    """A window made of whole slides, the last ``r // s`` before its end (a pane-based
+    engine): right only when ``s`` divides ``r``; otherwise it starts late (or, with
+    ``r < s``, is empty)."""
 
-    name = "broken-drops-self-loops"
-    description = "self-loops ignored (presence wrong)"
+    name = "broken-whole-slides"
+    mutation = "r-not-multiple"
+    description = "window start computed as end - (r // s) * s"
 
     def _evaluate_window(self, n, queries):
-        lo, hi = self.windows.start(n), self.windows.end(n)
-        self._edges = [e for e in self._edges if e[2] >= lo and e[0] != e[1]]
+        w = self.windows
+        hi = w.end(n)
+        lo = hi - (w.r // w.s) * w.s
+        self._edges = [e for e in self._edges if e[2] >= lo]
         self._last = [(a, b) for a, b, tt in self._edges if tt < hi]
         return window_answers(self._last, queries)
-
-
-class SelfQueryAlwaysTrue(OracleEngine):
-    """Answers ``Q(x, x)`` true whether or not ``x`` is present."""
-
-    name = "broken-self-query"
-    description = "Q(x, x) true even when x is absent"
-
-    def _evaluate_window(self, n, queries):
-        answers = super()._evaluate_window(n, queries)
-        return tuple(True if a == b else ans for (a, b), ans in zip(queries, answers))
 
 
 class SkipsEmptyWindows(OracleEngine):
     """Emits no row for a window with no true answer (the Java driver skips gaps)."""
 
     name = "broken-skips-empty"
+    mutation = "gap"
     description = "windows with all answers false are not emitted"
 
     def process(self, events):
         return (w for w in super().process(events) if any(w.answers))
 
+    def advance_to(self, t):
+        return [w for w in super().advance_to(t) if any(w.answers)]
+
     def flush(self):
         return [w for w in super().flush() if any(w.answers)]
 
 
+# -- state lost by pickling ----------------------------------------------------------------
 class PicklesWithoutPending(OracleEngine):
-    """Its pickled state leaves out the edges held back for windows not yet due (the
-    driver's ``_pending``) and the engine's unexpired edges, as if a checkpoint only
-    needed what was evaluated: right until pickled, unpickled copies forget them."""
+    """Its pickled state leaves out the edges the driver holds back for windows not yet
+    due (``_pending``, ``hold_back=True``), as if a checkpoint only needed what was
+    evaluated: right until pickled, an unpickled copy forgets them."""
 
     name = "broken-pickles-without-pending"
-    description = "pickled state drops the held-back and unexpired edges"
+    mutation = "pickling-hold-back"
+    description = "pickled state drops the held-back edges"
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_pending"] = tuple(column[:0] for column in self._pending)
-        state["_edges"] = []
         return state
 
 
-BROKEN = [ClosedWindowEnd, OpenWindowStart, NoExpiry, DropsSelfLoops, SelfQueryAlwaysTrue, SkipsEmptyWindows]
-# conform to the oracle step by step; only the contract checks catch them
-BROKEN_CONTRACT = [PicklesWithoutPending]
+class PicklesWithoutEagerTail(OracleEngine):
+    """Its pickled state keeps only the edges of evaluated windows, trusting the driver to
+    hold the rest back: true with ``hold_back=True``; with ``hold_back=False`` every edge
+    is handed over on arrival and the edges after the last evaluated window are lost."""
+
+    name = "broken-pickles-without-eager-tail"
+    mutation = "pickling-eager"
+    description = "pickled state drops the applied edges of windows not yet due"
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if self.windows is not None:
+            end = self.windows.end(self.next_window - 1) if self.next_window else self.windows.t0
+            state["_edges"] = [e for e in self._edges if e[2] < end]
+        return state
+
+
+class AdHocFromDroppedCache(OracleEngine):
+    """``connected()`` answers from the last window's edge list, which the pickled state
+    leaves out as a cache "rebuilt at the next window": an unpickled copy answers
+    ad-hoc queries on an empty graph until then.  Its windows are all right."""
+
+    name = "broken-adhoc-after-unpickle"
+    mutation = "pickling-ad-hoc"
+    description = "pickled state drops the graph ad-hoc queries answer from"
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_last"] = []
+        return state
+
+
+# -- lateness, watermarks, bad records ------------------------------------------------------
+class LateEdgesAdmitted(OracleEngine):
+    """Under ``lateness="drop"`` a late edge is admitted at the latest time seen instead
+    of dropped (a reader that "repairs" disorder)."""
+
+    name = "broken-late-admitted"
+    mutation = "lateness"
+    description = "lateness=drop keeps late edges, at the latest time seen"
+
+    def _feed_checked(self, batch):
+        if self.params.lateness == "drop" and len(batch):
+            t = batch.t.astype(np.int64)
+            floor = t[0] if self.last_t is None else max(self.last_t, t[0])
+            t = np.maximum(np.maximum.accumulate(t), floor)
+            batch = EdgeBatch(batch.u, batch.v, t)
+        return super()._feed_checked(batch)
+
+
+class WatermarkOneShort(OracleEngine):
+    """``advance_to(t)`` closes only the windows ending before ``t`` (``end < t``), not
+    those ending at ``t``: a strict watermark."""
+
+    name = "broken-strict-watermark"
+    mutation = "watermark"
+    description = "advance_to(t) closes windows with end < t only"
+
+    def advance_to(self, t):
+        return super().advance_to(t - 1)
+
+
+class SkipsInvalidRecords(OracleEngine):
+    """A lenient reader: an edge with a vertex of the wrong type is skipped, not refused
+    (the rest of the call goes in)."""
+
+    name = "broken-skips-invalid"
+    mutation = "bad-record"
+    description = "InvalidRecord edges are skipped silently"
+
+    def process(self, events):
+        events = list(events) if not isinstance(events, EdgeBatch) else events
+        while True:
+            try:
+                return list(super().process(events))
+            except InvalidRecord as err:
+                if err.index is None or isinstance(events, EdgeBatch):
+                    raise
+                del events[err.index - self._seen]
+                self._seen += 1
+
+
+# -- the hook's contract -------------------------------------------------------------------
+class TransposedAnswers(OracleEngine):
+    """``_run`` returns its answers one row per query (queries x windows) instead of one
+    row per window."""
+
+    name = "broken-transposed-answers"
+    mutation = "contract-shape"
+    description = "_run returns a (queries, windows) array"
+
+    def _run(self, u, v, t, upto):
+        return np.ascontiguousarray(super()._run(u, v, t, upto).T)
+
+
+class ListAnswers(OracleEngine):
+    """``_run`` returns a list of answer tuples instead of a bool ndarray."""
+
+    name = "broken-list-answers"
+    mutation = "contract-shape"
+    description = "_run returns a list, not an ndarray"
+
+    def _run(self, u, v, t, upto):
+        return [tuple(row) for row in super()._run(u, v, t, upto).tolist()]
+
+
+MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, DuplicateKeepsFirstTime, ClosedWindowEnd,
+           OpenWindowStart, NoExpiry, WholeSlideWindows, SkipsEmptyWindows, PicklesWithoutPending,
+           PicklesWithoutEagerTail, AdHocFromDroppedCache, LateEdgesAdmitted, WatermarkOneShort,
+           SkipsInvalidRecords, TransposedAnswers, ListAnswers]

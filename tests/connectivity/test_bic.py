@@ -1,7 +1,5 @@
-"""BIC engine: a worked example (buffers and BFBG on a 10-vertex stream,
-expected answers derived by hand), regression streams, gcd slots, gaps, ad-hoc queries,
-pickling, and a seeded
-differential test against ``streamspec.reference.connectivity.evaluate``."""
+"""BIC engine: a worked example (buffers and BFBG on a 10-vertex stream), regression
+streams, gcd slots, gaps, ad-hoc queries, pickling, and a seeded differential test against ``streamspec.reference.connectivity.evaluate``."""
 from __future__ import annotations
 
 import os

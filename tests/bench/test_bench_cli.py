@@ -155,3 +155,28 @@ def test_every_workload_runs_tiny(problem):
     case = work.prepare(0.25 if problem == "kws" else 0.01)   # kws: results from ~10 min on
     call = case.setup(work.baseline)
     assert call() > 0 and case.params
+
+
+def test_shipped_suites_take_engine_and_register_their_marks(tmp_path):
+    # an installed streamspec's suites, run from elsewhere: no pyproject declares the marks
+    import subprocess
+    import sys
+
+    def collect(*extra):
+        done = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "streamspec.bench",
+                               "--collect-only", "-q", "-p", "no:cacheprovider", "--strict-markers",
+                               "-W", "error::pytest.PytestUnknownMarkWarning", *extra],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return [line.split("/")[-1] for line in done.stdout.splitlines() if "::" in line]
+
+    default = collect()
+    assert "test_connectivity_bench.py::test_stream[bic]" in default
+    assert "test_kws_bench.py::test_kws_stream[kws-ci-k3-forest]" in default
+    chosen = collect("--engine", "dtree")
+    stream = [t for t in chosen if "::test_stream[" in t]
+    # the chosen engine beside the suite's baselines, not the default engines
+    assert stream == [f"test_connectivity_bench.py::test_stream[{n}]"
+                      for n in ("dtree", "rwc", "scipy")]
+    assert "test_connectivity_bench.py::test_small[networkx]" in chosen
+    assert "test_simjoin_bench.py::test_tweet_stream[none]" in chosen       # skipped, with why

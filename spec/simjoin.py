@@ -55,6 +55,7 @@ SIDES = {"R": 0, "S": 1}
 LATENESS = ("error", "drop")
 MAX_EXACT = 2 ** 53
 _APPLY = "SimJoinEngine._apply"
+_ARRAY = np.ndarray
 _CHANGES = ("a list of (position, ((seq_i, seq_j, score, end), ...)) by increasing position, "
             "or Changes columns")
 
@@ -280,12 +281,15 @@ class SimJoinEngine:
         of another shape is a ``ContractViolation``."""
         ids = self.ids
         if isinstance(changes, Changes):        # in bulk: one tolist per column
-            self._check_changes(changes, len(ts))
-            rows = list(zip([ids[x] for x in changes.seq_i.tolist()],
-                            [ids[x] for x in changes.seq_j.tolist()],
-                            changes.score.tolist(), changes.end.tolist()))
-            ptr = changes.ptr.tolist()
-            pos = changes.pos.tolist()
+            pos, ptr, si, sj = self._check_changes(changes, len(ts))
+            try:
+                rows = list(zip([ids[x] for x in si], [ids[x] for x in sj],
+                                changes.score.tolist(), changes.end.tolist()))
+            except IndexError:
+                raise ContractViolation(
+                    _APPLY, f"Changes with seqs up to {max(max(si), max(sj))}",
+                    f"Changes columns: seqs of known records, 0..{len(ids) - 1}",
+                    engine=engine_label(self)) from None
             return [(p, TopK(t, rows[a:b]))
                     for p, t, a, b in zip(pos, ts[changes.pos].tolist(), ptr, ptr[1:])]
         if type(changes) not in (list, tuple):
@@ -320,35 +324,45 @@ class SimJoinEngine:
         return ContractViolation(_APPLY, f"a list holding {describe(change)}",
                                  f"{_CHANGES}: {why}", engine=engine_label(self))
 
-    def _check_changes(self, c: Changes, n: int) -> None:
-        """``Changes`` columns: 1-d arrays, ``ptr`` of one more than ``pos``,
-        positions increasing in ``0..n-1``, seqs of known records, numeric scores
-        and ends."""
+    def _check_changes(self, c: Changes, n: int) -> tuple[list, list, list, list]:
+        """``Changes`` columns checked: six 1-d arrays, ``ptr`` of one more than
+        ``pos`` and non-decreasing from 0 to the rows, positions increasing in
+        ``0..n-1``, seqs of known records, numeric scores and ends.  Returns
+        ``pos``, ``ptr``, ``seq_i``, ``seq_j`` as lists (checked on the lists
+        ``_outputs`` makes anyway: numpy's per-call cost dominates small changes)."""
         cols = (c.pos, c.ptr, c.seq_i, c.seq_j, c.score, c.end)
         why = None
-        if not all(type(a) is np.ndarray and a.ndim == 1 for a in cols):
+        if not (type(c.pos) is _ARRAY and type(c.ptr) is _ARRAY and type(c.seq_i) is _ARRAY
+                and type(c.seq_j) is _ARRAY and type(c.score) is _ARRAY
+                and type(c.end) is _ARRAY):
             why = "six 1-d numpy arrays"
-        elif (c.pos.dtype.kind not in "iu" or c.ptr.dtype.kind not in "iu"
-              or c.seq_i.dtype.kind not in "iu" or c.seq_j.dtype.kind not in "iu"
-              or c.score.dtype.kind not in "iuf" or c.end.dtype.kind not in "iuf"):
+        elif not (c.pos.dtype.kind in "iu" and c.ptr.dtype.kind in "iu"
+                  and c.seq_i.dtype.kind in "iu" and c.seq_j.dtype.kind in "iu"
+                  and c.score.dtype.kind in "iuf" and c.end.dtype.kind in "iuf"):
             why = "integer pos, ptr, seq_i and seq_j; numeric score and end"
+        elif c.pos.ndim != 1 or c.ptr.ndim != 1 or c.seq_i.ndim != 1 or c.seq_j.ndim != 1 \
+                or c.score.ndim != 1 or c.end.ndim != 1:
+            why = "six 1-d numpy arrays"
         else:
-            k, rows = len(c.pos), len(c.seq_i)
-            if len(c.ptr) != k + 1 or len(c.seq_j) != rows or len(c.score) != rows \
+            pos, ptr, si, sj = c.pos.tolist(), c.ptr.tolist(), c.seq_i.tolist(), c.seq_j.tolist()
+            k, rows = len(pos), len(si)
+            if len(ptr) != k + 1 or len(sj) != rows or len(c.score) != rows \
                     or len(c.end) != rows:
                 why = "len(ptr) == len(pos) + 1 and seq_i, seq_j, score, end of one length"
-            elif k and (c.pos[0] < 0 or c.pos[-1] >= n or (k > 1 and (np.diff(c.pos) <= 0).any())):
+            elif k and (pos[0] < 0 or pos[-1] >= n
+                        or (k > 1 and not all(a < b for a, b in zip(pos, pos[1:])))):
                 why = f"positions increasing, each in 0..{n - 1}"
-            elif c.ptr[0] != 0 or c.ptr[-1] != rows or (k and (np.diff(c.ptr) < 0).any()):
+            elif ptr[0] != 0 or ptr[-1] != rows or (
+                    k > 1 and not all(a <= b for a, b in zip(ptr, ptr[1:]))):
                 why = f"ptr non-decreasing from 0 to the {rows} rows"
-            elif rows and (min(c.seq_i.min(), c.seq_j.min()) < 0
-                           or max(c.seq_i.max(), c.seq_j.max()) >= len(self.ids)):
+            elif rows and (min(si) < 0 or min(sj) < 0):    # (too large: _outputs' IndexError)
                 why = f"seqs of known records, 0..{len(self.ids) - 1}"
-        if why is not None:
-            returned = ", ".join(f"{name} {describe(a)}" for name, a in
-                                 zip(("pos", "ptr", "seq_i", "seq_j", "score", "end"), cols))
-            raise ContractViolation(_APPLY, f"Changes with {returned}", f"Changes columns: {why}",
-                                    engine=engine_label(self))
+            else:
+                return pos, ptr, si, sj
+        returned = ", ".join(f"{name} {describe(a)}" for name, a in
+                             zip(("pos", "ptr", "seq_i", "seq_j", "score", "end"), cols))
+        raise ContractViolation(_APPLY, f"Changes with {returned}", f"Changes columns: {why}",
+                                engine=engine_label(self))
 
     def _feed_columns(self, batch: RecordBatch) -> list[TopK]:
         """``process`` of a ``RecordBatch``: the same checks, vectorised."""

@@ -353,3 +353,22 @@ def test_topkjoin_correct_engines_unaffected(name):
     out = list(engine.process(ITEMS)) + engine.flush()
     oracle = TopkOracle(TOPK)
     assert out == list(oracle.process(ITEMS)) + oracle.flush() and len(out) == 5
+
+
+class SimColumnsSeqTooLarge(SimOracle):
+    def _apply(self, prep):
+        c = _columns(super()._apply(prep))
+        return simjoin.Changes(c.pos, c.ptr, c.seq_i + 50, c.seq_j, c.score, c.end)
+
+
+class SimColumnsSeqNegative(SimOracle):
+    def _apply(self, prep):
+        c = _columns(super()._apply(prep))
+        return simjoin.Changes(c.pos, c.ptr, c.seq_i, c.seq_j - 3, c.score, c.end)
+
+
+@pytest.mark.parametrize("broken, says", [(SimColumnsSeqTooLarge, "Changes with seqs up to 52"),
+                                          (SimColumnsSeqNegative, "Changes with pos")])
+def test_simjoin_changes_seqs_of_unknown_records(broken, says):
+    err = _violation(broken, SIM, RECORDS, "SimJoinEngine._apply")
+    assert says in err.returned and "seqs of known records, 0..2" in err.wanted

@@ -28,7 +28,7 @@ import attrs
 from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
-from streamspec.reference.connectivity import evaluate, window_answers
+from streamspec.reference.connectivity import evaluate, on_time, window_answers
 from streamspec.spec.connectivity import Edge, Params
 from streamspec.spec.errors import NoWindowYet
 from streamspec.spec.windows import SlidingWindows
@@ -57,6 +57,7 @@ def check(engine_cls, case: Case) -> Mismatch | None:
     for size in case.chunks:
         chunk = case.edges[pos:pos + size]
         pos += size
+        latest = max(e.t for e in case.edges[:pos])     # (a late edge, dropped, moves no time)
         out = list(engine.process(chunk))
         eager_out = list(eager.process(chunk))
         if eager_out != out:
@@ -67,7 +68,7 @@ def check(engine_cls, case: Case) -> Mismatch | None:
         if windows is None:
             t0 = case.params.t0 if case.params.t0 is not None else case.edges[0].t
             windows = SlidingWindows(case.params.r, case.params.s, t0)
-        due = windows.due_before(chunk[-1].t)
+        due = windows.due_before(latest)
         step = f"after edge {pos - 1} (t={chunk[-1].t})"
         problem = _compare(got, out, expected, due, step)
         if problem:
@@ -114,7 +115,7 @@ def _probe(engine, case, windows, due, step) -> Mismatch | None:
         return Mismatch(step, "connected() before any window must raise NoWindowYet")
     n = due - 1
     lo, hi = windows.start(n), windows.end(n)
-    inside = [(e.u, e.v) for e in case.edges if lo <= e.t < hi]
+    inside = [(e.u, e.v) for e in on_time(case.edges) if lo <= e.t < hi]
     want = window_answers(inside, case.probes)
     have = tuple(bool(engine.connected(a, b)) for a, b in case.probes)
     if want != have:
@@ -154,11 +155,15 @@ def check_watermark(engine_cls, case: Case) -> Mismatch | None:
     engine = engine_cls(case.params)
     got, pos, last = [], 0, None
     for size in case.chunks + [0]:
-        upcoming = case.edges[pos].t if pos < len(case.edges) else last
+        # truthful: at most every edge still to come that is not late (late ones are
+        # dropped whatever the watermark), and past the last edge only to the last time
+        ahead = [e.t for e in case.edges[pos:] if last is None or e.t >= last]
+        upcoming = min(ahead) if ahead else last
         marks = [upcoming] if last is None else [last, (last + upcoming) // 2, upcoming]
         for w in marks:
             out = engine.advance_to(w)
             due = windows.due_before(w) if case.params.t0 is not None or last is not None else 0
+            due = max(due, len(got))    # (a mark behind an earlier one, past a late edge, moves nothing)
             problem = _compare(got, out, expected, due, f"advance_to({w}) after edge {pos - 1}")
             if problem:
                 return problem
@@ -168,7 +173,7 @@ def check_watermark(engine_cls, case: Case) -> Mismatch | None:
             break
         pos += size
         out = list(engine.process(chunk))
-        last = chunk[-1].t
+        last = max(e.t for e in case.edges[:pos])
         problem = _compare(got, out, expected, max(len(got), windows.due_before(last)),
                            f"after edge {pos - 1} (t={last}), past watermarks")
         if problem:
@@ -183,6 +188,7 @@ FEATURES = frozenset({
     "empty_stream", "tie", "burst", "step_within_slide", "gap_longer_than_window", "empty_window",
     "self_loop", "duplicate_edge", "self_query", "absent_query_vertex", "empty_workload",
     "origin_given", "origin_before_first_edge", "several_chunks", "probes", "negative_time",
+    "lateness_drop", "late_edge",
 })
 
 
@@ -190,7 +196,8 @@ def features(case: Case) -> set[str]:
     """The situations ``case`` exercises, among ``FEATURES`` (what ``cases()`` claims to
     draw): window shapes, ties (two edges at one time) and bursts (three or more), gaps
     longer than the window and empty windows, self loops, duplicate edges, ``Q(x, x)``,
-    query vertices absent from the stream, an explicit origin, several ``process`` calls."""
+    query vertices absent from the stream, an explicit origin, several ``process`` calls,
+    the ``drop`` lateness policy and late edges."""
     p, edges = case.params, case.edges
     out = {"r_below_s" if p.r < p.s else "r_equal_s" if p.r == p.s else "r_above_s"}
     out |= {"r_not_multiple_of_s"} if p.r % p.s else set()
@@ -207,6 +214,10 @@ def features(case: Case) -> set[str]:
         out.add("absent_query_vertex")
     if p.t0 is not None and p.t0 < edges[0].t:
         out.add("origin_before_first_edge")
+    out |= {"lateness_drop"} if p.lateness == "drop" else set()
+    if len(on_time(edges)) < len(edges):
+        out.add("late_edge")
+    edges = on_time(edges)           # the stream the windows see
     times = [e.t for e in edges]
     steps = [b - a for a, b in zip(times, times[1:])]
     out |= {"tie"} if 0 in steps else set()

@@ -40,9 +40,21 @@ def _reachable(adjacency, a, b) -> bool:
     return False
 
 
+def on_time(edges) -> list[Edge]:
+    """The edges that are not late: each at or after every edge before it.  Under
+    ``lateness="error"`` a valid stream has no other; under ``"drop"`` the others
+    are dropped (they lie in no window)."""
+    kept, latest = [], None
+    for e in edges:
+        if latest is None or e.t >= latest:
+            kept.append(e)
+            latest = e.t
+    return kept
+
+
 def evaluate(edges, params: Params) -> list[WindowResult]:
     """Every window of the whole stream ``edges`` (a list of ``Edge`` or ``(u, v, t)``)."""
-    edges = [e if isinstance(e, Edge) else Edge(*e) for e in edges]
+    edges = on_time(e if isinstance(e, Edge) else Edge(*e) for e in edges)
     if not edges:
         return []
     t0 = params.t0 if params.t0 is not None else edges[0].t

@@ -35,35 +35,45 @@ def _case_type():
     return Case
 
 
-def step(r: int, s: int):
+def step(r: int, s: int, late: bool = False):
     """The increment before an edge: a tie (0, what it shrinks to), progress within a
-    slide, or a gap longer than the window."""
-    return st.one_of(
+    slide, or a gap longer than the window; with ``late`` (``lateness="drop"``) also a
+    step back, a late edge the engine must drop (the stream's time stays where it was)."""
+    steps = [
         st.just(0),                                   # ties and bursts
         st.integers(1, s),                            # ordinary progress
         st.integers(r, 2 * (r + s) + 1),              # a gap as long as the window or longer
-    )
+    ]
+    if late:
+        steps.append(st.integers(-(r + s), -1))       # a late edge
+    return st.one_of(*steps)
 
 
 @st.composite
-def cases(draw, max_edges: int = 30):
+def cases(draw, max_edges: int = 30, lateness: tuple = ("error", "error", "error", "drop")):
     """One list of edge records, each ``(u, v, step)``: hypothesis deletes whole edges
     and shrinks ids and steps toward 0 (a failure shrinks to the few edges it needs).
     Duplicate edges come from the small vertex alphabet; a tenth of the records copy
-    the ends of the edge before them."""
+    the ends of the edge before them.  A quarter of the cases have ``lateness="drop"``
+    and late edges (``lateness`` gives the policies to draw from)."""
     kind = draw(st.sampled_from([int, int, str]))
     r = draw(st.integers(1, MAX_RS))
     s = draw(st.integers(1, MAX_RS))
+    lateness = draw(st.sampled_from(lateness))
     qv = st.integers(0, N_QUERY_VERTICES - 1).map(lambda i: vertex_name(i, kind))
     workload = draw(st.lists(st.tuples(qv, qv), max_size=6))
     ev = st.integers(0, N_STREAM_VERTICES - 1)
-    records = draw(st.lists(st.tuples(ev, ev, step(r, s), st.integers(0, 9)), max_size=max_edges))
+    records = draw(st.lists(st.tuples(ev, ev, step(r, s, lateness == "drop"), st.integers(0, 9)),
+                            max_size=max_edges))
     first = draw(st.integers(-20, 20))
     t, edges = first, []
     for i, (a, b, d, copy) in enumerate(records):
-        t += d if i else 0
         if copy == 9 and edges:              # a duplicate of the edge before
             a, b = edges[-1][0], edges[-1][1]
+        if i and d < 0:                      # late: dropped, the stream's time stays
+            edges.append((a, b, t + d))
+            continue
+        t += d if i else 0
         edges.append((a, b, t))
     edges = [Edge(vertex_name(a, kind), vertex_name(b, kind), tt) for a, b, tt in edges]
     n = len(edges)
@@ -72,13 +82,14 @@ def cases(draw, max_edges: int = 30):
     bounds = [0] + [c for c in cuts if c < n] + [n]
     chunks = [b - a for a, b in zip(bounds, bounds[1:]) if b > a]
     probes = draw(st.lists(st.tuples(qv, qv), max_size=3))
-    return _case_type()(Params(r=r, s=s, workload=workload, t0=origin), edges, chunks, probes)
+    return _case_type()(Params(r=r, s=s, workload=workload, t0=origin, lateness=lateness),
+                        edges, chunks, probes)
 
 
 @st.composite
 def invalid_cases(draw):
     """``(case, position, bad_record, error_type)``: insert ``bad_record`` before edge ``position``."""
-    case = draw(cases(max_edges=12))
+    case = draw(cases(max_edges=12, lateness=("error",)))   # the error policy's contract
     edges = case.edges
     kind = type(edges[0].u) if edges else (int if not case.params.workload else type(case.params.workload[0][0]))
     pos = draw(st.integers(0, len(edges)))

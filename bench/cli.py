@@ -98,6 +98,7 @@ def _validate(args):
         raise InvalidParameter(f"--max-regression {args.max_regression}: expected a "
                                f"percentage >= 0")
     floors = standard.load_floors(args.floors) if args.floors else []
+    standard.applicable(floors, standard.group(args.problem, work.name), engine, baselines)
     previous = standard.load_previous(args.compare) if args.compare else None
     return work, engine, baselines, floors, previous
 
@@ -112,6 +113,10 @@ def main(args) -> int:
           flush=True)
     case = work.prepare(args.scale)
     prepared = time.perf_counter() - started
+    params = dict(case.params, scale=args.scale)
+    if previous is not None:      # another workload, or no ratio to a baseline: exit 2 before running
+        standard.comparable(previous, {"problem": args.problem, "workload": work.name,
+                                       "workload_params": params}, baselines)
     print(f"  input built in {prepared:.1f} s: "
           + ", ".join(f"{k}={v}" for k, v in case.params.items() if k != "feed"), flush=True)
     print(f"  cpu clock (time.process_time) of process()+flush() per run; {args.warmup} warm-up "
@@ -121,8 +126,8 @@ def main(args) -> int:
     def progress(run):
         if not args.quiet:
             label = "warm-up" if run.round < 0 else f"round {run.round}"
-            print(f"    {label:8} {run.subject:24} cpu {run.cpu_s:.4f} s  wall {run.wall_s:.4f} s"
-                  f"  outputs {run.outputs}", flush=True)
+            print(f"    {label:8} {run.subject:24} cpu {run.cpu_s:.4f} s (sys {run.sys_s:.4f})  "
+                  f"wall {run.wall_s:.4f} s  outputs {run.outputs}", flush=True)
 
     runs = standard.measure(case, [engine, *baselines], args.repeats, args.warmup, progress)
     subjects, ratios = standard.summarise(runs, engine, baselines)
@@ -152,7 +157,7 @@ def main(args) -> int:
 
     doc = {"format": standard.FORMAT, "problem": args.problem, "workload": work.name,
            "group": grp, "workload_summary": work.summary,
-           "workload_params": dict(case.params, scale=args.scale),
+           "workload_params": params,
            "engine": engine, "baselines": baselines, "repeats": args.repeats,
            "warmup": args.warmup,
            "method": "cpu clock (time.process_time) of the engine's process() over the prepared "
@@ -163,8 +168,8 @@ def main(args) -> int:
            "environment": standard.environment(), "load_average_before": load_before,
            "load_average_after": load_after,
            "wall_s": round(time.perf_counter() - started, 3),
-           "runs": [{"round": r.round, "subject": r.subject, "cpu_s": r.cpu_s, "wall_s": r.wall_s,
-                     "outputs": r.outputs} for r in runs],
+           "runs": [{"round": r.round, "subject": r.subject, "cpu_s": r.cpu_s, "sys_s": r.sys_s,
+                     "wall_s": r.wall_s, "outputs": r.outputs} for r in runs],
            "subjects": subjects, "ratios": ratios, "floors": verdicts}
     compared = []
     if previous is not None:

@@ -46,22 +46,25 @@ FORMAT = "streamspec-bench/1"
 class Run:
     round: int          # -1 for warm-up runs (not counted)
     subject: str
-    cpu_s: float
+    cpu_s: float        # time.process_time: user + system
     wall_s: float
     outputs: int
+    sys_s: float = 0.0  # of cpu_s, the system part (page faults of fresh allocations, mostly)
 
 
-def timed(call) -> tuple[float, float, int]:
-    """``(cpu seconds, wall seconds, outputs)`` of one call, the collector frozen around it."""
+def timed(call) -> tuple[float, float, int, float]:
+    """``(cpu seconds, wall seconds, outputs, system seconds)`` of one call, the collector
+    frozen around it."""
     gc.collect()
     gc.freeze()
     try:
-        wall0, cpu0 = time.perf_counter(), time.process_time()
+        sys0, wall0, cpu0 = os.times().system, time.perf_counter(), time.process_time()
         outputs = call()
         cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        system = os.times().system - sys0
     finally:
         gc.unfreeze()
-    return cpu, wall, int(outputs)
+    return cpu, wall, int(outputs), system
 
 
 def measure(case, subjects: list[str], repeats: int, warmup: int, progress=None) -> list[Run]:
@@ -71,9 +74,9 @@ def measure(case, subjects: list[str], repeats: int, warmup: int, progress=None)
         order = subjects if i < 0 or i % 2 == 0 else subjects[::-1]
         for name in order:
             call = case.setup(name)
-            cpu, wall, outputs = timed(call)
+            cpu, wall, outputs, system = timed(call)
             del call
-            run = Run(max(i, -1), name, cpu, wall, outputs)
+            run = Run(max(i, -1), name, cpu, wall, outputs, system)
             runs.append(run)
             if progress is not None:
                 progress(run)
@@ -189,19 +192,23 @@ def load_floors(path: str) -> list[dict]:
     return floors
 
 
-def check_floors(floors: list[dict], grp: str, engine: str, ratios: dict) -> list[dict]:
-    """The floors that apply to this run (its group, engine and baselines), each with a verdict.
+def applicable(floors: list[dict], grp: str, engine: str, baselines) -> list[dict]:
+    """The floors of this run (its group, engine and baselines); a floors file none of whose
+    floors applies is an error (a gate that checks nothing), raised before anything runs."""
+    mine = [f for f in floors
+            if f["group"] == grp and f["subject"] == engine and f["baseline"] in baselines]
+    if floors and not mine:
+        wanted = ", ".join(f"(group {grp}, subject {engine}, baseline {b})" for b in baselines)
+        raise InvalidParameter(f"--floors: no floor applies to this run; expected one of {wanted}")
+    return mine
 
-    A floors file none of whose floors applies is an error (a gate that checks nothing)."""
+
+def check_floors(floors: list[dict], grp: str, engine: str, ratios: dict) -> list[dict]:
+    """The floors that apply to this run, each with its verdict (ratio >= min_ratio)."""
     verdicts = []
-    for f in floors:
-        if f["group"] != grp or f["subject"] != engine or f["baseline"] not in ratios:
-            continue
+    for f in applicable(floors, grp, engine, list(ratios)):
         got = ratios[f["baseline"]]["median"]
         verdicts.append(dict(f, ratio=got, ok=got >= f["min_ratio"]))
-    if floors and not verdicts:
-        wanted = ", ".join(f"(group {grp}, subject {engine}, baseline {b})" for b in ratios)
-        raise InvalidParameter(f"--floors: no floor applies to this run; expected one of {wanted}")
     return verdicts
 
 
@@ -220,22 +227,29 @@ def load_previous(path: str) -> dict:
     return doc
 
 
-def compare(previous: dict, current: dict, max_regression: float) -> list[dict]:
-    """The engine's ratio to each baseline now against ``previous``'s (same problem, workload
-    and parameters): a ratio lower by more than ``max_regression`` percent is a regression."""
+def comparable(previous: dict, current: dict, baselines) -> None:
+    """Raise unless ``previous`` ran the same problem, workload and parameters as ``current``
+    and has a ratio to every one of ``baselines`` (checked before anything runs)."""
     for key in ("problem", "workload", "workload_params"):
         if previous.get(key) != current[key]:
             raise InvalidParameter(f"--compare: the previous run's {key} "
                                    f"({previous.get(key)!r}) differs from this run's "
                                    f"({current[key]!r}); ratios are comparable only on the "
                                    f"same workload")
-    verdicts = []
-    for base, now in current["ratios"].items():
-        before = previous.get("ratios", {}).get(base)
-        if before is None:
+    for base in baselines:
+        if base not in previous.get("ratios", {}):
             raise InvalidParameter(f"--compare: the previous run has no ratio to baseline "
                                    f"{base!r} (its baselines: "
                                    f"{', '.join(previous.get('ratios', {})) or 'none'})")
+
+
+def compare(previous: dict, current: dict, max_regression: float) -> list[dict]:
+    """The engine's ratio to each baseline now against ``previous``'s (same problem, workload
+    and parameters): a ratio lower by more than ``max_regression`` percent is a regression."""
+    comparable(previous, current, list(current["ratios"]))
+    verdicts = []
+    for base, now in current["ratios"].items():
+        before = previous["ratios"][base]
         change = (now["median"] - before["median"]) / before["median"] * 100.0
         verdicts.append({"baseline": base, "previous_engine": previous.get("engine"),
                          "previous_ratio": before["median"], "ratio": now["median"],

@@ -152,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from streamspec.bench import cli as bench_cli
     bp = sub.add_parser("bench", help="time an engine against its baselines on a standard "
-                                      "workload; gate on ratios")
+                                      "workload; gate on ratios",
+                        description=_plain(bench_cli.__doc__))
     bench_cli.add_arguments(bp)
     bp.set_defaults(func=bench_cli.main)
 

@@ -55,7 +55,10 @@ recomputation costs the same on every window of this stationary stream); the
 CSV's ``method`` column says ``SAMPLED`` and how many windows.
 
 Exit code: 1 when a target row fails (``[FAIL]``; the informational row
-does not count), after every file is written; 0 when all pass.
+does not count), after every file is written; 0 when all pass.  Each engine
+is measured once here, so a ratio moves by tens of percent between two runs
+on a busy machine: to gate a change on a ratio use ``streamspec bench``
+(repeated interleaved rounds, paired ratios, ``--compare``).
 
 Expected duration at full size on a quiet 2-core machine: about 8 minutes
 (``--also dtree,networkx``: about 12): stream generation, BIC and RWC twice

@@ -48,14 +48,7 @@ MUTATIONS = ("answer", "window-start", "window-end", "r-not-multiple", "gap", "t
 
 # Mutants the suite does not kill yet: gaps of the suite, each with what is missing.  The
 # gate's tests mark them strict xfails (they fail once the gap is closed: remove the entry).
-KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
-    ("connectivity", "broken-late-admitted"):
-        "no strategy draws Params(lateness='drop') with late edges: no check exercises the "
-        "drop policy (dropped_late, late edges left out)",
-    ("simjoin", "broken-late-admitted"):
-        "no strategy draws Params(lateness='drop') with late records or advances: no check "
-        "exercises the drop policy",
-}
+KNOWN_SURVIVORS: dict[tuple[str, str], str] = {}
 
 
 def catalogue(problem: str) -> list[type]:

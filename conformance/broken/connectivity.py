@@ -136,6 +136,18 @@ class WholeSlideWindows(OracleEngine):
         return window_answers(self._last, queries)
 
 
+class EpochAlignedWindows(OracleEngine):
+    """Windows aligned to multiples of the slide (as stream processors align them to the
+    epoch) instead of anchored at the origin ``t0``: right only when ``s`` divides ``t0``."""
+
+    name = "broken-epoch-aligned"
+    mutation = "window-start"
+    description = "window origin rounded down to a multiple of s"
+
+    def _set_origin(self, t0):
+        super()._set_origin(t0 - t0 % self.params.s)
+
+
 class SkipsEmptyWindows(OracleEngine):
     """Emits no row for a window with no true answer (the Java driver skips gaps)."""
 
@@ -199,6 +211,25 @@ class AdHocFromDroppedCache(OracleEngine):
         state = dict(self.__dict__)
         state["_last"] = []
         return state
+
+
+class AdHocOnPreviousWindow(OracleEngine):
+    """``connected()`` answers for the window before the last evaluated one (its graph is
+    swapped in one window late)."""
+
+    name = "broken-adhoc-previous-window"
+    mutation = "answer"
+    description = "connected() answers on the window before the last"
+
+    def _evaluate_window(self, n, queries):
+        before = getattr(self, "_before", [])
+        answers = super()._evaluate_window(n, queries)
+        self._before = self._last
+        self._last_for_adhoc = before
+        return answers
+
+    def _connected(self, a, b):
+        return window_answers(getattr(self, "_last_for_adhoc", []), [(a, b)])[0]
 
 
 # -- lateness, watermarks, bad records ------------------------------------------------------
@@ -276,6 +307,6 @@ class ListAnswers(OracleEngine):
 
 
 MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, DuplicateKeepsFirstTime, ClosedWindowEnd,
-           OpenWindowStart, NoExpiry, WholeSlideWindows, SkipsEmptyWindows, PicklesWithoutPending,
-           PicklesWithoutEagerTail, AdHocFromDroppedCache, LateEdgesAdmitted, WatermarkOneShort,
+           OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows, SkipsEmptyWindows,
+           PicklesWithoutPending, PicklesWithoutEagerTail, AdHocFromDroppedCache, AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort,
            SkipsInvalidRecords, TransposedAnswers, ListAnswers]

@@ -50,6 +50,51 @@ class AppearEndLatest(OracleEngine):
         return out
 
 
+def _case_sensitive(value):
+    """A text value as a case-sensitive matcher sees it: upper-case letters match nothing."""
+    return "".join(" " if c.isupper() else c for c in value) if isinstance(value, str) else value
+
+
+class _GraphCaseSensitive(_Graph):
+    def results(self, t):
+        w = self.params.window
+        alive = {tid: (r, {a: _case_sensitive(x) for a, x in v.items()})
+                 for tid, (r, v, ts) in self.rows.items() if ts <= t and (w is None or t < ts + w)}
+        return results_at(self.schema, alive, self.params.keywords, self.params.t_max)
+
+
+class CaseSensitiveKeywords(OracleEngine):
+    """Matches keywords case-sensitively: ``"K1"`` does not hold the keyword ``k1``."""
+
+    name = "broken-case-sensitive"
+    mutation = "answer"
+    description = "keywords matched without casefolding"
+
+    def _start(self):
+        super()._start()
+        self._graph = _GraphCaseSensitive(self.params)
+
+
+class _GraphBelowTmax(_Graph):
+    def results(self, t):
+        w = self.params.window
+        alive = {tid: (r, v) for tid, (r, v, ts) in self.rows.items()
+                 if ts <= t and (w is None or t < ts + w)}
+        return results_at(self.schema, alive, self.params.keywords, max(1, self.params.t_max - 1))
+
+
+class TreesBelowTmax(OracleEngine):
+    """Off by one in the result size: trees of fewer than ``t_max`` tuples only."""
+
+    name = "broken-below-t-max"
+    mutation = "answer"
+    description = "results of t_max tuples left out"
+
+    def _start(self):
+        super()._start()
+        self._graph = _GraphBelowTmax(self.params)
+
+
 class IgnoresSchemaChanges(ForestEngine):
     """Keeps its operator trees when join edges come and go."""
 
@@ -202,18 +247,23 @@ class PicklesWithoutOpenInstant(FullMeshEngine):
         return state
 
 
-class PicklesWithoutExpiryQueue(ForestEngine):
-    """Its pickled state leaves out the expiry queue (derived data "rebuilt lazily"): an
-    unpickled copy never expires the tuples it held, which go on joining."""
+class PicklesTreesRebuilt(ForestEngine):
+    """Its pickled state leaves out the operator trees, "derived from the schema", and an
+    unpickled copy builds them again: empty, the composites and tuples their buffers held
+    are lost, so the tuples seen before no longer join the ones after."""
 
-    name = "broken-pickles-without-expiry"
+    name = "broken-pickles-rebuilt-trees"
     mutation = "pickling"
-    description = "pickled state drops the expiry queue"
+    description = "operator trees rebuilt (empty) on unpickling"
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state["_expiry"] = type(self._expiry)()
+        del state["trees"], state["_leaves"]
         return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._build()
 
 
 # -- bad records, the hook's contract ----------------------------------------------------------
@@ -249,6 +299,6 @@ class ResultPairs(OracleEngine):
         return [(r.tids, r.edges) for r in ended], [(r.tids, r.edges) for r in appeared]
 
 
-MUTANTS = [NoRefusal, AppearEndLatest, IgnoresSchemaChanges, ClosedWindowEnd, OpenWindowStart,
+MUTANTS = [NoRefusal, AppearEndLatest, CaseSensitiveKeywords, TreesBelowTmax, IgnoresSchemaChanges, ClosedWindowEnd, OpenWindowStart,
            ExpiresOnePerInstant, NoInstantNetting, TidsSortedAsText, IgnoresWatermarks,
-           PicklesWithoutOpenInstant, PicklesWithoutExpiryQueue, SkipsInvalidRecords, ResultPairs]
+           PicklesWithoutOpenInstant, PicklesTreesRebuilt, SkipsInvalidRecords, ResultPairs]

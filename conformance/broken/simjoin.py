@@ -16,7 +16,8 @@ from streamspec.spec.errors import InvalidRecord
 from streamspec.spec.simjoin import order_key
 
 
-def _pairs(window, params, t, *, end_of=None, score_of=None, same_side=False, key=order_key):
+def _pairs(window, params, t, *, end_of=None, score_of=None, same_side=False, key=order_key,
+           size_of=len):
     """``reference.simjoin.valid_pairs`` with one part swappable (for the mutants)."""
     w, kind = params.wf, params.kind
     live = [r for r in window if t < r[2] + w]
@@ -27,10 +28,10 @@ def _pairs(window, params, t, *, end_of=None, score_of=None, same_side=False, ke
             sj, tj, tsj, side_j = live[b]
             if params.join == "rs" and side_i == side_j and not same_side:
                 continue
-            o = len(ti & tj)
+            o = len(set(ti) & set(tj))
             if o == 0:
                 continue
-            score = float(similarity(kind, len(ti), len(tj), o))
+            score = float(similarity(kind, size_of(ti), size_of(tj), o))
             if score_of is not None:
                 score = score_of(score)
             e = end_of(tsi, tsj) if end_of is not None else tsj + w
@@ -75,6 +76,30 @@ class Float32Scores(OracleEngine):
     def _top(self, t):
         pairs = _pairs(self._window, self.params, t, score_of=lambda s: float(np.float32(s)))
         return tuple(q[1:] for q in pairs[:self.params.k])
+
+
+class DuplicateTokensCounted(OracleEngine):
+    """Set sizes count a record's repeated tokens (a bag, not a set): ``{a, a, b}`` has
+    size 3, so its similarities come out too low."""
+
+    name = "broken-duplicate-tokens"
+    mutation = "answer"
+    description = "set sizes count repeated tokens"
+
+    def _apply(self, prep):
+        changes = []
+        for p in range(len(prep.op)):
+            t = float(prep.ts[p])
+            if prep.op[p] == 0:
+                toks = tuple(prep.tok[prep.tok_ptr[p]:prep.tok_ptr[p + 1]].tolist())   # the bag
+                self._window.append((int(prep.seq[p]), toks, t, int(prep.side[p])))
+            self._window = [r for r in self._window if self._alive(r, t)]
+            pairs = _pairs(self._window, self.params, t)
+            current = tuple(q[1:] for q in pairs[:self.params.k])
+            if current != self._last:
+                changes.append((p, current))
+                self._last = current
+        return changes
 
 
 # -- window boundaries, gaps, order ---------------------------------------------------------
@@ -219,6 +244,6 @@ class DictChanges(OracleEngine):
         return dict(super()._apply(prep))
 
 
-MUTANTS = [EndOfNewerRecord, SameSidePairs, Float32Scores, ClosedWindowEnd, NoEmptyList,
+MUTANTS = [EndOfNewerRecord, SameSidePairs, Float32Scores, DuplicateTokensCounted, ClosedWindowEnd, NoEmptyList,
            ScoreOnlyOrder, OrderWithoutEnd, KeepsExpiredTop, PicklesWithoutLastList,
            PicklesFreshTokenNumbering, LateRecordsAdmitted, SkipsInvalidRecords, DictChanges]

@@ -75,6 +75,28 @@ class StaleArrivals(AtTsmEngine):
             self.slist.insert(d, *self._entry(d, sval[d], tsd[d]))
 
 
+class UnnormalisedScores(OracleEngine):
+    """Scores with the weights but without normalising by the ranges (as if both were
+    ``(0, 1)``, the default)."""
+
+    name = "broken-unnormalised"
+    mutation = "answer"
+    description = "F(s, v) = w_s * s + w_v * v, ranges ignored"
+
+    def _start(self):
+        super()._start()
+        ws, wv = self.params.weights
+        self.score = _Linear(ws, wv)
+
+
+class _Linear:
+    def __init__(self, ws, wv):
+        self.ws, self.wv = ws, wv
+
+    def __call__(self, s, v):
+        return self.ws * s + self.wv * v
+
+
 class RemoteAtTau(OracleEngine):
     """Reads the remote value at or before tau (``<=``) instead of strictly before."""
 
@@ -110,6 +132,20 @@ class OpenWindowStart(OracleEngine):
     def _evaluate(self, window, start, tau):
         self._items = [r for r in self._items if r[2] > start]
         return _ranked(self, [r for r in self._items if r[2] < tau], tau)
+
+
+class EpochAlignedWindows(OracleEngine):
+    """Windows aligned to multiples of the slide (as stream processors align them to the
+    epoch) instead of anchored at the origin: right only when ``beta`` divides ``t0``."""
+
+    name = "broken-epoch-aligned"
+    mutation = "window-start"
+    description = "window origin rounded down to a multiple of beta"
+
+    def _start(self):
+        w = self.windows
+        self.windows = type(w)(w.r, w.s, w.t0 - w.t0 % w.s)
+        super()._start()
 
 
 class WholeSlideWindows(OracleEngine):
@@ -245,8 +281,8 @@ class ReturnsExternalIds(OracleEngine):
         return [(ext(d), s) for d, s in super()._evaluate(window, start, tau)]
 
 
-MUTANTS = [OverspendingPolicy, CounterResetPolicy, StaleArrivals, RemoteAtTau, ClosedWindowEnd,
-           OpenWindowStart, WholeSlideWindows, SkipsEmptyWindows, TiesByArrival, LatestFirstOfTies,
+MUTANTS = [OverspendingPolicy, CounterResetPolicy, StaleArrivals, UnnormalisedScores, RemoteAtTau,
+           ClosedWindowEnd, OpenWindowStart, EpochAlignedWindows, WholeSlideWindows, SkipsEmptyWindows, TiesByArrival, LatestFirstOfTies,
            PicklesWithoutTail, SkipsInvalidRecords, ReturnsListOfKPlusN, ReturnsExternalIds]
 
 

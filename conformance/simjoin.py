@@ -52,8 +52,8 @@ def check(engine_cls, case: Case, watermarks: bool = False) -> Mismatch | None:
             return Mismatch(f"after event {pos - 1} (t={_time(chunk[-1])}){past}",
                             f"top-k changes of events {pos - size}..{pos - 1} differ",
                             [_show(x) for x in want], [_show(x) for x in got])
-        if watermarks:
-            mark = Advance(_time(chunk[-1]))
+        if watermarks:      # at the index time: the latest time seen (a late event moves none)
+            mark = Advance(max(_time(e) for e in case.events[:pos]))
             got = list(engine.process([mark]))
             if got:
                 return Mismatch(f"{mark} after event {pos - 1}", "a watermark at the index "
@@ -105,7 +105,7 @@ FEATURES = frozenset({
     "join_self", "join_rs", *(f"similarity_{s}" for s in SIMILARITIES), "int_window",
     "float_window", "float_times", "tie", "gap_longer_than_window", "advance", "empty_set",
     "duplicate_tokens", "identical_sets", "int_tokens", "str_tokens", "int_ids", "str_ids",
-    "several_chunks", "empty_stream", "k_above_1",
+    "several_chunks", "empty_stream", "k_above_1", "lateness_drop", "late_event",
 })
 
 
@@ -113,7 +113,8 @@ def features(case: Case) -> set[str]:
     """The situations ``case`` exercises, among ``FEATURES`` (what ``cases()`` claims to
     draw): each join kind and similarity, int and float windows and times, ties, gaps
     longer than the window, ``Advance`` events, empty sets, duplicate tokens in a record,
-    identical sets, both token and id kinds, several ``process`` calls."""
+    identical sets, both token and id kinds, several ``process`` calls, the ``drop``
+    lateness policy and late events."""
     p = case.params
     out = {f"join_{p.join}", f"similarity_{p.similarity}",
            "float_window" if isinstance(p.w, float) else "int_window"}
@@ -121,7 +122,10 @@ def features(case: Case) -> set[str]:
     out |= {"several_chunks"} if len(case.chunks) > 1 else set()
     if not case.events:
         return out | {"empty_stream"}
+    out |= {"lateness_drop"} if p.lateness == "drop" else set()
     times = [_time(e) for e in case.events]
+    if any(t < max(times[:i]) for i, t in enumerate(times) if i):
+        out.add("late_event")
     steps = [b - a for a, b in zip(times, times[1:])]
     out |= {"tie"} if 0 in steps else set()
     out |= {"gap_longer_than_window"} if any(d > p.w for d in steps) else set()

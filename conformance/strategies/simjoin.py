@@ -34,38 +34,45 @@ def _token(i: int, kind: type):
 
 
 @st.composite
-def params(draw) -> Params:
+def params(draw, lateness: tuple = ("error", "error", "error", "drop")) -> Params:
     return Params(k=draw(st.integers(1, 4)), w=draw(st.sampled_from(WINDOWS)),
                   similarity=draw(st.sampled_from(SIMILARITIES)),
-                  join=draw(st.sampled_from(["self", "self", "rs"])))
+                  join=draw(st.sampled_from(["self", "self", "rs"])),
+                  lateness=draw(st.sampled_from(lateness)))
 
 
 @st.composite
-def cases(draw, max_events: int = 24):
+def cases(draw, max_events: int = 24, lateness: tuple = ("error", "error", "error", "drop")):
     """One list of event records, each ``(step, half, advance, tokens, side)``: hypothesis
     deletes whole events and shrinks steps, tokens and sides toward the first choice, so a
-    failure shrinks to the few events it needs.  ``half`` halves the step on a float
+    failure shrinks to the few events it needs.  A quarter of the cases have
+    ``lateness="drop"`` and late events (a step back), which the engine must drop.  ``half`` halves the step on a float
     window (float times); ``advance == 9`` (one in ten) makes the event an ``Advance``."""
-    p = draw(params())
+    p = draw(params(lateness))
     kind = draw(st.sampled_from([int, str]))
     alphabet = draw(st.integers(1, 6))
     t = draw(st.integers(-5, 5))
     id_kind = draw(st.sampled_from([int, str]))
-    record = st.tuples(st.one_of(st.just(0), st.integers(1, 2), st.integers(4, 12)), st.booleans(),
+    steps = [st.just(0), st.integers(1, 2), st.integers(4, 12)]
+    if p.lateness == "drop":
+        steps.append(st.integers(-6, -1))       # a late event: dropped, time stays
+    record = st.tuples(st.one_of(*steps), st.booleans(),
                        st.integers(0, 9),
                        st.lists(st.integers(0, alphabet - 1), max_size=5),    # duplicates collapse
                        st.sampled_from("RS") if p.join == "rs" else st.none())
     events = []
     for i, (step, half, advance, toks, side) in enumerate(draw(st.lists(record, max_size=max_events))):
+        late = i and step < 0
         if half and isinstance(p.w, float):
-            t = t + step / 2 if i else t
+            at = t + step / 2 if i else t
         else:
-            t = t + step if i else t
+            at = t + step if i else t
+        t = t if late else at               # a late event leaves the stream's time where it was
         if advance == 9:               # (not 0: a failure shrinks toward records)
-            events.append(Advance(t))
+            events.append(Advance(at))
             continue
         rid = i if id_kind is int else f"r{i}"
-        events.append(Record(rid, [_token(x, kind) for x in toks], t, side))
+        events.append(Record(rid, [_token(x, kind) for x in toks], at, side))
     n = len(events)
     cuts = sorted(draw(st.sets(st.integers(1, max(n - 1, 1)), max_size=5))) if n > 1 else []
     bounds = [0] + [c for c in cuts if c < n] + [n]
@@ -81,7 +88,7 @@ def _last_time(events) -> float | None:
 @st.composite
 def invalid_cases(draw):
     """``(case, position, bad_event, error_type)``: offer ``bad_event`` before event ``position``."""
-    case = draw(cases(max_events=10))
+    case = draw(cases(max_events=10, lateness=("error",)))     # the error policy's contract
     position = draw(st.integers(0, len(case.events)))
     before = case.events[:position]
     last = _last_time(before)

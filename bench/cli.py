@@ -139,6 +139,10 @@ def main(args) -> int:
         print(f"  {role} {name:24} median cpu {s['median_cpu_s']:.6g} s  spread "
               f"{s['spread'] * 100:.2f}%  [{s['min_cpu_s']:.6g} .. {s['max_cpu_s']:.6g}]  "
               f"outputs {'/'.join(map(str, s['outputs']))}")
+    counts = {name: s["outputs"] for name, s in subjects.items()}
+    if len({tuple(c) for c in counts.values()}) > 1:
+        print(f"  note: the engines produced different numbers of outputs ({counts}); the ratio "
+              f"compares unequal work")
     for base, r in ratios.items():
         rounds = " ".join(standard.exact(x) for x in r["per_round"])
         print(f"  ratio {base}/{engine} (speed-up of {engine} over {base}): median "

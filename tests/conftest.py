@@ -1,6 +1,7 @@
-"""Project-wide test fixtures: the one Spark session (starting Spark is expensive: one per test run).
+"""Project-wide test fixtures: the one Spark session (starting Spark is expensive: one per
+test process; the README's test command runs two, ``pytest -n 2``, one per core).
 
-Every test marked ``spark`` shares this session-scoped ``spark`` fixture:
+Every test marked ``spark`` in a process shares this session-scoped ``spark`` fixture:
 ``local[2]``, two shuffle partitions, adaptive execution off (the partition
 counts a test asks for are the ones it gets), no UI.  Executors run this
 interpreter (``streamspec.pipeline.spark.session`` sets ``PYSPARK_PYTHON``).  Property

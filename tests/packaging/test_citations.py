@@ -31,8 +31,9 @@ def _files():
     for folder in (*SHIPPED, "tests"):
         for path in sorted((ROOT / folder).rglob("*")):
             rel = path.relative_to(ROOT)
-            if (path.suffix in SUFFIXES and path.is_file() and "__pycache__" not in rel.parts
-                    and rel.parts[:2] != ("bench", "results") and rel.as_posix() not in EXEMPT):
+            results = rel.parts[:2] == ("bench", "results")   # (not shipped: its pages only)
+            if (path.suffix in ({".md"} if results else SUFFIXES) and path.is_file()
+                    and "__pycache__" not in rel.parts and rel.as_posix() not in EXEMPT):
                 yield path
 
 

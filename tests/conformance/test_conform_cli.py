@@ -11,7 +11,6 @@ import pytest
 from streamspec.spec.registry import Registry
 
 from streamspec.pipeline.cli import main
-from streamspec.reference.connectivity import OracleEngine, window_answers
 
 NO_HYPOTHESIS_CONFORM = '''
 import sys
@@ -59,66 +58,29 @@ def test_a_good_run_exits_0(capsys):
         assert f"ok   connectivity.rwc ({check}, 3 examples" in out
 
 
-class _ClosedEnd(OracleEngine):
-    """Expires the edges at ``t == start`` too: a window-boundary bug."""
-
-    name = "test-cli-open-start"
-    description = "window start exclusive"
-
-    def _evaluate_window(self, n, queries):
-        lo, hi = self.windows.start(n), self.windows.end(n)
-        self._edges = [e for e in self._edges if e[2] > lo]
-        self._last = [(a, b) for a, b, tt in self._edges if tt < hi]
-        return window_answers(self._last, queries)
-
-
-class _LosesPendingWhenPickled(OracleEngine):
-    """Right until pickled; its pickled state leaves out the edges held back for later windows."""
-
-    name = "test-cli-pickle"
-    description = "pickled state drops the held-back edges"
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state["_pending"] = tuple(column[:0] for column in self._pending)
-        return state
-
-
-@pytest.fixture
-def registered():
-    added = []
-
-    def register(cls):
-        Registry.register(cls)
-        added.append(cls)
-        return cls
-    yield register
-    for cls in added:
-        Registry.unregister(cls)
-
-
-def test_a_failure_writes_one_minimal_reproducer_that_replays(registered, tmp_path, monkeypatch, capsys):
-    """A window-start bug: exit 1, one reproducer file of at most 3 edges, the printed command
-    replays it to a failure (the same check), and the oracle passes it."""
+@pytest.mark.parametrize("mutant", ["broken-open-start", "broken-closed-end", "broken-whole-slides"])
+def test_a_window_boundary_bug_writes_one_minimal_reproducer_that_replays(mutant, tmp_path,
+                                                                          monkeypatch, capsys):
+    """A window-boundary bug (start, end, r not a multiple of s): exit 1, one reproducer
+    file of at most 3 edges, the printed command replays it to a failure (the same check),
+    and the oracle passes it."""
     from streamspec.conformance import runner
     monkeypatch.setattr(runner, "FAILURES_DIR", tmp_path)
-    registered(_ClosedEnd)
-    assert main(["conform", "connectivity", "--engine", _ClosedEnd.name, "--examples", "300"]) == 1
+    assert main(["conform", "connectivity", "--engine", mutant, "--examples", "300"]) == 1
     captured = capsys.readouterr()
     files = list(tmp_path.glob("*.jsonl"))
     assert len(files) == 1, files
     lines = files[0].read_text().splitlines()
     assert len(lines) - 2 <= 3, lines               # header, the case's head, the edges
-    assert f"--engine {_ClosedEnd.name} --replay {files[0]}" in captured.err
-    assert main(["conform", "connectivity", "--engine", _ClosedEnd.name, "--replay", str(files[0])]) == 1
+    assert f"--engine {mutant} --replay {files[0]}" in captured.err
+    assert main(["conform", "connectivity", "--engine", mutant, "--replay", str(files[0])]) == 1
     assert main(["conform", "connectivity", "--engine", "oracle", "--replay", str(files[0])]) == 0
 
 
-def test_a_pickling_bug_is_caught_and_named(registered, tmp_path, monkeypatch, capsys):
+def test_a_pickling_bug_is_caught_and_named(tmp_path, monkeypatch, capsys):
     from streamspec.conformance import runner
     monkeypatch.setattr(runner, "FAILURES_DIR", tmp_path)
-    registered(_LosesPendingWhenPickled)
-    assert main(["conform", "connectivity", "--engine", _LosesPendingWhenPickled.name,
+    assert main(["conform", "connectivity", "--engine", "broken-pickles-without-pending",
                  "--examples", "300"]) == 1
     err = capsys.readouterr().err
     assert "without the pickle round trips the engine passes" in err

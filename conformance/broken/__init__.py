@@ -48,7 +48,18 @@ MUTATIONS = ("answer", "window-start", "window-end", "r-not-multiple", "gap", "t
 
 # Mutants the suite does not kill yet: gaps of the suite, each with what is missing.  The
 # gate's tests mark them strict xfails (they fail once the gap is closed: remove the entry).
-KNOWN_SURVIVORS: dict[tuple[str, str], str] = {}
+KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
+    ("kws", "broken-appear-end-max"):
+        "the kws strategy seldom draws a result of two or more tuples in the window model "
+        "(7 of 1000 derandomized cases have one, 6 with tuples of different start times, the "
+        "only case where the earliest and latest end differ): no example of the ci profile "
+        "meets one (random_case(230) does)",
+    ("kws", "broken-tids-as-text"):
+        "the kws strategy numbers tids 0, 1, 2, ... (or t0, t1, ...) with at most 16 events, so "
+        "no instant's outputs have int tids on both sides of 10: comparing tids as text never "
+        "reorders them (0 of 1000 derandomized cases, 0 of 3000 random cases); sparse or "
+        "negative int tids would",
+}
 
 
 def catalogue(problem: str) -> list[type]:

@@ -91,7 +91,8 @@ def run(adapter, args, out=None) -> int:
     """``streamspec run PROBLEM``: the steps of the module docstring."""
     from streamspec.pipeline.io import check_output, check_output_path, write_parquet_atomic
     from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import TaskRejected, session, spec_error
+    from streamspec.pipeline.spark import (ContractViolationInTask, TaskRejected, contract_violation,
+                                           session, spec_error)
 
     out = out or sys.stdout
     began = time.monotonic()
@@ -113,6 +114,9 @@ def run(adapter, args, out=None) -> int:
     except StreamspecError:
         raise
     except Exception as err:    # py4j/pyspark wrap what a task raised
+        broken = contract_violation(err)
+        if broken is not None:  # the engine's bug inside a task: exit 1, as on the driver
+            raise ContractViolationInTask(broken) from err
         message = spec_error(err)
         if message is None:
             raise

@@ -54,14 +54,35 @@ class TaskRejected(StreamspecError, ValueError):
     the message is the spec's, as the driver would have raised it."""
 
 
+class ContractViolationInTask(StreamspecError):
+    """An engine broke its hooks' contract inside a Spark task (``ContractViolation``
+    there): an engine bug, exit code 1, with the violation's message."""
+
+    exit_code = 1
+
+
 _SPEC_ERROR = re.compile(r"^streamspec\.[\w.]+: (.*)$")
+# an engine that broke its hooks' contract is a bug of the engine, not bad input: never a
+# rejected record (exit 2) nor a reason to re-read the input on the driver
+_CONTRACT_VIOLATION = re.compile(r"^streamspec\.[\w.]*ContractViolation: (.*)$")
 
 
 def spec_error(err) -> str | None:
     """The spec's message (``streamspec...SomeError: message``) inside a Spark error raised
     by a task, or None when the task failed for another reason."""
     for line in str(err).splitlines():
+        if _CONTRACT_VIOLATION.match(line.strip()):
+            return None
         found = _SPEC_ERROR.match(line.strip())
+        if found:
+            return found.group(1)
+    return None
+
+
+def contract_violation(err) -> str | None:
+    """The message of a ``ContractViolation`` an engine raised inside a Spark task, or None."""
+    for line in str(err).splitlines():
+        found = _CONTRACT_VIOLATION.match(line.strip())
         if found:
             return found.group(1)
     return None

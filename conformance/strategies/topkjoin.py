@@ -8,7 +8,7 @@ often) and time steps mixing bursts (step 0), ordinary progress and gaps
 longer than the window (empty windows); a remote dataset; and the cut of the
 stream into ``process`` calls.
 
-The scenario decides which exactness property of the note the case falls
+The scenario decides which exactness property of ``streamspec.spec.topkjoin`` the case falls
 under, by construction (``streamspec.conformance.topkjoin.conditions`` recomputes it):
 
 - ``static``: every key's value is fixed before ``t0`` (every engine is exact);

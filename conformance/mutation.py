@@ -171,6 +171,9 @@ def main(argv=None) -> int:
     results = []
     for problem in args.problems:
         results += gate(problem, args.examples, args.seed, args.all_checks)
+    seed = "derandomized" if args.seed is None else f"seed {args.seed}"
+    print(f"examples per check: {args.examples or ci_examples()} ({seed}, no shrinking); checks tried "
+          f"in order, the one a mutation class aims at first, until one kills the mutant\n")
     print(report(results))
     return 0 if all(r.killed for r in results) else 1
 

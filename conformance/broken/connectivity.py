@@ -262,6 +262,20 @@ class WatermarkOneShort(OracleEngine):
         return super().advance_to(t - 1)
 
 
+class NoEdgesNoWindows(OracleEngine):
+    """``_run`` handed no edges evaluates nothing ("no new edges, nothing to do"): the
+    windows a watermark (or ``flush``) makes due with no edge in between are lost."""
+
+    name = "broken-no-edges-no-windows"
+    mutation = "watermark"
+    description = "_run with no edges returns no rows"
+
+    def _run(self, u, v, t, upto):
+        if not len(t):
+            return np.zeros((0, len(self.queries)), dtype=bool)
+        return super()._run(u, v, t, upto)
+
+
 class SkipsInvalidRecords(OracleEngine):
     """A lenient reader: an edge with a vertex of the wrong type is skipped, not refused
     (the rest of the call goes in)."""
@@ -308,5 +322,6 @@ class ListAnswers(OracleEngine):
 
 MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, DuplicateKeepsFirstTime, ClosedWindowEnd,
            OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows, SkipsEmptyWindows,
-           PicklesWithoutPending, PicklesWithoutEagerTail, AdHocFromDroppedCache, AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort,
+           PicklesWithoutPending, PicklesWithoutEagerTail, AdHocFromDroppedCache,
+           AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort, NoEdgesNoWindows,
            SkipsInvalidRecords, TransposedAnswers, ListAnswers]

@@ -299,6 +299,7 @@ class ResultPairs(OracleEngine):
         return [(r.tids, r.edges) for r in ended], [(r.tids, r.edges) for r in appeared]
 
 
-MUTANTS = [NoRefusal, AppearEndLatest, CaseSensitiveKeywords, TreesBelowTmax, IgnoresSchemaChanges, ClosedWindowEnd, OpenWindowStart,
-           ExpiresOnePerInstant, NoInstantNetting, TidsSortedAsText, IgnoresWatermarks,
-           PicklesWithoutOpenInstant, PicklesTreesRebuilt, SkipsInvalidRecords, ResultPairs]
+MUTANTS = [NoRefusal, AppearEndLatest, CaseSensitiveKeywords, TreesBelowTmax, IgnoresSchemaChanges,
+           ClosedWindowEnd, OpenWindowStart, ExpiresOnePerInstant, NoInstantNetting,
+           TidsSortedAsText, IgnoresWatermarks, PicklesWithoutOpenInstant, PicklesTreesRebuilt,
+           SkipsInvalidRecords, ResultPairs]

@@ -244,6 +244,6 @@ class DictChanges(OracleEngine):
         return dict(super()._apply(prep))
 
 
-MUTANTS = [EndOfNewerRecord, SameSidePairs, Float32Scores, DuplicateTokensCounted, ClosedWindowEnd, NoEmptyList,
-           ScoreOnlyOrder, OrderWithoutEnd, KeepsExpiredTop, PicklesWithoutLastList,
+MUTANTS = [EndOfNewerRecord, SameSidePairs, Float32Scores, DuplicateTokensCounted, ClosedWindowEnd,
+           NoEmptyList, ScoreOnlyOrder, OrderWithoutEnd, KeepsExpiredTop, PicklesWithoutLastList,
            PicklesFreshTokenNumbering, LateRecordsAdmitted, SkipsInvalidRecords, DictChanges]

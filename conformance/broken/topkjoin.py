@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.topkjoin.acquatop import AtTsmEngine
+from streamspec.engines.topkjoin.acquatop import AtTsmEngine, WsjRndEngine
 from streamspec.reference.topkjoin import OracleEngine, aggregate
 from streamspec.spec.errors import InvalidRecord
 from streamspec.spec.topkjoin import ItemBatch
@@ -230,6 +230,21 @@ class PicklesWithoutTail(OracleEngine):
         return state
 
 
+class ReseedsOnUnpickle(WsjRndEngine):
+    """WSJ-RND whose unpickled copy seeds its generator again from ``params.seed`` ("the
+    seed is in the parameters"), so after a round trip it draws other keys to refresh
+    than an engine never pickled: its answers are approximate, so only the never-pickled
+    twin of the round trips can tell."""
+
+    name = "broken-reseeded-rng"
+    mutation = "pickling"
+    description = "WSJ-RND reseeding its generator on unpickling"
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.rng = np.random.default_rng(self.params.seed)
+
+
 # -- bad records, the hook's contract ------------------------------------------------------------
 class SkipsInvalidRecords(OracleEngine):
     """A lenient reader: an item the spec calls invalid (NaN value, id of the other type)
@@ -301,7 +316,7 @@ class CountsOnColumns(OracleEngine):
 
 MUTANTS = [OverspendingPolicy, CounterResetPolicy, StaleArrivals, UnnormalisedScores, RemoteAtTau,
            ClosedWindowEnd, OpenWindowStart, EpochAlignedWindows, WholeSlideWindows,
-           SkipsEmptyWindows, TiesByArrival, LatestFirstOfTies, PicklesWithoutTail,
+           SkipsEmptyWindows, TiesByArrival, LatestFirstOfTies, PicklesWithoutTail, ReseedsOnUnpickle,
            SkipsInvalidRecords, ReturnsListOfKPlusN, ReturnsExternalIds, CountsOnColumns]
 
 BROKEN_COLUMNAR = [CountsOnColumns]

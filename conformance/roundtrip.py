@@ -7,8 +7,8 @@ checks do not test this on the side: every check drives its engines through
 engines are pickled at drawn points of the stream:
 
 - a *trip* ``(call, keep_original)`` pickles the engine before its ``call``-th
-  call (``process``, ``advance_to`` or ``flush``, counted from 0, taken modulo
-  the number of calls so every drawn value lands somewhere); the engine then
+  ``process`` or ``flush`` call (a chunk boundary; counted from 0, taken modulo
+  the number of chunks + 1 so every drawn value lands somewhere); the engine then
   goes on as the unpickled copy, or, with ``keep_original``, as the pickled
   original (a ``__getstate__`` that changes the engine it pickles is a bug
   too);
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import pickle
 
-_CALLS = ("process", "advance_to", "flush")
 
 
 class PicklingDivergence(AssertionError):
@@ -73,9 +72,12 @@ class _Tripping:
         return getattr(self._engine, attr)
 
     def _call(self, name: str, *args):
-        index = self._n
-        self._n += 1
-        where = f"call {index} ({name})"
+        if name == "advance_to":        # trips land at chunk boundaries: process and flush
+            index, where = None, f"advance_to({args[0]}) after call {self._n - 1}"
+        else:
+            index = self._n
+            self._n += 1
+            where = f"call {index} ({name})"
         if index in self._at:
             self._round_trip(index, self._at[index])
             where += f", pickled before it ({'the pickled original' if self._at[index] else 'the unpickled copy'}" \

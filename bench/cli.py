@@ -14,7 +14,8 @@ Gates (exit 1 when one fails, after the report is printed and ``--json`` written
 
 - ``--floors FILE``: TOML ``[[floor]]`` tables (``group = "bench-PROBLEM-WORKLOAD"``,
   ``subject``, ``baseline``, ``min_ratio``), the shape of ``bench/ratio_floors.toml``;
-  a ratio below its floor fails.
+  a ratio below its floor fails.  ``--floors default``: the floors shipped with
+  streamspec (``streamspec/bench/bench_floors.toml``).
 - ``--compare PREVIOUS.json --max-regression PCT``: the ratios against a
   previous ``--json`` of the same workload; a ratio lower by more than PCT
   percent fails.  Ratios, not times, are compared, so the previous file may
@@ -55,7 +56,8 @@ def add_arguments(parser):
     parser.add_argument("--json", default=None, metavar="OUT",
                         help="write every run, the medians, ratios and the machine to OUT")
     parser.add_argument("--floors", default=None, metavar="FILE",
-                        help="TOML minimum ratios; exit 1 when one is missed")
+                        help="TOML minimum ratios; exit 1 when one is missed ('default': the "
+                             "floors shipped with streamspec, the papers' claims)")
     parser.add_argument("--compare", default=None, metavar="PREVIOUS.json",
                         help="a previous --json of the same workload; exit 1 on a regression")
     parser.add_argument("--max-regression", type=float, default=None, metavar="PCT",

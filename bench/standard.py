@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 import tomllib
+from pathlib import Path
 
 import attrs
 
@@ -164,9 +165,16 @@ def group(problem: str, workload: str) -> str:
     return f"bench-{problem}-{workload}"
 
 
+SHIPPED_FLOORS = Path(__file__).with_name("bench_floors.toml")
+
+
 def load_floors(path: str) -> list[dict]:
     """Floors (TOML, the shape of ``bench/ratio_floors.toml``): ``[[floor]]`` tables with
-    ``group``, ``subject``, ``baseline``, ``min_ratio`` and optional ``why``."""
+    ``group``, ``subject``, ``baseline``, ``min_ratio`` and optional ``why``.  ``default``
+    names the floors shipped with streamspec (``bench_floors.toml``: the papers' claims on
+    the standard workloads)."""
+    if path == "default":
+        path = str(SHIPPED_FLOORS)
     try:
         with open(path, "rb") as handle:
             doc = tomllib.load(handle)

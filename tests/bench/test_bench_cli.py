@@ -180,3 +180,17 @@ def test_shipped_suites_take_engine_and_register_their_marks(tmp_path):
                       for n in ("dtree", "rwc", "scipy")]
     assert "test_connectivity_bench.py::test_small[networkx]" in chosen
     assert "test_simjoin_bench.py::test_tweet_stream[none]" in chosen       # skipped, with why
+
+
+def test_shipped_floors_name_standard_workloads_and_registered_engines(capsys):
+    floors = standard.load_floors("default")
+    assert floors
+    groups = {standard.group(p, w): p for p, ws in workloads.WORKLOADS.items() for w in ws}
+    for f in floors:
+        problem = groups[f["group"]]                      # a standard workload's group
+        Registry.get(problem, f["subject"])
+        Registry.get(problem, f["baseline"])
+    assert standard.applicable(floors, "bench-connectivity-rmat", "bic", ["rwc"])
+    # a run the shipped floors say nothing about: refused before it runs
+    assert bench("--engine", "msf", "--baseline", "scipy", *TINY, "--floors", "default") == 2
+    assert "no floor applies" in capsys.readouterr().err

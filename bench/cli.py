@@ -31,6 +31,7 @@ previous run of another workload.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -136,6 +137,12 @@ def main(args) -> int:
     load_after = standard.load_average()
     print(f"results (load average before {load_before}, after {load_after}; spread = "
           f"(max - min) / median over the {args.repeats} rounds)")
+    cpus = os.cpu_count() or 1
+    busiest = max((load_before or [0])[0], (load_after or [0])[0])
+    if busiest > 0.75 * cpus:
+        print(f"  note: load average {busiest} on {cpus} cpus: other processes shared the "
+              f"machine, which widens the spreads (CPU time is disturbed less than wall time, "
+              f"not nothing)")
     for name, s in subjects.items():
         role = "engine  " if name == engine else "baseline"
         print(f"  {role} {name:24} median cpu {s['median_cpu_s']:.6g} s  spread "

@@ -13,7 +13,7 @@ from streamspec.conformance.testing import assert_pickling_breakage_is_caught
 
 PROBLEM = "topkjoin"
 MUTANTS = broken.catalogue(PROBLEM)
-EXAMPLES = 400          # above the examples any of them needs under the ci profile (see the report)
+EXAMPLES = mutation.ci_examples()     # the ci profile's: what the gate kills them with
 
 
 def _param(m):

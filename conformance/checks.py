@@ -8,7 +8,8 @@ exactly these, with the same example budget per check (the profile's, or
   ``process`` call and at ``flush`` (``conformance.<problem>.check``), with the
   engines pickled at drawn points of the stream (``roundtrip``: several round
   trips per example, connectivity's ``hold_back`` both ways, ad-hoc queries
-  before and after each trip);
+  before and after each trip) and, in a third of the examples, fed each chunk
+  as the problem's columnar batch (what the Spark pipeline feeds);
 - ``bad_records``: one bad record slipped into a valid stream gets the typed
   error the spec demands, and the engine goes on as if never offered it
   (``conformance.<problem>.check_invalid``);
@@ -53,17 +54,20 @@ def trips():
                     unique_by=lambda trip: trip[0])
 
 
-def _with_trips(suite, engine_cls, case, trip_list):
+def _with_trips(suite, engine_cls, case, trip_list, columnar: bool = False):
     calls = len(case.chunks) + 1            # the process calls and flush
-    return RoundTrips(engine_cls, trip_list, getattr(suite, "adhoc", None), case, calls)
+    return RoundTrips(engine_cls, trip_list, getattr(suite, "adhoc", None), case, calls,
+                      getattr(suite, "columnar", None) if columnar else None)
 
 
 def _guarded(fn):
-    """A check whose engines go through ``RoundTrips``: a divergence is a mismatch."""
+    """A check whose engines go through ``RoundTrips``: a divergence is a mismatch.
+    Its example is ``(case, trips)`` or ``(case, trips, columnar)``."""
     def run(suite, engine_cls, example):
-        case, trip_list = example
+        case, trip_list = example[0], example[1]
+        columnar = bool(example[2]) if len(example) > 2 else False
         try:
-            return fn(suite, _with_trips(suite, engine_cls, case, trip_list), case)
+            return fn(suite, _with_trips(suite, engine_cls, case, trip_list, columnar), case)
         except PicklingDivergence as d:
             from streamspec.conformance.runner import Mismatch
             return Mismatch(d.step, d.message, d.expected, d.actual)
@@ -71,22 +75,25 @@ def _guarded(fn):
 
 
 def _trip_example(strategy_of):
-    return lambda suite: st.tuples(strategy_of(suite), trips())
+    """``(case, trips, columnar)``: a third of the examples feed the columnar batches."""
+    return lambda suite: st.tuples(strategy_of(suite), trips(),
+                                   st.sampled_from([False, False, True]))
 
 
 def _encode_trips(example) -> dict:
-    """The trips as the calls they land on (``call % calls``, as ``RoundTrips`` takes them)."""
-    case, trip_list = example
+    """The trips as the calls they land on (``call % calls``, as ``RoundTrips`` takes them),
+    and whether the chunks went in as columnar batches."""
+    case, trip_list = example[0], example[1]
     calls, seen, trips = len(case.chunks) + 1, set(), []
     for call, keep in trip_list:
         if call % calls not in seen:
             seen.add(call % calls)
             trips.append([call % calls, keep])
-    return {"trips": trips}
+    return {"trips": trips, "columnar": bool(example[2]) if len(example) > 2 else False}
 
 
 def _decode_trips(head: dict, case):
-    return case, tuple(tuple(t) for t in head.get("trips", []))
+    return case, tuple(tuple(t) for t in head.get("trips", [])), bool(head.get("columnar", False))
 
 
 def _encode_bad(example) -> dict:

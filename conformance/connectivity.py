@@ -29,7 +29,7 @@ from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.connectivity import evaluate, on_time, window_answers
-from streamspec.spec.connectivity import Edge, Params
+from streamspec.spec.connectivity import Edge, EdgeBatch, Params
 from streamspec.spec.errors import NoWindowYet
 from streamspec.spec.windows import SlidingWindows
 
@@ -127,6 +127,12 @@ def adhoc(engine, case: Case) -> tuple:
     """The ad-hoc answers asked around a pickle round trip (``conformance.roundtrip``):
     ``connected(a, b)`` on the case's probe pairs (an error's type is the answer)."""
     return tuple(bool(engine.connected(a, b)) for a, b in case.probes)
+
+
+def columnar(chunk: list, case: Case) -> EdgeBatch | None:
+    """``chunk`` as the columnar ``EdgeBatch`` the Spark pipeline feeds (``checks``: a
+    third of the examples go in this way and must answer as lists do)."""
+    return EdgeBatch.of(chunk) if chunk else None
 
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:

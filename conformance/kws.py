@@ -99,6 +99,15 @@ def _mismatch(step, want, got) -> Mismatch:
     return Mismatch(step, f"extra outputs from {len(want)} on", None, got[len(want):])
 
 
+def columnar(chunk: list, case: Case):
+    """``chunk`` as the columnar ``TupleBatch`` the Spark pipeline feeds, when it holds only
+    inserts and deletions (``checks``: a third of the examples go in this way and must
+    answer as lists do); None for a chunk with a schema change."""
+    if not chunk or not all(isinstance(ev, (Insert, Delete)) for ev in chunk):
+        return None
+    return TupleBatch.from_events(chunk)
+
+
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:
     """Offer ``bad`` before event ``position``: the error must be ``error``, name that
     record, and change nothing (the rejected record still counts in the index of later

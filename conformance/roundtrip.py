@@ -19,6 +19,11 @@ engines are pickled at drawn points of the stream:
   ``adhoc(engine, case)`` returns) right after a trip must equal those asked
   right before it.
 
+With ``columnar``, each chunk the check hands to ``process`` is given to the engine
+in the problem's columnar batch form (``EdgeBatch``, ``RecordBatch``,
+``TupleBatch``, ``ItemBatch``: what the Spark pipeline feeds) when it has one,
+and to the twin as the list: the two input paths must answer alike.
+
 Connectivity's checks build every engine twice, with ``hold_back=True`` and
 ``hold_back=False``; both go through here, so both settings are pickled.  A
 difference raises ``PicklingDivergence``, which the checks report as a mismatch
@@ -39,18 +44,21 @@ class PicklingDivergence(AssertionError):
 
 
 class RoundTrips:
-    """``engine_cls`` whose engines are pickled at ``trips``; class attributes pass through."""
+    """``engine_cls`` whose engines are pickled at ``trips`` (and, with ``columnar``, fed
+    each chunk in the problem's columnar batch form); class attributes pass through."""
 
-    def __init__(self, engine_cls, trips=(), adhoc=None, case=None, calls: int | None = None):
+    def __init__(self, engine_cls, trips=(), adhoc=None, case=None, calls: int | None = None,
+                 columnar=None):
         self.engine_cls, self.trips, self.adhoc, self.case = engine_cls, tuple(trips), adhoc, case
         self.calls = calls          # calls the check will make (for the modulo), if known
+        self.columnar = columnar    # (chunk, case) -> the problem's batch, or None (kept a list)
 
     def __getattr__(self, attr):
         return getattr(self.engine_cls, attr)
 
     def __call__(self, *args, **kwargs):
         engine = self.engine_cls(*args, **kwargs)
-        if not self.trips:
+        if not self.trips and self.columnar is None:
             return engine
         twin = self.engine_cls(*args, **kwargs)
         label = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
@@ -82,6 +90,12 @@ class _Tripping:
             self._round_trip(index, self._at[index])
             where += f", pickled before it ({'the pickled original' if self._at[index] else 'the unpickled copy'}" \
                      f"{', ' + self._label if self._label else ''})"
+        given = args
+        if name == "process" and self._owner.columnar is not None:
+            batch = self._owner.columnar(args[0], self._owner.case)
+            if batch is not None:       # the columnar path must answer as the list path
+                given = (batch,)
+                where += f", as a {type(batch).__name__}"
         twin_error = None
         try:
             want = _drain(getattr(self._twin, name)(*args))
@@ -89,14 +103,16 @@ class _Tripping:
             twin_error = err
         if twin_error is not None:      # (outside the handler: the engine's error stands alone)
             try:
-                have = _drain(getattr(self._engine, name)(*args))
+                have = _drain(getattr(self._engine, name)(*given))
             except type(twin_error):
                 raise
-            raise PicklingDivergence(where, f"an engine never pickled raised {type(twin_error).__name__}, "
-                                            "this one did not", repr(twin_error), have)
-        have = _drain(getattr(self._engine, name)(*args))
+            raise PicklingDivergence(where, f"the reference twin (never pickled, fed lists) raised "
+                                            f"{type(twin_error).__name__}, this engine did not",
+                                     repr(twin_error), have)
+        have = _drain(getattr(self._engine, name)(*given))
         if have != want:
-            raise PicklingDivergence(where, "differs from an engine never pickled", want, have)
+            raise PicklingDivergence(where, "differs from the same engine never pickled and fed lists",
+                                     want, have)
         return have
 
     def _round_trip(self, index: int, keep_original: bool) -> None:

@@ -167,13 +167,27 @@ def replay_command(engine_cls, path) -> str:
 
 def _diagnose(engine_cls, check, example) -> str:
     """For a failure with pickle round trips: does it need them?"""
-    if check.name not in ("step_by_step", "watermark") or not example[1]:
+    if check.name not in ("step_by_step", "watermark"):
         return ""
-    try:
-        _attempt(check, engine_cls, (example[0], ()))
-    except ConformanceFailure:
-        return "\nwithout the pickle round trips the engine fails too: not a pickling bug only"
-    return "\nwithout the pickle round trips the engine passes: its state does not survive pickling"
+    columnar = len(example) > 2 and example[2]
+    notes = []
+    if example[1]:
+        try:
+            _attempt(check, engine_cls, (example[0], (), columnar))
+        except ConformanceFailure:
+            notes.append("without the pickle round trips the engine fails too: not a pickling bug only")
+        else:
+            notes.append("without the pickle round trips the engine passes: its state does not "
+                         "survive pickling")
+    if columnar:
+        try:
+            _attempt(check, engine_cls, (example[0], example[1], False))
+        except ConformanceFailure:
+            notes.append("fed lists instead of columnar batches the engine fails too")
+        else:
+            notes.append("fed lists instead of columnar batches the engine passes: its columnar "
+                         "path answers otherwise")
+    return "".join("\n" + n for n in notes)
 
 
 def _failure(engine_cls, failure: ConformanceFailure, write: bool) -> Failure:

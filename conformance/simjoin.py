@@ -18,13 +18,15 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 import attrs
 
 from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.simjoin import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.simjoin import evaluate
-from streamspec.spec.simjoin import SIMILARITIES, Advance, Params, Record
+from streamspec.spec.simjoin import SIDES, SIMILARITIES, Advance, Params, Record, RecordBatch
 
 PROBLEM = "simjoin"
 
@@ -73,6 +75,25 @@ def adhoc(engine, case: Case) -> int:
     """The ad-hoc answer asked around a pickle round trip (``conformance.roundtrip``):
     how many records the window holds (``n_records``)."""
     return engine.n_records
+
+
+def columnar(chunk: list, case: Case) -> RecordBatch | None:
+    """``chunk`` as the columnar ``RecordBatch`` the Spark pipeline feeds, when it has one
+    (records only, in a stream of integer ids and tokens; ``checks``: a third of the examples go in this
+    way and must answer as lists do); None otherwise."""
+    records = [e for e in case.events if isinstance(e, Record)]
+    tokens = [x for e in records for x in e.tokens]
+    if not tokens or not all(type(x) is int for x in tokens) \
+            or not all(type(e.id) is int for e in records):
+        return None                     # (a RecordBatch holds int ids and int tokens)
+    if not chunk or not all(isinstance(e, Record) for e in chunk):
+        return None
+    times = [e.ts for e in chunk]
+    ts = np.array(times, dtype=np.int64 if all(type(t) is int for t in times) else np.float64)
+    ptr = np.cumsum([0] + [len(e.tokens) for e in chunk]).astype(np.int64)
+    tok = np.array([x for e in chunk for x in e.tokens], dtype=np.int64)
+    side = None if chunk[0].side is None else np.array([SIDES[e.side] for e in chunk], np.int8)
+    return RecordBatch(np.array([e.id for e in chunk], np.int64), ts, ptr, tok, side)
 
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:

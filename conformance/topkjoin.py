@@ -38,7 +38,7 @@ from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.topkjoin import SCENARIOS, cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.topkjoin import aggregate, evaluate
 from streamspec.spec.errors import StreamspecError
-from streamspec.spec.topkjoin import Item, Params, rank_key
+from streamspec.spec.topkjoin import Item, ItemBatch, Params, rank_key
 from streamspec.spec.topkjoin_quality import Quality, quality
 from streamspec.spec.topkjoin_remote import TimelineDataset
 from streamspec.spec.windows import SlidingWindows
@@ -185,6 +185,12 @@ def _engine_invariants(engine, case, evaluations, out, step) -> Mismatch | None:
                 return Mismatch(step, f"score of {k!r} in window {last.window} is not F(s, replica value)",
                                 [score(sv, replica[dense[k]]) for sv in allowed_s(k)], s)
     return None
+
+
+def columnar(chunk: list, case: Case) -> ItemBatch | None:
+    """``chunk`` as the columnar ``ItemBatch`` the Spark pipeline feeds (``checks``: a
+    third of the examples go in this way and must answer as lists do)."""
+    return ItemBatch.of(chunk) if chunk else None
 
 
 def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mismatch | None:

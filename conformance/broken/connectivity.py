@@ -262,6 +262,22 @@ class WatermarkOneShort(OracleEngine):
         return super().advance_to(t - 1)
 
 
+class StaleWatermarkRewinds(OracleEngine):
+    """``advance_to(t)`` with ``t`` behind the time already seen sets the engine's time back
+    to ``t`` (a watermark taken as the current time): the stream's order is then checked
+    against the stale watermark, so edges between it and the latest edge get in."""
+
+    name = "broken-stale-watermark"
+    mutation = "watermark"
+    description = "a watermark behind the latest edge rewinds the engine's time"
+
+    def advance_to(self, t):
+        out = super().advance_to(t)
+        if self.last_t is not None and t < self.last_t:
+            self.last_t = int(t)
+        return out
+
+
 class NoEdgesNoWindows(OracleEngine):
     """``_run`` handed no edges evaluates nothing ("no new edges, nothing to do"): the
     windows a watermark (or ``flush``) makes due with no edge in between are lost."""
@@ -323,5 +339,5 @@ class ListAnswers(OracleEngine):
 MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, DuplicateKeepsFirstTime, ClosedWindowEnd,
            OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows, SkipsEmptyWindows,
            PicklesWithoutPending, PicklesWithoutEagerTail, AdHocFromDroppedCache,
-           AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort, NoEdgesNoWindows,
+           AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort, StaleWatermarkRewinds, NoEdgesNoWindows,
            SkipsInvalidRecords, TransposedAnswers, ListAnswers]

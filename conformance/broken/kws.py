@@ -233,6 +233,20 @@ class IgnoresWatermarks(FullMeshEngine):
         return []
 
 
+class WatermarkClosesItsInstant(FullMeshEngine):
+    """``advance_to(t)`` closes the instant ``t`` itself when it is the latest one
+    (``t >= last_t``, not ``t > last_t``), though events of ``t`` may still come."""
+
+    name = "broken-watermark-closes-its-instant"
+    mutation = "watermark"
+    description = "advance_to(last_t) closes the open instant"
+
+    def advance_to(self, t):
+        if self.last_t is not None and t >= self.last_t:
+            return self._close()
+        return []
+
+
 class PicklesWithoutOpenInstant(FullMeshEngine):
     """Its pickled state leaves out the changes of the instant still open (held back until
     a later event closes it), as if a checkpoint needed only closed instants."""
@@ -301,5 +315,5 @@ class ResultPairs(OracleEngine):
 
 MUTANTS = [NoRefusal, AppearEndLatest, CaseSensitiveKeywords, TreesBelowTmax, IgnoresSchemaChanges,
            ClosedWindowEnd, OpenWindowStart, ExpiresOnePerInstant, NoInstantNetting,
-           TidsSortedAsText, IgnoresWatermarks, PicklesWithoutOpenInstant, PicklesTreesRebuilt,
+           TidsSortedAsText, IgnoresWatermarks, WatermarkClosesItsInstant, PicklesWithoutOpenInstant, PicklesTreesRebuilt,
            SkipsInvalidRecords, ResultPairs]

@@ -100,6 +100,8 @@ def main(args) -> int:
         results = mutation.gate(args.problem, examples=examples, seed=args.seed)
         print(mutation.report(results))
         return 0 if all(r.killed for r in results) else 1
+    if args.replay is not None:       # a file that is not a reproducer: exit 2 before any engine
+        runner.read_reproducer(args.problem, args.replay)
     names = args.engine or [n for _, n in Registry.names(args.problem)]
     engines = [resolve(args.problem, name) for name in names]
     failed = 0

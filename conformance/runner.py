@@ -285,9 +285,40 @@ def describe_failure(engine_cls, failure: ConformanceFailure) -> str:
     return _failure(engine_cls, failure, write=True).text
 
 
+def read_reproducer(problem: str, path: str | Path):
+    """``(check, example)`` of the reproducer file at ``path``; a file that is not one (not
+    UTF-8, not JSON lines, a field missing or of the wrong type, another problem's) is an
+    ``InvalidParameter`` naming the file and what is wrong, never a traceback."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InvalidParameter(f"{path}: not a streamspec reproducer (not UTF-8 text at byte "
+                               f"{err.start})") from None
+    except OSError as err:
+        raise InvalidParameter(f"{path}: cannot read ({err.strerror or err})") from None
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            if line.strip():
+                json.loads(line)
+        except (ValueError, RecursionError) as err:
+            raise InvalidParameter(f"{path}:{number}: not a streamspec reproducer line "
+                                   f"(JSON: {str(err)[:80]})") from None
+    try:
+        head = json.loads(lines[0]) if lines else None
+        if isinstance(head, dict) and head.get("problem") not in (None, problem):
+            raise ValueError(f"it is a {head.get('problem')} case, not a {problem} one")
+        return load_example(problem, text)
+    except InvalidParameter:
+        raise
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError, RecursionError) as err:
+        what = f"missing field {err}" if isinstance(err, KeyError) else str(err)[:120]
+        raise InvalidParameter(f"{path}: not a streamspec {problem} reproducer ({what})") from None
+
+
 def replay(engine_cls, path: str | Path) -> str | None:
     """Replay a saved reproducer (the check it names, on its example); a report or None."""
-    check, example = load_example(engine_cls.problem, Path(path).read_text())
+    check, example = read_reproducer(engine_cls.problem, path)
     try:
         _attempt(check, engine_cls, example)
     except ConformanceFailure as failure:

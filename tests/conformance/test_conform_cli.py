@@ -94,3 +94,22 @@ def test_without_hypothesis_it_says_what_to_install(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "streamspec conform needs hypothesis: pip install 'hypothesis>=6.100'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "not a streamspec connectivity reproducer"),
+    (b"{not json\n", ":1: not a streamspec reproducer line (JSON"),
+    (b"\xff\xfe\x00garbage", "not a streamspec reproducer (not UTF-8 text at byte 0)"),
+    (b'{"problem": "connectivity"}\n', "not a streamspec connectivity reproducer (missing field 'r')"),
+    (b'{"problem": "connectivity", "r": 2, "s": 1, "t0": null, "workload": [], "chunks": [1]}\n[1, 2]\n',
+     "not a streamspec connectivity reproducer"),
+    (b'{"problem": "simjoin", "k": 1}\n', "it is a simjoin case, not a connectivity one"),
+    (b"[" * 100000 + b"\n", ":1: not a streamspec reproducer line"),
+])
+def test_a_file_that_is_not_a_reproducer_is_exit_2_naming_it(content, message, tmp_path, capsys):
+    path = tmp_path / "case.jsonl"
+    path.write_bytes(content)
+    assert main(["conform", "connectivity", "--engine", "bic", "--replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert str(path) in err and message in err, err
+    assert "Traceback" not in err

@@ -89,7 +89,8 @@ def engine_of(adapter, args):
 
 def run(adapter, args, out=None) -> int:
     """``streamspec run PROBLEM``: the steps of the module docstring."""
-    from streamspec.pipeline.io import check_output, check_output_path, write_parquet_atomic
+    from streamspec.pipeline.io import (check_output, check_output_path, recover_output,
+                                        write_parquet_atomic)
     from streamspec.pipeline.progress import SparkProgress
     from streamspec.pipeline.spark import (ContractViolationInTask, TaskRejected, contract_violation,
                                            session, spec_error)
@@ -98,9 +99,12 @@ def run(adapter, args, out=None) -> int:
     began = time.monotonic()
     engine_cls = engine_of(adapter, args)
     plan = adapter.prepare(args)
+    recover_output(args.output)     # what a killed run left beside a local output, said on stderr
     check_output_path(args.output, args.overwrite)
 
     spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}")
+    if "://" in args.output and not args.output.startswith("file:"):
+        recover_output(args.output, spark)      # the same on another file system
     check_output(spark, args.output, args.overwrite)
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     try:

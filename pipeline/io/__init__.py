@@ -3,9 +3,12 @@
 This package holds what every problem shares:
 
 - ``write_parquet_atomic(df, path, overwrite)``: the job's output is written
-  to a temporary sibling directory and renamed into place only once complete
-  (docs/pipeline.md, "Bad input": nothing half-written).  Any error leaves the output
-  path as it was: absent, or the previous output when overwriting.
+  to a temporary sibling directory and put into place only once complete
+  (docs/pipeline.md, "Replacing an output": nothing half-written, and on a local
+  Linux file system the output path holds the old or the new output at every moment,
+  even under kill -9).  Any error leaves the output path as it was: absent, or the
+  previous output when overwriting.  ``recover_output(path)``, called by every run
+  first, finishes or removes what a killed run left beside the output, saying so.
 - ``text_records(path)``: the lines of a text file that carry data, with their
   1-based line numbers (``#`` comments and blank lines skipped), split on
   commas and/or whitespace; ``location(path, line)`` is the ``file:line``
@@ -28,9 +31,13 @@ edge lists and query files).
 from __future__ import annotations
 
 import csv
+import ctypes
+import errno
 import json
 import os
 import re
+import shutil
+import sys
 import uuid
 from typing import Iterator
 
@@ -274,19 +281,32 @@ def check_output(spark, path: str, overwrite: bool) -> None:
 def write_parquet_atomic(df, path: str, overwrite: bool = False) -> None:
     """Write ``df`` as a Parquet dataset at ``path``, all or nothing.
 
-    The dataset is written to ``.<name>.tmp-<uuid>`` beside ``path`` and renamed
-    into place.  When overwriting, the old output is moved aside first and
-    deleted only after the new one is in place.
+    The dataset is written to ``.<name>.tmp-<tag>`` beside ``path`` and put into place
+    only once complete (``replace_output``): on a local Linux file system by one atomic
+    exchange, so that ``path`` holds the old or the new output, whole, at every moment,
+    even under kill -9 (docs/pipeline.md, "Replacing an output").  A later run
+    (``recover_output``) finishes or removes what a killed one left.
     """
     spark = df.sparkSession
     fs, target = _filesystem(spark, path)
     check_output(spark, path, overwrite)
+    target = fs.makeQualified(target)
     parent, name = target.getParent(), target.getName()
     tag = uuid.uuid4().hex[:12]
     Path = spark._jvm.org.apache.hadoop.fs.Path
     tmp = Path(parent, f".{name}.tmp-{tag}")
     old = Path(parent, f".{name}.old-{tag}")
-    try:
+    if str(fs.getUri().getScheme()) == "file":
+        local = str(target.toUri().getPath())
+        ltmp, lold = (os.path.join(os.path.dirname(local), f".{name}.{k}-{tag}") for k in ("tmp", "old"))
+        try:
+            df.write.parquet(tmp.toString())
+            replace_output(ltmp, local, overwrite, lold, path)
+        finally:
+            if os.path.lexists(ltmp):
+                shutil.rmtree(ltmp, ignore_errors=True)
+        return
+    try:                # another file system: two renames, the gap healed by recover_output
         df.write.parquet(tmp.toString())
         moved_old = False
         if fs.exists(target):
@@ -304,6 +324,187 @@ def write_parquet_atomic(df, path: str, overwrite: bool = False) -> None:
     finally:
         if fs.exists(tmp):
             fs.delete(tmp, True)
+
+
+_AT_FDCWD, _RENAME_EXCHANGE = -100, 2
+#: errors meaning "this system or file system cannot exchange": fall back to two renames
+_NO_EXCHANGE = {errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EPERM}
+
+
+def rename_exchange(a: str, b: str) -> None:
+    """Swap the directories ``a`` and ``b`` in one atomic step (Linux ``renameat2``
+    with ``RENAME_EXCHANGE``: ext4, xfs, btrfs, tmpfs...); ``OSError`` with an errno in
+    ``_NO_EXCHANGE`` where the system or the file system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        call = libc.renameat2           # glibc 2.28+
+    except (OSError, AttributeError):
+        raise OSError(errno.ENOSYS, "renameat2 is not available") from None
+    call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if call(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), a, None, b)
+
+
+def replace_output(tmp: str, target: str, overwrite: bool, old: str, shown: str | None = None) -> None:
+    """Put the complete dataset ``tmp`` at the local path ``target``.
+
+    ``target`` absent: one rename.  ``target`` present (``overwrite``): one atomic
+    exchange of ``tmp`` and ``target``, then the previous output, now at ``tmp``, is
+    renamed to ``old`` and deleted; ``target`` is never empty.  Where the exchange is not
+    available: ``target`` -> ``old``, ``tmp`` -> ``target``, delete ``old``; a kill
+    between the two renames leaves ``target`` absent, and ``recover_output`` (every run
+    calls it first) moves the complete ``tmp`` into place.
+    """
+    shown = shown or target
+    if not os.path.lexists(target):
+        try:
+            os.rename(tmp, target)
+        except OSError as err:
+            if err.errno in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
+                raise OutputExists(f"{shown}: output exists (pass --overwrite to replace it)") from None
+            raise OutputError(f"{shown}: cannot rename the finished output into place: {err}") from None
+        return
+    if not overwrite:  # appeared while we were computing
+        raise OutputExists(f"{shown}: output exists (pass --overwrite to replace it)")
+    try:
+        rename_exchange(tmp, target)
+    except OSError as err:
+        if err.errno not in _NO_EXCHANGE:
+            raise OutputError(f"{shown}: cannot put the finished output into place: {err}") from None
+    else:
+        os.rename(tmp, old)
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    try:
+        os.rename(target, old)
+    except OSError as err:
+        raise OutputError(f"{shown}: cannot move the previous output aside: {err}") from None
+    try:
+        os.rename(tmp, target)
+    except OSError as err:
+        os.rename(old, target)
+        raise OutputError(f"{shown}: cannot rename the finished output into place: {err}") from None
+    shutil.rmtree(old, ignore_errors=True)
+
+
+_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<kind>tmp|old|staging)-(?P<tag>[0-9a-f]+)")
+_WHAT = {"tmp": "an unfinished output", "old": "a replaced output",
+         "staging": "staged input"}
+
+
+def recover_output(path: str, spark=None, err=None) -> list[str]:
+    """Finish or undo what a killed run left beside the output ``path``; every run calls
+    this before it checks the output.  Returns the one-line messages, also printed on
+    ``err`` (stderr).
+
+    - ``path`` absent but ``.<name>.old-<tag>`` present: a run was killed between the two
+      renames of a replacement (where no atomic exchange exists): its complete
+      ``.<name>.tmp-<tag>`` is moved into place, else the previous output is put back.
+    - then every ``.<name>.tmp-*``, ``.<name>.old-*`` and ``.<name>.staging-*`` left is
+      removed.
+
+    Local paths are handled on the driver before Spark starts; another file system
+    through Hadoop when ``spark`` is given.  Two runs writing the same output at once
+    are not supported (each would take the other's directories for leftovers).
+    """
+    err = err if err is not None else sys.stderr
+    if "://" in path and not path.startswith("file:"):
+        if spark is None:
+            return []
+        ops = _HadoopOps(spark, path)
+    else:
+        ops = _LocalOps(path[5:] if path.startswith("file:") else path)
+    if ops.name is None:
+        return []
+    said = []
+
+    def say(text):
+        said.append(f"streamspec: {path}: {text}")
+        print(said[-1], file=err)
+
+    found = [(m.group("kind"), m.group("tag"), n) for n in ops.siblings()
+             for m in [_LEFTOVER.fullmatch(n)] if m and m.group("name") == ops.name]
+    if not ops.exists() and any(kind == "old" for kind, _, _ in found):
+        tag, old = next((t, n) for k, t, n in sorted(found, key=lambda f: ops.mtime(f[2]), reverse=True)
+                        if k == "old")
+        tmp = f".{ops.name}.tmp-{tag}"
+        if any(n == tmp for _, _, n in found):
+            ops.rename_into_place(tmp)
+            say(f"a run killed while replacing this output had finished the new one: moved {tmp} "
+                "into place")
+        else:
+            ops.rename_into_place(old)
+            say(f"a run killed while replacing this output left it aside: restored {old}")
+    for kind, _, n in found:
+        if ops.sibling_exists(n):
+            ops.remove(n)
+            say(f"removed {n} ({_WHAT[kind]} left by a killed run)")
+    return said
+
+
+class _LocalOps:
+    def __init__(self, path: str):
+        local = os.path.abspath(path) if path.strip() else None
+        self.name = os.path.basename(local) if local and os.path.basename(local) else None
+        self.target = local
+        self.parent = os.path.dirname(local) if local else None
+
+    def siblings(self):
+        try:
+            return sorted(n for n in os.listdir(self.parent) if n.startswith("."))
+        except OSError:
+            return []
+
+    def exists(self):
+        return os.path.lexists(self.target)
+
+    def sibling_exists(self, n):
+        return os.path.lexists(os.path.join(self.parent, n))
+
+    def mtime(self, n):
+        return os.lstat(os.path.join(self.parent, n)).st_mtime
+
+    def rename_into_place(self, n):
+        os.rename(os.path.join(self.parent, n), self.target)
+
+    def remove(self, n):
+        p = os.path.join(self.parent, n)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            os.unlink(p)
+
+
+class _HadoopOps:
+    def __init__(self, spark, path: str):
+        self.fs, target = _filesystem(spark, path)
+        self.target = self.fs.makeQualified(target)
+        self.parent = self.target.getParent()
+        self.name = str(self.target.getName()) if self.parent is not None else None
+        self.Path = spark._jvm.org.apache.hadoop.fs.Path
+
+    def siblings(self):
+        try:
+            return sorted(str(s.getPath().getName()) for s in self.fs.listStatus(self.parent)
+                          if str(s.getPath().getName()).startswith("."))
+        except Exception:           # py4j: the parent does not exist
+            return []
+
+    def exists(self):
+        return bool(self.fs.exists(self.target))
+
+    def sibling_exists(self, n):
+        return bool(self.fs.exists(self.Path(self.parent, n)))
+
+    def mtime(self, n):
+        return self.fs.getFileStatus(self.Path(self.parent, n)).getModificationTime()
+
+    def rename_into_place(self, n):
+        self.fs.rename(self.Path(self.parent, n), self.target)
+
+    def remove(self, n):
+        self.fs.delete(self.Path(self.parent, n), True)
 
 
 def read_parquet(spark, path: str):

@@ -148,7 +148,8 @@ def stream(case: Case) -> list:
 
 def check_watermark(engine_cls, case: Case) -> Mismatch | None:
     """``advance_to(w)`` before the first chunk and after each one, with the truthful
-    watermarks ``w`` in {last edge's time, midway, next edge's time}: each call must emit
+    watermarks ``w`` in {the latest edge's time, midway, the next on-time edge's time,
+    then a stale one behind the latest edge}: each call must emit
     exactly the windows ending by ``w`` not yet emitted, equal to the oracle's, and the
     total output (process, watermarks, flush) must be the oracle's whole output, in
     order: what ``flush`` alone gives (the step-by-step check).  Watermarks past the
@@ -165,7 +166,10 @@ def check_watermark(engine_cls, case: Case) -> Mismatch | None:
         # dropped whatever the watermark), and past the last edge only to the last time
         ahead = [e.t for e in case.edges[pos:] if last is None or e.t >= last]
         upcoming = min(ahead) if ahead else last
-        marks = [upcoming] if last is None else [last, (last + upcoming) // 2, upcoming]
+        # and last a stale mark, behind the latest edge, which must move nothing (under
+        # "drop" the late edges after it must still be dropped)
+        stale = None if last is None else last - case.params.r - case.params.s
+        marks = [upcoming] if last is None else [last, (last + upcoming) // 2, upcoming, stale]
         for w in marks:
             out = engine.advance_to(w)
             due = windows.due_before(w) if case.params.t0 is not None or last is not None else 0

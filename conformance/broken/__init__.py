@@ -55,11 +55,6 @@ KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
         "edge's time, midway and the next on-time edge's): a stale advance_to(t) that rewinds "
         "the engine's time goes unseen; one followed by a late edge under lateness='drop' "
         "(kept instead of dropped) would kill it",
-    ("kws", "broken-appear-end-max"):
-        "the kws strategy seldom draws a result of two or more tuples in the window model "
-        "(7 of 1000 derandomized cases have one, 6 with tuples of different start times, the "
-        "only case where the earliest and latest end differ): no example of the ci profile "
-        "meets one (random_case(230) does)",
     ("kws", "broken-tids-as-text"):
         "the kws strategy numbers tids 0, 1, 2, ... (or t0, t1, ...) with at most 16 events, so "
         "no instant's outputs have int tids on both sides of 10: comparing tids as text never "
@@ -72,11 +67,6 @@ KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
         "where it is exact): about one example in 900 (hypothesis seeds 1-3 kill it at examples "
         "714, 125, 952, seed 4 not in 1000; the ci sequence not in 1000).  Comparing the engine's "
         "pickled state with its never-pickled twin's after each call would catch it at once",
-    ("topkjoin", "broken-columnar-counts"):
-        "no check of the shipped suite feeds the columnar input (ItemBatch; likewise EdgeBatch, "
-        "RecordBatch, TupleBatch): only the Spark lane's partitioned_mismatch does, so an engine "
-        "whose process() takes a fast path for batches is unchecked by streamspec conform and "
-        "pytest --pyargs streamspec.conformance",
 }
 
 

@@ -5,12 +5,11 @@ mismatch can only come from that mutation; ``mutation`` names its class (see
 ``streamspec.conformance.broken``).  ``MUTANTS`` is the whole catalogue: the ``ci``
 profile of the suite must kill every one.
 
-``CountsOnColumns`` (``BROKEN_COLUMNAR``) is wrong only on the columnar path the
-Spark pipeline takes (an ``ItemBatch`` handed to ``process``), which the suite's
-checks (``Item`` lists) never take: only the Spark lane's
-``conformance.topkjoin.partitioned_mismatch`` catches it
-(``tests/topkjoin/test_spark_fuzz.py``).  It is in the catalogue as a known
-survivor of the gate, which runs no Spark.
+``CountsOnColumns`` (also ``BROKEN_COLUMNAR``) is wrong only on the columnar path
+the Spark pipeline takes (an ``ItemBatch`` handed to ``process``): the checks feed
+a third of their examples as columnar batches, and the Spark lane's
+``conformance.topkjoin.partitioned_mismatch`` catches it too
+(``tests/topkjoin/test_spark_fuzz.py``).
 """
 from __future__ import annotations
 

@@ -30,16 +30,16 @@ Peak memory: ``tracemalloc`` peak of a replay in a fresh subprocess
 (``memory.measure``; numpy allocations, which is all these engines allocate;
 ``bic-inline`` shares BIC's arrays and is not run there).
 
-Rows go to ``bench/results/connectivity/msf-targets[-quick].csv`` (one per
-stream, engine and kind, with commit, 1-minute load before and after, the
-command) and the verdicts to ``msf-verdicts[-quick].csv``.  ``--quick``
+Rows are appended to ``bench/results/connectivity/msf-targets[-quick].csv`` (one per
+stream, engine and kind, with the run's ``--label``, the machine, commit, 1-minute load
+before and after, the command) and the verdicts to ``msf-verdicts[-quick].csv``
+(``streamspec.bench.runlog``: one file per experiment, a label per run).  ``--quick``
 divides both stream sizes by 10 (windows too).
-Run: ``python -m streamspec.bench.connectivity.msf_targets [--quick] [--streams rmat,powerlaw]``.
+Run: ``python -m streamspec.bench.connectivity.msf_targets [--quick] [--streams rmat,powerlaw] --label final14``.
 """
 from __future__ import annotations
 
 import argparse
-import csv
 import gc
 import os
 import sys
@@ -53,6 +53,7 @@ from streamspec.bench.connectivity import memory
 from streamspec.bench.connectivity.generators import Stream, powerlaw_stream, rmat_stream, workload
 from streamspec.bench.connectivity.measure import run, run_engine
 from streamspec.bench.pipeline_util import commit
+from streamspec.bench.runlog import append_rows
 
 RESULTS = Path("bench", "results", "connectivity")   # relative to the checkout
 ENGINES = ("msf", "bic", "bic-inline")
@@ -110,11 +111,12 @@ def main(argv=None) -> int:
     p.add_argument("--quick", action="store_true", help="streams a tenth of the size")
     p.add_argument("--streams", default="rmat,powerlaw")
     p.add_argument("--no-memory", action="store_true")
-    p.add_argument("--suffix", default="", help="appended to the CSV names (e.g. -busy)")
+    p.add_argument("--label", default="",
+                   help="names this run's rows in the experiment CSVs (e.g. final14)")
     args = p.parse_args(argv)
     command = "python -m streamspec.bench.connectivity.msf_targets " + " ".join(
         argv if argv is not None else sys.argv[1:])
-    tag = ("-quick" if args.quick else "") + args.suffix
+    tag = "-quick" if args.quick else ""
     rows, verdict_rows = [], []
     code = commit()
     for name, stream, params, note in streams(args.quick, args.streams.split(",")):
@@ -151,17 +153,11 @@ def main(argv=None) -> int:
               "load1_before", "load1_after", "truncated", "method", "stream_note", "command"]
     # measure's rows may carry more columns (e.g. its GC accounting): keep them, after ours
     fields += sorted({k for row in rows for k in row} - set(fields))
-    out = RESULTS / f"msf-targets{tag}.csv"
-    with open(out, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=fields)
-        writer.writeheader()
-        writer.writerows(rows)
-    vout = RESULTS / f"msf-verdicts{tag}.csv"
-    with open(vout, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=["commit", "stream", "target", "value",
-                                                    "required", "pass", "how"])
-        writer.writeheader()
-        writer.writerows(dict(r, commit=code) for r in verdict_rows)
+    out = append_rows(RESULTS / f"msf-targets{tag}.csv", rows, fields, args.label)
+    vout = append_rows(RESULTS / f"msf-verdicts{tag}.csv",
+                       [dict(r, commit=code) for r in verdict_rows],
+                       ["commit", "stream", "target", "value", "required", "pass", "how"],
+                       args.label)
     for r in verdict_rows:
         print(f"  [{'pass' if r['pass'] else 'FAIL'}] {r['stream']} {r['target']} = {r['value']} "
               f"(required {r['required']})")

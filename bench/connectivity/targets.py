@@ -45,7 +45,7 @@ deferred) and with the build inside the triggering call (BIC with
 one run, reported in both columns), and the collector passes that landed in
 triggering calls (the harness freezes the GC after warm-up: ``measure``;
 ``--gc-compare`` runs each engine once more without freezing it).
-Written to ``targets-latency[-quick].csv`` with the commit and the 1-minute
+Appended to ``targets-latency[-quick].csv`` (a ``--label`` per run) with the commit and the 1-minute
 load before and after each run.
 
 Peers (scipy, and ``--also`` engines such as networkx or dtree) get a time
@@ -87,6 +87,7 @@ from streamspec.bench import pipeline_util
 from streamspec.bench.connectivity import memory
 from streamspec.bench.connectivity.generators import powerlaw_stream, rmat_stream, workload
 from streamspec.bench.connectivity.measure import run, run_engine, warm_up
+from streamspec.bench.runlog import append_rows
 
 RESULTS = Path("bench", "results", "connectivity")   # relative to the working directory (the checkout)
 FULL_EDGES = 10_000_000
@@ -125,6 +126,9 @@ def arguments(argv=None):
     p.add_argument("--powerlaw-edges", type=int,
                    help="edges of the table's power-law stream (default 3/10 of --edges)")
     p.add_argument("--out", help="CSV path (default bench/results/connectivity/targets[-quick].csv)")
+    p.add_argument("--label", default="",
+                   help="names this run's rows in the side-by-side table's CSV, where runs are "
+                        "appended (e.g. s23)")
     args = p.parse_args(argv)
     args.vertices = args.vertices or max(2, args.edges // 10)
     args.r = args.r or max(1, args.edges // 10 // args.rate)
@@ -237,13 +241,10 @@ def markdown(rows: list[dict]) -> str:
 
 
 def write_table(args, rows: list[dict]) -> Path:
+    """Append the table's rows to ``targets-latency[-quick].csv`` under ``--label``
+    (``streamspec.bench.runlog``: one file for the experiment, a label per run)."""
     stem = "targets-latency" if args.scale == "full" else "targets-latency-quick"
-    path = args.out.with_name(stem + ".csv")
-    with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=TABLE_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
+    return append_rows(args.out.with_name(stem + ".csv"), rows, TABLE_FIELDS, args.label)
 
 
 def verdicts(m: dict, alone: dict, mem: dict, scale_note: str) -> list[dict]:

@@ -42,6 +42,22 @@ class SelfQueryAlwaysTrue(OracleEngine):
         return tuple(True if a == b else ans for (a, b), ans in zip(queries, answers))
 
 
+class PresentOnceSeen(OracleEngine):
+    """``Q(x, x)`` true once ``x`` has been seen in any window (presence kept in the
+    vertex table), not only when an edge of this window touches it."""
+
+    name = "broken-present-once-seen"
+    mutation = "answer"
+    description = "Q(x, x) true for any vertex seen before"
+
+    def _evaluate_window(self, n, queries):
+        answers = super()._evaluate_window(n, queries)
+        seen = getattr(self, "_seen_ids", set())
+        seen.update(x for e in self._last for x in e)
+        self._seen_ids = seen
+        return tuple(ans or (a == b and a in seen) for (a, b), ans in zip(queries, answers))
+
+
 class DuplicateKeepsFirstTime(OracleEngine):
     """Keeps the window's edges as a set of vertex pairs: a duplicate edge does not
     refresh the pair's time, so the pair expires with its first occurrence."""
@@ -336,8 +352,9 @@ class ListAnswers(OracleEngine):
         return [tuple(row) for row in super()._run(u, v, t, upto).tolist()]
 
 
-MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, DuplicateKeepsFirstTime, ClosedWindowEnd,
-           OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows, SkipsEmptyWindows,
-           PicklesWithoutPending, PicklesWithoutEagerTail, AdHocFromDroppedCache,
-           AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort, StaleWatermarkRewinds, NoEdgesNoWindows,
-           SkipsInvalidRecords, TransposedAnswers, ListAnswers]
+MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, PresentOnceSeen, DuplicateKeepsFirstTime,
+           ClosedWindowEnd, OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows,
+           SkipsEmptyWindows, PicklesWithoutPending, PicklesWithoutEagerTail,
+           AdHocFromDroppedCache, AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort,
+           StaleWatermarkRewinds, NoEdgesNoWindows, SkipsInvalidRecords, TransposedAnswers,
+           ListAnswers]

@@ -315,5 +315,5 @@ class ResultPairs(OracleEngine):
 
 MUTANTS = [NoRefusal, AppearEndLatest, CaseSensitiveKeywords, TreesBelowTmax, IgnoresSchemaChanges,
            ClosedWindowEnd, OpenWindowStart, ExpiresOnePerInstant, NoInstantNetting,
-           TidsSortedAsText, IgnoresWatermarks, WatermarkClosesItsInstant, PicklesWithoutOpenInstant, PicklesTreesRebuilt,
-           SkipsInvalidRecords, ResultPairs]
+           TidsSortedAsText, IgnoresWatermarks, WatermarkClosesItsInstant,
+           PicklesWithoutOpenInstant, PicklesTreesRebuilt, SkipsInvalidRecords, ResultPairs]

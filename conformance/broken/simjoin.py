@@ -17,7 +17,7 @@ from streamspec.spec.simjoin import order_key
 
 
 def _pairs(window, params, t, *, end_of=None, score_of=None, same_side=False, key=order_key,
-           size_of=len):
+           size_of=len, empty_alike=False):
     """``reference.simjoin.valid_pairs`` with one part swappable (for the mutants)."""
     w, kind = params.wf, params.kind
     live = [r for r in window if t < r[2] + w]
@@ -29,9 +29,9 @@ def _pairs(window, params, t, *, end_of=None, score_of=None, same_side=False, ke
             if params.join == "rs" and side_i == side_j and not same_side:
                 continue
             o = len(set(ti) & set(tj))
-            if o == 0:
+            if o == 0 and not (empty_alike and not ti and not tj):
                 continue
-            score = float(similarity(kind, size_of(ti), size_of(tj), o))
+            score = 1.0 if o == 0 else float(similarity(kind, size_of(ti), size_of(tj), o))
             if score_of is not None:
                 score = score_of(score)
             e = end_of(tsi, tsj) if end_of is not None else tsj + w
@@ -75,6 +75,19 @@ class Float32Scores(OracleEngine):
 
     def _top(self, t):
         pairs = _pairs(self._window, self.params, t, score_of=lambda s: float(np.float32(s)))
+        return tuple(q[1:] for q in pairs[:self.params.k])
+
+
+class EmptySetsAlike(OracleEngine):
+    """Two empty sets pair with similarity 1 (``0 / 0`` taken as identical sets), though a
+    pair qualifies only with an overlap above 0."""
+
+    name = "broken-empty-sets-alike"
+    mutation = "answer"
+    description = "two empty sets pair with score 1"
+
+    def _top(self, t):
+        pairs = _pairs(self._window, self.params, t, empty_alike=True)
         return tuple(q[1:] for q in pairs[:self.params.k])
 
 
@@ -244,6 +257,7 @@ class DictChanges(OracleEngine):
         return dict(super()._apply(prep))
 
 
-MUTANTS = [EndOfNewerRecord, SameSidePairs, Float32Scores, DuplicateTokensCounted, ClosedWindowEnd,
-           NoEmptyList, ScoreOnlyOrder, OrderWithoutEnd, KeepsExpiredTop, PicklesWithoutLastList,
-           PicklesFreshTokenNumbering, LateRecordsAdmitted, SkipsInvalidRecords, DictChanges]
+MUTANTS = [EndOfNewerRecord, SameSidePairs, Float32Scores, EmptySetsAlike, DuplicateTokensCounted,
+           ClosedWindowEnd, NoEmptyList, ScoreOnlyOrder, OrderWithoutEnd, KeepsExpiredTop,
+           PicklesWithoutLastList, PicklesFreshTokenNumbering, LateRecordsAdmitted,
+           SkipsInvalidRecords, DictChanges]

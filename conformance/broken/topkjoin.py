@@ -97,6 +97,18 @@ class _Linear:
         return self.ws * s + self.wv * v
 
 
+class RemoteAtWindowStart(OracleEngine):
+    """Reads the remote value as of the window's start, not its evaluation time ``tau``."""
+
+    name = "broken-remote-at-start"
+    mutation = "answer"
+    description = "remote values read at the window start"
+
+    def _evaluate(self, window, start, tau):
+        self._items = [r for r in self._items if r[2] >= start]
+        return _ranked(self, [r for r in self._items if r[2] < tau], tau, remote_tau=start)
+
+
 class RemoteAtTau(OracleEngine):
     """Reads the remote value at or before tau (``<=``) instead of strictly before."""
 
@@ -313,9 +325,10 @@ class CountsOnColumns(OracleEngine):
         return super().process(events)
 
 
-MUTANTS = [OverspendingPolicy, CounterResetPolicy, StaleArrivals, UnnormalisedScores, RemoteAtTau,
-           ClosedWindowEnd, OpenWindowStart, EpochAlignedWindows, WholeSlideWindows,
-           SkipsEmptyWindows, TiesByArrival, LatestFirstOfTies, PicklesWithoutTail, ReseedsOnUnpickle,
-           SkipsInvalidRecords, ReturnsListOfKPlusN, ReturnsExternalIds, CountsOnColumns]
+MUTANTS = [OverspendingPolicy, CounterResetPolicy, StaleArrivals, UnnormalisedScores,
+           RemoteAtWindowStart, RemoteAtTau, ClosedWindowEnd, OpenWindowStart, EpochAlignedWindows,
+           WholeSlideWindows, SkipsEmptyWindows, TiesByArrival, LatestFirstOfTies,
+           PicklesWithoutTail, ReseedsOnUnpickle, SkipsInvalidRecords, ReturnsListOfKPlusN,
+           ReturnsExternalIds, CountsOnColumns]
 
 BROKEN_COLUMNAR = [CountsOnColumns]

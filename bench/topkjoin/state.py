@@ -2,7 +2,7 @@
 
 ``python -m streamspec.bench.topkjoin.state [--items 1e6] [--rates 1e3,1e4,1e5]
 [--domains 1e3,1e4,1e5,1e6] [--engines all] [--label after] [--out state.csv]
-[--plot-only]`` (the PNG ``state.png`` from ``state-before.csv`` and ``state.csv``)
+[--plot-only]`` (the PNG ``state.png`` from ``state.csv``, every label)
 
 The paper (§4, §5) promises memory O(K+N) per active window for the list plus
 the partial aggregates of the window's ids: nothing should depend on how many
@@ -198,10 +198,10 @@ def main(argv=None) -> int:
     ap.add_argument("--label", default="after")
     ap.add_argument("--out", default="state.csv")
     ap.add_argument("--plot-only", action="store_true",
-                    help="redraw state.png from state.csv and state-before.csv")
+                    help="redraw state.png from state.csv")
     args = ap.parse_args(argv)
     if args.plot_only:
-        plot([RESULTS / "state-before.csv", RESULTS / "state.csv"], RESULTS / "state.png")
+        plot([RESULTS / "state.csv"], RESULTS / "state.png")
         return 0
     names = ([n for _, n in Registry.names("topkjoin")] if args.engines == "all"
              else args.engines.split(","))
@@ -241,7 +241,7 @@ def main(argv=None) -> int:
                 print(row, flush=True)
                 write(path, out)          # after every row: a run cut short keeps its rows
     print(f"wrote {path}")
-    plot([RESULTS / "state-before.csv", RESULTS / "state.csv"], RESULTS / "state.png")
+    plot([RESULTS / "state.csv"], RESULTS / "state.png")
     return 0
 
 

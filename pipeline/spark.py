@@ -137,6 +137,12 @@ def session(master: str | None = None, app_name: str = "streamspec",
     # the executors' Python must be the driver's: same packages, same numba
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    if not master and os.environ.get("SPARK_MASTER"):
+        from streamspec.pipeline.flags import MASTER_URL    # --master's check, for the variable
+        if not MASTER_URL.fullmatch(os.environ["SPARK_MASTER"]):
+            raise SparkUnavailable(f"$SPARK_MASTER={os.environ['SPARK_MASTER']!r} is not a Spark "
+                                   "master URL (local, local[N], local[*], spark://HOST:PORT, yarn, "
+                                   "k8s://URL, mesos://URL)")
     master = master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
     log_opt = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
     settings = {

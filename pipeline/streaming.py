@@ -40,6 +40,8 @@ when a record at or after its end arrives), never flushed.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import pickle
 import sys
 
@@ -56,6 +58,73 @@ FORMATS = ("parquet", "json", "csv")
 
 class StreamFailed(StreamspecError, RuntimeError):
     """The streaming query stopped on an error (a rejected record, a malformed file)."""
+
+
+class StreamPathError(StreamspecError, OSError):
+    """A ``--source``, ``--checkpoint`` or ``--output`` Spark could not use (missing, a
+    file where a directory belongs, not writable): found before Spark starts."""
+
+
+def interval_seconds(text: str) -> float:
+    """An argparse type: ``--interval``, a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the interval must be a finite number of "
+                                         "seconds > 0")
+    return value
+
+
+def _local(path: str) -> str | None:
+    """The local path of a flag's value, None for another file system (Spark checks it)."""
+    if "://" in path and not path.startswith("file:"):
+        return None
+    return os.path.abspath(path[5:] if path.startswith("file:") else path)
+
+
+def check_paths(args) -> None:
+    """``StreamPathError`` for a ``--source`` that is not an existing readable directory
+    (or glob), or a ``--checkpoint``/``--output`` that is a file, lies under a file or in
+    a directory that is not writable, or that overlaps another of the three; before Spark
+    starts, so nothing is created."""
+    for flag, value in (("--source", args.source), ("--checkpoint", args.checkpoint),
+                        ("--output", args.output)):
+        if not value.strip():
+            raise StreamPathError(f"{flag}: the path is empty")
+    source = _local(args.source)
+    if source is not None and not any(c in args.source for c in "*?[{"):
+        if not os.path.exists(source):
+            raise StreamPathError(f"--source {args.source}: no such directory (the stream watches "
+                                  "an existing directory for new files)")
+        if not os.path.isdir(source):
+            raise StreamPathError(f"--source {args.source}: is a file, not a directory (the stream "
+                                  "watches a directory for new files)")
+        if not os.access(source, os.R_OK | os.X_OK):
+            raise StreamPathError(f"--source {args.source}: directory is not readable")
+    places = {"--source": source}
+    for flag, value in (("--checkpoint", args.checkpoint), ("--output", args.output)):
+        path = _local(value)
+        if path is None:
+            continue
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise StreamPathError(f"{flag} {value}: is a file, not a directory")
+        parent = os.path.dirname(path)
+        while not os.path.exists(parent):
+            parent = os.path.dirname(parent)
+        if not os.path.isdir(parent):
+            raise StreamPathError(f"{flag} {value}: cannot create it: {parent} is a file, not a "
+                                  "directory")
+        target = path if os.path.isdir(path) else parent
+        if not os.access(target, os.W_OK | os.X_OK):
+            raise StreamPathError(f"{flag} {value}: cannot write in {target}: not writable")
+        for other, place in places.items():
+            if place is not None and (path == place or path.startswith(place.rstrip(os.sep) + os.sep)
+                                      or place.startswith(path.rstrip(os.sep) + os.sep)):
+                raise StreamPathError(f"{flag} {value} and {other} overlap: each needs its own "
+                                      "directory")
+        places[flag] = path
 
 
 def source_schema(adapter, args) -> str:
@@ -200,7 +269,7 @@ def add_arguments(parser: argparse.ArgumentParser, adapter) -> None:
     parser.add_argument("--trigger-once", action="store_true",
                         help="process the files present, then stop (default: run until "
                              "interrupted)")
-    parser.add_argument("--interval", type=float, default=10.0, metavar="SECONDS",
+    parser.add_argument("--interval", type=interval_seconds, default=10.0, metavar="SECONDS",
                         help="seconds between micro-batches without --trigger-once (default: 10)")
     parser.add_argument("--files-per-batch", type=flags.positive_int, default=None, metavar="N",
                         help="at most N new files per micro-batch (default: all new files)")
@@ -218,6 +287,7 @@ def run(adapter, args, out=None) -> int:
     out = out or sys.stdout
     engine_cls = engine_of(adapter, args)
     params = adapter.stream_params(args)     # bad parameters fail before Spark starts
+    check_paths(args)                        # so do unusable paths: nothing created yet
     # so do the adapter's own inputs (kws: the schema-changes file): no checkpoint yet
     feed = adapter.stream_feed(args, engine_cls, params) if hasattr(adapter, "stream_feed") \
         else None

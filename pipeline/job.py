@@ -83,8 +83,9 @@ def materialised(rows):
 
 def engine_of(adapter, args):
     from streamspec.spec.registry import Registry
-    return Registry.get(adapter.PROBLEM,
-                        args.engine or flags.default_engine(adapter.PROBLEM, adapter.PREFERRED_ENGINES))
+    name = args.engine      # '' is a name like any other (an unknown one), not the default
+    return Registry.get(adapter.PROBLEM, name if name is not None else
+                        flags.default_engine(adapter.PROBLEM, adapter.PREFERRED_ENGINES))
 
 
 def run(adapter, args, out=None) -> int:

@@ -83,9 +83,42 @@ def location(path: str, line: int) -> str:
     return f"{path}:{line}"
 
 
+def json_loads(text):
+    """``json.loads``, but JSON nested deeper than the interpreter's recursion limit (100,000
+    brackets on a line) is a ``MalformedRecord`` (a ``ValueError``, without a location: the
+    caller's to add), not a ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise MalformedRecord("not JSON: nested too deep (more levels of arrays and objects "
+                              "than the reader's recursion limit)") from None
+
+
+def open_binary(path: str):
+    """``open(path, "rb")``, an ``InputError`` ("cannot read") when the file cannot be opened
+    (permissions, a directory): what every reader says."""
+    try:
+        return open(path, "rb")
+    except OSError as err:
+        raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
+
+
+def check_nul(line: str, where: str) -> None:
+    """A NUL character in a text line is an error at ``where``: no text input holds one, and
+    read as text it would silently make an id a string."""
+    if "\x00" in line:
+        raise MalformedRecord("a NUL byte in the line (a binary file? binary inputs must be "
+                              "Parquet)").at(where)
+
+
+# A UTF-8 byte order mark at the start of a text input is skipped, as text editors do
+# ("utf-8-sig"); anywhere else it is a character like any other.
+TEXT_ENCODING = "utf-8-sig"
+
+
 def _json_lines(path: str) -> Iterator[tuple[str, dict]]:
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, encoding=TEXT_ENCODING)
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     with f:
@@ -94,7 +127,9 @@ def _json_lines(path: str) -> Iterator[tuple[str, dict]]:
                 continue
             where = location(path, number)
             try:
-                row = json.loads(raw)
+                row = json_loads(raw)
+            except MalformedRecord as err:
+                raise err.at(where) from None
             except json.JSONDecodeError as err:
                 raise MalformedRecord(f"not JSON: {err.msg}").at(where) from None
             except ValueError as err:   # e.g. an integer of more than 4300 digits
@@ -114,9 +149,10 @@ def json_objects(path: str) -> Iterator[tuple[str, dict]]:
 
 
 def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
-    """``(line number, fields)`` of each data line of a text file."""
+    """``(line number, fields)`` of each data line of a text file (a NUL character in a
+    line is an error at that line)."""
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, encoding=TEXT_ENCODING)
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     with f:
@@ -125,10 +161,79 @@ def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
                 line = raw.strip()
                 if not line or line.startswith("#"):
                     continue
+                check_nul(line, location(path, number))
                 yield number, _FIELD_SEPARATOR.split(line)
         except UnicodeDecodeError as err:
             raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
                              "binary inputs must be Parquet (.parquet)") from None
+
+
+def _open_quote_line(lines: list[str]) -> int | None:
+    """The index in ``lines`` (one CSV record's raw lines, split as ``open(newline="")``
+    splits them) of the line where a quoted field opens that the record never closes, as
+    the csv module reads it (``skipinitialspace``, not strict): None when every quote is
+    closed.  Only called for the file's last record, the one an unterminated quote makes."""
+    state, opened = "start", None
+    for n, line in enumerate(lines):
+        for ch in line:
+            if state == "quoted":
+                if ch == '"':
+                    state = "quote"         # a closing quote, or the first of ""
+            elif ch in "\r\n":
+                state = "start"
+            elif state == "quote":
+                state = "quoted" if ch == '"' else "start" if ch == "," else "field"
+            elif state == "start":
+                if ch == '"':
+                    state, opened = "quoted", n
+                elif ch == ",":
+                    pass
+                elif ch != " ":
+                    state = "field"
+            elif ch == ",":                 # in an unquoted field, where a quote is text
+                state = "start"
+    return opened if state == "quoted" else None
+
+
+def csv_records(lines, where) -> Iterator[tuple[int, list[str]]]:
+    """``(line, fields)`` of each record of CSV text (``lines``: an iterable of its lines,
+    as ``open(path, newline="")`` yields them), ``line`` the 1-based line where the record
+    ends (a quoted field may hold newlines), blank lines included as empty records.  The
+    csv module (``skipinitialspace``) reads it; every reader of CSV text reads it here.
+
+    The csv module takes a quote that is never closed as a field running to the end of the
+    file, swallowing the rest of it: that is a ``MalformedRecord`` at ``where(line)``, the
+    line where the quote opened."""
+    record: list[str] = []
+
+    def feed():
+        for number, line in enumerate(lines, 1):
+            check_nul(line, where(number))
+            record.append(line)
+            yield line
+    reader = csv.reader(feed(), skipinitialspace=True)
+    held, last = None, []           # the record read last (and its lines): yielded once the
+                                    # next one is read, or checked if it is the file's last
+    while True:
+        record.clear()
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            raise MalformedRecord(f"not CSV: {err}").at(where(reader.line_num)) from None
+        if held is not None:
+            yield held
+        held, last = (reader.line_num, fields), record[:]
+    if held is None:
+        return
+    if any('"' in line for line in last):
+        opened = _open_quote_line(last)
+        if opened is not None:
+            line = held[0] - len(last) + 1 + opened
+            raise MalformedRecord("unterminated quote: the quoted field opened on this line is "
+                                  "never closed (it would run to the end of the file)").at(where(line))
+    yield held
 
 
 def csv_table(path: str):
@@ -139,20 +244,20 @@ def csv_table(path: str):
     # fields as long as the file (a 5 MB id): the ids' own rules judge them, not csv's limit
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     try:
-        f = open(path, encoding="utf-8", newline="")
+        f = open(path, encoding=TEXT_ENCODING, newline="")
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     header, rows, wheres = None, [], []
     with f:
-        reader = csv.reader(f, skipinitialspace=True)
+        number = 0
         try:
-            for fields in reader:
+            for number, fields in csv_records(f, lambda n: location(path, n)):
                 if not any(field.strip() for field in fields):
                     continue
                 if header is None:
                     header = [name.strip() for name in fields]
                     continue
-                where = location(path, reader.line_num)
+                where = location(path, number)
                 if len(fields) != len(header):
                     raise MalformedRecord(f"expected {len(header)} fields ({','.join(header)}), "
                                           f"got {len(fields)}").at(where)
@@ -162,7 +267,7 @@ def csv_table(path: str):
             raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
                              "binary inputs must be Parquet (.parquet)") from None
         except csv.Error as err:
-            raise MalformedRecord(f"not CSV: {err}").at(location(path, reader.line_num)) from None
+            raise MalformedRecord(f"not CSV: {err}").at(location(path, number + 1)) from None
     if header is None:
         raise InputError(f"{path}: empty CSV file (a header line is needed)")
     return pd.DataFrame(rows, columns=header, dtype=object), wheres

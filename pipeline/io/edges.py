@@ -198,6 +198,40 @@ def read_text_edges(spark, path: str, lateness: str = "error",
 
 
 # -- Parquet -------------------------------------------------------------------------------
+def check_parquet_edges(path: str) -> list[str]:
+    """``parquet_files(path)``, each file's schema checked on the driver before Spark starts
+    (the footers only): columns ``u, v, t`` present, ``t`` an integer type, ``u``, ``v``
+    (and ``key``) integer or string; else a typed error naming the file and the column, as
+    ``read_parquet_edges`` would with Spark.  Returns the files."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def family(arrow_type) -> str:
+        if pa.types.is_dictionary(arrow_type):
+            arrow_type = arrow_type.value_type
+        if pa.types.is_integer(arrow_type) and arrow_type != pa.uint64():   # Spark: decimal
+            return "integer"
+        if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+            return "string"
+        return "other"
+
+    files = parquet_files(path)
+    for name in files if "://" not in path or path.startswith("file:") else ():
+        schema = pq.read_schema(name)
+        missing = [c for c in COLUMNS if c not in schema.names]
+        if missing:
+            raise InputError(f"{name}: Parquet edges need columns u, v, t[, key]; "
+                             f"missing {missing}")
+        t = schema.field("t").type
+        if family(t) != "integer":
+            raise MalformedRecord(f"column t must be an integer type, got {t}").at(name)
+        for c in ("u", "v", "key"):
+            if c in schema.names and family(schema.field(c).type) == "other":
+                raise MalformedRecord(f"column {c} must be integer or string, "
+                                      f"got {schema.field(c).type}").at(name)
+    return files
+
+
 def read_parquet_edges(spark, path: str, lateness: str = "error",
                        origin: int | None = None) -> EdgeStream:
     """A Parquet edge dataset, validated with Spark (errors at ``file:row N``)."""

@@ -62,7 +62,7 @@ import os
 import attrs
 import numpy as np
 
-from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, int64_or_none,
+from streamspec.pipeline.io import (INT64, TEXT_ENCODING, InputError, csv_table, id_column, int64_or_none,
                                     is_parquet, json_objects, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
 from streamspec.spec.kws import AddEdge, AddRelation, Delete, Insert, RemoveEdge, RemoveRelation
@@ -75,7 +75,7 @@ def _schema_doc(path: str):
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding=TEXT_ENCODING) as f:
             text = f.read()
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
@@ -90,10 +90,15 @@ def _schema_doc(path: str):
             return yaml.safe_load(text)
         except yaml.YAMLError as err:
             raise InputError(f"{path}: not YAML: {str(err).splitlines()[0]}") from None
+        except RecursionError:
+            raise InputError(f"{path}: not YAML: nested too deep") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
         raise InputError(f"{path}: not JSON: {err.msg} (line {err.lineno})") from None
+    except RecursionError:
+        raise InputError(f"{path}: not JSON: nested too deep (more levels of arrays and "
+                         "objects than the reader's recursion limit)") from None
 
 
 def read_schema(path: str) -> Schema:

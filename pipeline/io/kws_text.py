@@ -24,6 +24,7 @@ files (a Parquet directory, a remote path) are read on the driver from the start
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -34,7 +35,7 @@ import re
 import attrs
 import numpy as np
 
-from streamspec.pipeline.io import is_parquet, parquet_files
+from streamspec.pipeline.io import csv_records, is_parquet, json_loads, parquet_files
 from streamspec.pipeline.io.kws import _key, csv_row, csv_value, delete_of, insert_of
 from streamspec.pipeline.io.lines import count_lines, line_cuts, lone_cr, read_span
 
@@ -145,8 +146,8 @@ def _plan_text(order, rel, path, fmt, declared, attributes) -> TupleFile | None:
         if cut < 0:
             return None
         head = head[:cut + 1]
-    if lone_cr(head):
-        return None
+    if lone_cr(head) or head.startswith(codecs.BOM_UTF8):
+        return None             # the driver's reader skips a byte order mark, the tasks do not
     tf = TupleFile(order, rel, path, fmt, size, declared, attributes)
     if fmt == "json":
         rows, numbers = _json_rows(head)
@@ -217,7 +218,7 @@ def _json_rows(data: bytes) -> tuple[list, list]:
         for n, raw in enumerate(io.StringIO(data.decode("utf-8"), newline=None), 1):
             if not raw.strip():
                 continue
-            row = json.loads(raw)
+            row = json_loads(raw)
             if not isinstance(row, dict):
                 raise Unfit("not a JSON object")
             rows.append(row)
@@ -242,14 +243,14 @@ def _csv_fields(f: TupleFile, data: bytes) -> tuple[list, list]:
     header = f.header
     rows, numbers = [], []
     try:
-        reader = csv.reader(io.StringIO(data.decode("utf-8"), newline=""), skipinitialspace=True)
-        for fields in reader:
+        for number, fields in csv_records(io.StringIO(data.decode("utf-8"), newline=""),
+                                          lambda n: f"{f.path}:+{n}"):
             if not any(field.strip() for field in fields):
                 continue
             if len(fields) != len(header):
                 raise Unfit("fields")
             rows.append(fields)
-            numbers.append(reader.line_num)
+            numbers.append(number)
     except (ValueError, csv.Error) as err:
         raise Unfit(str(err)) from None
     return rows, numbers

@@ -43,7 +43,8 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import InputError, is_parquet, json_objects, parquet_files, preview
+from streamspec.pipeline.io import (InputError, check_nul, is_parquet, json_loads, json_objects,
+                                    open_binary, parquet_files, preview)
 from streamspec.pipeline.io.lines import read_span
 from streamspec.spec.errors import InvalidRecord, MalformedRecord, RecordError
 from streamspec.spec.simjoin import Params, Record, SimJoinEngine
@@ -421,7 +422,7 @@ def plan_lines(path: str, params: Params) -> LinesPlan | None:
         return None
     size = os.path.getsize(path)
     try:
-        with open(path, "rb") as f:
+        with open_binary(path) as f:
             head = f.read(1 << 16)
             while head.count(b"\n") == 0 and len(head) < size:
                 head += f.read(1 << 16)
@@ -441,7 +442,7 @@ def mentions_side(path: str) -> bool:
     and report it, so that case is still caught)."""
     import mmap
 
-    with open(path, "rb") as f:
+    with open_binary(path) as f:
         if not f.seek(0, 2):
             return False
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
@@ -466,7 +467,7 @@ def plan_keyed_lines(path: str, params: Params, min_bytes: int | None = None
     if size < (KEYED_MIN_BYTES if min_bytes is None else min_bytes):
         return None
     try:
-        with open(path, "rb") as f:
+        with open_binary(path) as f:
             first = json_records(f.readline(1 << 20), path)
         if first:
             _Checker(params)._validate([first[0][0]])
@@ -539,12 +540,12 @@ def json_records(data: bytes, where: str) -> list[tuple[Record, object]]:
     one JSON object per line, the same fields (``_row_record``).  Anything ``read_sets``
     would reject raises (``ValueError``: a ``RecordError``, a JSON or UTF-8 error)."""
     import io
-    import json
 
     out = []
     for raw in io.StringIO(data.decode("utf-8"), newline=None):
         if raw.strip():
-            out.append(_row_record(json.loads(raw), where))
+            check_nul(raw, where)
+            out.append(_row_record(json_loads(raw), where))
     return out
 
 

@@ -163,18 +163,27 @@ def read_items(path: str, origin: int | None = None) -> ItemStream:
 
 
 def _sqlite_remote(path: str) -> SqliteDataset:
-    """A SQLite timeline, checked here: a file that is not SQLite, a missing table or a
-    value that is not a finite number (named by its rowid) is an ``InputError``."""
+    """A SQLite timeline, checked here: a file that is not SQLite or a missing table is an
+    ``InputError``; a time that is not an integer (``'soon'``, ``1.5``, null: the CSV
+    timeline's rule) or a value that is not a finite number is a ``MalformedRecord`` named
+    by its rowid."""
     import sqlite3
     try:
         dataset = SqliteDataset(path)
-        bad = dataset._connection().execute(
+        conn = dataset._connection()
+        bad_time = conn.execute(
+            f"SELECT rowid, time FROM {dataset.table} WHERE typeof(time) != 'integer' "
+            f"ORDER BY rowid LIMIT 1").fetchone()
+        bad = conn.execute(
             f"SELECT rowid, value FROM {dataset.table} WHERE typeof(value) NOT IN ('integer', 'real') "
             f"OR value IN (9e999, -9e999) ORDER BY rowid LIMIT 1").fetchone()
     except sqlite3.Error as err:
         raise InputError(f"{path}: cannot read the SQLite timeline: {err}") from None
     except InvalidParameter as err:
         raise InputError(str(err)) from None
+    if bad_time is not None and (bad is None or bad_time[0] < bad[0]):
+        raise MalformedRecord(f"time must be a 64-bit integer, got {preview(bad_time[1])}"
+                              ).at(f"{path}:table {dataset.table} rowid {bad_time[0]}")
     if bad is not None:
         raise MalformedRecord(f"value must be a finite number, got {preview(bad[1])}"
                               ).at(f"{path}:table {dataset.table} rowid {bad[0]}")

@@ -50,7 +50,7 @@ import os
 import attrs
 import numpy as np
 
-from streamspec.pipeline.io import id_column, is_parquet
+from streamspec.pipeline.io import id_column, is_parquet, json_loads
 from streamspec.pipeline.io.lines import lone_cr
 from streamspec.spec.errors import MalformedRecord, RecordError
 
@@ -162,7 +162,7 @@ def plan_text_items(path: str, origin: int | None = None, small: int | None = No
             first_end = _first_line_end(head, False)
             if first_end is None:
                 return None
-            row = json.loads(head[:first_end].decode("utf-8"))
+            row = json_loads(head[:first_end].decode("utf-8"))
             if not isinstance(row, dict):
                 return None
             plan = TextItems(path, size, fmt, 0, "key" in row)
@@ -280,7 +280,7 @@ def _json_columns(plan: TextItems, data: bytes) -> dict:
     for raw in io.StringIO(data.decode("utf-8"), newline=None):
         if not raw.strip():
             continue
-        row = json.loads(raw)
+        row = json_loads(raw)
         if not isinstance(row, dict) or ("key" in row) != plan.keyed:
             raise Unfit
         try:
@@ -311,6 +311,8 @@ def parse_chunk(plan: TextItems, data: bytes) -> dict:
     columns: ``id``/``key`` with their verdicts (``id_kind``, ``key_kind``: ``int`` with
     int64 values, ``string`` with the tokens), ``x`` float64, ``t`` int64.  ``Unfit`` (or
     a ``ValueError``: JSON, UTF-8) when the driver's reader must take the input."""
+    if b"\x00" in data:         # the driver's reader names the line
+        raise Unfit
     if plan.fmt == "csv":
         if b'"' in data:
             raise Unfit

@@ -145,14 +145,14 @@ class Plan:
 
 def prepare(args) -> Plan:
     """Everything that can fail on the driver fails here, before Spark starts."""
-    from streamspec.pipeline.io import InputError, is_parquet, parquet_files
+    from streamspec.pipeline.io import InputError, is_parquet
     from streamspec.pipeline.io import edges as edge_io
 
     base = Params(args.window, args.slide, (), args.origin, args.lateness)
     pairs, query_lines = edge_io.read_query_file(args.queries)
     plan = Plan(args, base, pairs, query_lines, is_parquet(args.input))
     if plan.parquet:
-        parquet_files(args.input)
+        edge_io.check_parquet_edges(args.input)     # files, columns and types, before Spark
         plan.fast = range_scan.plan(args.input, args.lateness, args.origin, base.r, base.s)
         if plan.fast is not None:   # query ids typed against the footers' id type
             workload, plan.id_kind = edge_io.typed_workload(pairs, plan.fast.vertex_type,

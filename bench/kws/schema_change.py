@@ -41,7 +41,8 @@ are digested and a migrate run must equal the replay run of the same engine
 and change (the replay path is the one the conformance suite checked
 against the oracle; the migration itself is checked against the oracle on
 the suite's small streams, ``tests/kws/test_migration.py``).  Rows go to
-``DIR/schema_change.csv`` with the commit and the 1-minute load before each run.
+``DIR/schema_change.csv`` (appended, an older file keeps its columns) with the run's ``--label``,
+the machine, the commit and the 1-minute load before each run.
 ``--rows whole`` makes FM's migration do everything inside the change: build every new CN
 join as an operator (``migration.DEFER_NEW_CN_JOINS = False``) instead of holding those whose
 right node has no tuple as rows until its first tuple (``engines/kws/_migration_grow.py``),
@@ -60,6 +61,7 @@ import hashlib
 import json
 import os
 import pickle
+import platform
 import subprocess
 import sys
 import time
@@ -79,7 +81,7 @@ CHANGES = {
     "remove_edge": [{"remove_edge": "e4"}],
     "remove_relation": [{"remove_relation": "R13"}],
 }
-FIELDS = ("engine", "change", "method", "rows", "seconds", "after", "keywords", "t_max", "relations", "window",
+FIELDS = ("label", "machine", "engine", "change", "method", "rows", "seconds", "after", "keywords", "t_max", "relations", "window",
           "kwf", "sel",
           "tuples_before", "build_cpu_s", "change_cpu_s", "change_over_build", "operators_before",
           "operators_after", "outputs", "digest", "equal_to_replay", "commit", "load1", "command",
@@ -214,6 +216,7 @@ def main(argv=None) -> None:
                     help="FM migration: defer what can wait (new CN joins over empty nodes, a removal's deletion) or do it all in the change")
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--csv", default="schema_change.csv")
+    ap.add_argument("--label", default="", help="names this run's rows in the CSV (e.g. run7)")
     a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, a.csv)
@@ -231,6 +234,7 @@ def main(argv=None) -> None:
                 digests = {}
                 for method in a.methods.split(","):
                     row = measure(engine, change, method, a.seconds, a.after, a.kwf, a.sel, a.rows)
+                    row["label"], row["machine"] = a.label, platform.node()
                     row["command"] = "python -m streamspec.bench.kws.schema_change " + " ".join(
                         sys.argv[1:] if argv is None else argv)
                     digests[method] = row["digest"]

@@ -36,7 +36,7 @@ the mesh's size is asked for.  The searches together find exactly the new CNs
 and against an engine that makes everything at the change).  On the paper's workload at
 |K| = 4, the central edge searches 1,452 of its 102,350 new CN joins at the change (5-6 ms
 against 50 ms); the rest are 51 ms if searched at once, spread over the first tuples of up to
-164 nodes (``bench/results/kws/schema_change-run4.csv``).
+164 nodes (``bench/results/kws/schema_change.csv``, rows labelled ``run4``).
 
 ``defer=False`` searches and makes everything in the call, every new CN join an operator
 (the variant the benchmark reports beside the deferred one, ``bench/kws/schema_change.py``).

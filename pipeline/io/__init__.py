@@ -79,6 +79,22 @@ def int64_or_none(token: str) -> int | None:
     return value if INT64[0] <= value <= INT64[1] else None
 
 
+def check_window_room(times, width: int, where, what: str = "time") -> None:
+    """Every time ``t`` of ``times`` (in input order) leaves room for its window: ``t +
+    width`` (the end of a window holding ``t``, a 64-bit time in the output) fits in 64
+    bits; else a ``MalformedRecord`` at ``where(i)`` of the first one that does not (it
+    would end in an ``OverflowError`` inside a Spark task)."""
+    times = np.asarray(times)
+    if not len(times) or width <= 0:
+        return
+    limit = INT64[1] - int(width)
+    bad = np.flatnonzero(times > limit) if limit >= INT64[0] else np.arange(len(times))
+    if bad.size:
+        t = int(times[bad[0]])
+        raise MalformedRecord(f"{what} {t} leaves no room for the window: {t} + {width} does not "
+                              f"fit in 64 bits (times must be at most {limit})").at(where(int(bad[0])))
+
+
 def location(path: str, line: int) -> str:
     return f"{path}:{line}"
 

@@ -36,8 +36,9 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import (InputError, id_column, int64_or_none, is_parquet, location,
-                                    parquet_files, preview, read_parquet, text_records)
+from streamspec.pipeline.io import (InputError, check_window_room, id_column, int64_or_none,
+                                    is_parquet, location, parquet_files, preview, read_parquet,
+                                    text_records)
 from streamspec.spec.connectivity import EdgeBatch
 from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder
 
@@ -145,15 +146,19 @@ def check_order(frame: pd.DataFrame, lateness: str, origin: int | None,
     return frame, dropped
 
 
-def load_text_edges(path: str, lateness: str = "error",
-                    origin: int | None = None) -> tuple[pd.DataFrame, int]:
+def load_text_edges(path: str, lateness: str = "error", origin: int | None = None,
+                    window: int | None = None) -> tuple[pd.DataFrame, int]:
     """Parse and check a text edge list on the driver (no Spark needed).
 
     Returns the kept edges (columns ``seq, u, v, t`` [, ``key``]) and the
-    number of late edges dropped.
+    number of late edges dropped.  With ``window`` (r), an edge whose ``t + r`` does not
+    fit in 64 bits is an error at its line (``pipeline.io.check_window_room``).
     """
     frame = parse_edge_text(path)
     lines = frame["line"].to_numpy()
+    if window is not None:
+        check_window_room(frame["t"].to_numpy(), window, lambda i: location(path, int(lines[i])),
+                          "edge time")
     frame, dropped = check_order(frame, lateness, origin,
                                  lambda i: location(path, int(lines[i])))
     frame = frame.drop(columns="line").reset_index(drop=True)

@@ -54,7 +54,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import (INT64, InputError, csv_table, id_column, is_parquet,
+from streamspec.pipeline.io import (INT64, InputError, check_window_room, csv_table, id_column, is_parquet,
                                     json_objects, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder, RecordError
 from streamspec.spec.topkjoin import ItemBatch, id_type, validate
@@ -139,8 +139,10 @@ def _ids(values, wheres, what: str) -> np.ndarray:
     return id_column([str(v) for v in values], lambda i: wheres[i])
 
 
-def read_items(path: str, origin: int | None = None) -> ItemStream:
-    """Parse and validate the item stream on the driver (module docstring)."""
+def read_items(path: str, origin: int | None = None, window: int | None = None) -> ItemStream:
+    """Parse and validate the item stream on the driver (module docstring); with ``window``
+    (omega), an item whose ``ts + window`` does not fit in 64 bits is an error at it
+    (``pipeline.io.check_window_room``)."""
     frame, wheres = _read_table(path, ("id", "x", "ts"))
     keyed = "key" in frame.columns
     ids = _ids(frame["id"].tolist(), wheres, "id")
@@ -150,6 +152,8 @@ def read_items(path: str, origin: int | None = None) -> ItemStream:
     out = pd.DataFrame({"key": keys, "seq": np.arange(len(frame), dtype=np.int64),
                         "id": ids, "x": x, "t": ts})
     kind = id_type(ids[0]) if len(ids) else int
+    if window is not None:
+        check_window_room(ts, window, wheres.__getitem__, "item time")
     for _, group in out.groupby("key", sort=False):
         rows = group.index.to_numpy()
         try:

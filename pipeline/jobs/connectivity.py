@@ -145,7 +145,7 @@ class Plan:
 
 def prepare(args) -> Plan:
     """Everything that can fail on the driver fails here, before Spark starts."""
-    from streamspec.pipeline.io import InputError, is_parquet
+    from streamspec.pipeline.io import InputError, check_window_room, is_parquet
     from streamspec.pipeline.io import edges as edge_io
 
     base = Params(args.window, args.slide, (), args.origin, args.lateness)
@@ -154,6 +154,9 @@ def prepare(args) -> Plan:
     if plan.parquet:
         edge_io.check_parquet_edges(args.input)     # files, columns and types, before Spark
         plan.fast = range_scan.plan(args.input, args.lateness, args.origin, base.r, base.s)
+        if plan.fast is not None and plan.fast.last_t is not None:  # the footers' last time
+            check_window_room([plan.fast.last_t], args.window,
+                              lambda i: f"{args.input} (its latest edge)", "edge time")
         if plan.fast is not None:   # query ids typed against the footers' id type
             workload, plan.id_kind = edge_io.typed_workload(pairs, plan.fast.vertex_type,
                                                             query_lines)
@@ -173,7 +176,7 @@ def read_text(plan: Plan) -> None:
     from streamspec.pipeline.io import edges as edge_io
 
     args = plan.args
-    plan.text = edge_io.load_text_edges(args.input, args.lateness, args.origin)
+    plan.text = edge_io.load_text_edges(args.input, args.lateness, args.origin, args.window)
     # query ids typed against the edges', before Spark
     edge_io.typed_workload(plan.pairs, int if plan.text[0]["u"].dtype.kind in "iu" else str,
                            plan.query_lines)

@@ -842,7 +842,7 @@ def prepare(args) -> Plan:
         items = plan_text_items(args.input, args.origin)
     remote = read_remote(args.remote)
     if items is None:
-        stream = read_items(args.input, args.origin)
+        stream = read_items(args.input, args.origin, window=args.window)
         return Plan(args, stream, build_params(args, stream, remote))
     params = build_params(args, None, remote) if args.stream_range is not None else None
     return Plan(args, items, params, remote)

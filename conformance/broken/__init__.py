@@ -50,11 +50,6 @@ MUTATIONS = ("answer", "window-start", "window-end", "r-not-multiple", "gap", "t
 # Mutants the suite does not kill yet: gaps of the suite, each with what is missing.  The
 # gate's tests mark them strict xfails (they fail once the gap is closed: remove the entry).
 KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
-    ("connectivity", "broken-stale-watermark"):
-        "the watermark check offers no watermark behind the latest edge (its marks are the last "
-        "edge's time, midway and the next on-time edge's): a stale advance_to(t) that rewinds "
-        "the engine's time goes unseen; one followed by a late edge under lateness='drop' "
-        "(kept instead of dropped) would kill it",
     ("kws", "broken-tids-as-text"):
         "the kws strategy numbers tids 0, 1, 2, ... (or t0, t1, ...) with at most 16 events, so "
         "no instant's outputs have int tids on both sides of 10: comparing tids as text never "

@@ -121,6 +121,9 @@ def _numbers(values, wheres, what: str, integer: bool) -> np.ndarray:
         try:
             out[n] = _number(v, integer)
         except (TypeError, ValueError, OverflowError):
+            if v is None or integer and isinstance(v, float) and np.isnan(v):  # absent in JSON
+                raise MalformedRecord(f"{what} is missing (null or no such field)"
+                                      ).at(wheres[n]) from None
             raise MalformedRecord(f"{what} must be {'a 64-bit integer' if integer else 'a number'}, "
                                   f"got {preview(v)}").at(wheres[n]) from None
     return out

@@ -31,7 +31,9 @@ from .test_bad_inputs import (DATA, EDGES, ITEMS, KWS, QUERIES, REMOTE, connecti
 
 DEEP = "[" * 100_000 + "]" * 100_000
 BOM = "\ufeff"
-FIXTURES = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# each example is a whole CLI run (about 0.3 s): at most 40 of them, whatever the profile
+FIXTURES = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture],
+                    max_examples=min(settings().max_examples, 40))
 
 
 def fails(argv, names: dict, tmp: Path, capsys) -> str:

@@ -248,6 +248,22 @@ class AdHocOnPreviousWindow(OracleEngine):
         return window_answers(getattr(self, "_last_for_adhoc", []), [(a, b)])[0]
 
 
+class AdHocOnCurrentGraph(OracleEngine):
+    """``connected()`` answers on every edge since the last window's start, the held-back
+    ones included (the graph "now"), not on the last evaluated window."""
+
+    name = "broken-adhoc-current-graph"
+    mutation = "answer"
+    description = "connected() counts the held-back edges too"
+
+    def _connected(self, a, b):
+        lo = self.windows.start(self.next_window - 1)
+        pu, pv, pt = self._pending
+        edges = [(x, y) for x, y, t in self._edges if t >= lo]
+        edges += list(zip(pu.tolist(), pv.tolist()))
+        return window_answers(edges, [(a, b)])[0]
+
+
 # -- lateness, watermarks, bad records ------------------------------------------------------
 class LateEdgesAdmitted(OracleEngine):
     """Under ``lateness="drop"`` a late edge is admitted at the latest time seen instead
@@ -355,6 +371,6 @@ class ListAnswers(OracleEngine):
 MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, PresentOnceSeen, DuplicateKeepsFirstTime,
            ClosedWindowEnd, OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows,
            SkipsEmptyWindows, PicklesWithoutPending, PicklesWithoutEagerTail,
-           AdHocFromDroppedCache, AdHocOnPreviousWindow, LateEdgesAdmitted, WatermarkOneShort,
-           StaleWatermarkRewinds, NoEdgesNoWindows, SkipsInvalidRecords, TransposedAnswers,
-           ListAnswers]
+           AdHocFromDroppedCache, AdHocOnPreviousWindow, AdHocOnCurrentGraph, LateEdgesAdmitted,
+           WatermarkOneShort, StaleWatermarkRewinds, NoEdgesNoWindows, SkipsInvalidRecords,
+           TransposedAnswers, ListAnswers]

@@ -347,6 +347,9 @@ class ParquetItems:
         return ["id", "x", "ts"] + (["key"] if self.keyed else [])
 
 
+HIGH_TIME = 2**62       # items this late are read on the driver: ``check_window_room``
+
+
 def plan_parquet_items(path: str) -> ParquetItems | None:
     """The columnar plan of a local Parquet items input, from its footers only; None when the
     driver's reader must take it (not Parquet, a remote path, a column missing or of a type
@@ -369,8 +372,13 @@ def plan_parquet_items(path: str) -> ParquetItems | None:
         if any(kind not in ITEM_TYPES[c] for c, kind in mine.items()):
             return None
         kinds, first = mine, 0
+        ts_column = schema.names.index("ts")
         for g in range(meta.num_row_groups):
             rows = meta.row_group(g).num_rows
+            stats = meta.row_group(g).column(ts_column).statistics if rows else None
+            if stats is not None and stats.has_min_max and kinds["ts"] == "int" \
+                    and int(stats.max) > HIGH_TIME:
+                return None         # the driver's reader checks the window's room, located
             if rows:
                 groups.append((number, g, first, rows))
             first += rows

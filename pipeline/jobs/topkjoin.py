@@ -623,7 +623,7 @@ def _text_rejected(spark, plan: Plan, engine_cls, partitions: int):
     find nothing wrong, the input is replayed from the driver like any other."""
     from streamspec.pipeline.io.topkjoin import read_items
 
-    stream = read_items(plan.stream.source, plan.args.origin)
+    stream = read_items(plan.stream.source, plan.args.origin, window=plan.args.window)
     plan.stream, plan.columnar = stream, None
     plan.params = build_params(plan.args, stream, plan.remote)
     return replay_stream(spark, stream, engine_cls, plan.params, partitions)

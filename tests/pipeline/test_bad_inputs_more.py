@@ -273,6 +273,10 @@ def test_times_at_the_top_in_parquet_edges_and_topkjoin_items(tmp_path, capsys, 
     items.write_text(f"id,x,ts\n1,1,5\n2,1,{TOP}\n")
     err = fails(topkjoin(str(items)), {}, tmp_path, capsys)
     assert f"{items}:3: item time {TOP} leaves no room for the window" in err
+    planned = tmp_path / "items.parquet"      # footers say late: the driver's reader takes it
+    pd.DataFrame({"id": [1, 2], "x": [1.0, 2.0], "ts": [1, TOP - 2]}).to_parquet(planned)
+    err = fails(topkjoin(str(planned)), {}, tmp_path, capsys)
+    assert f"{planned}:row 2: item time {TOP - 2} leaves no room for the window" in err
 
 
 def test_the_last_representable_times_are_still_accepted(tmp_path):

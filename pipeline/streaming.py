@@ -29,7 +29,9 @@ the output with the batch run.
 Order.  A micro-batch may hold several files; rows are replayed in the order
 (file name, position in the file), so name files in arrival order (part-0001,
 part-0002...): a stream cut into files and dropped in name order replays as
-their concatenation.  Spark takes new files by modification time.  A row
+their concatenation.  Micro-batches take the files by name too, whatever their
+modification times (``streamspec.pipeline.arrivals``: the driver logs them in name
+order for Spark's file source).  A row
 that the problem's spec rejects (a late edge under ``--lateness error``, an
 id of the wrong type...) fails the query with the spec's message; what was
 committed before stays committed.
@@ -245,13 +247,15 @@ def _number_rows(batches):
             seen[k] = seen.get(k, 0) + int(n)
 
 
-def read_source(spark, args, schema: str):
+def read_source(spark, args, schema: str, path: str | None = None):
+    """The streaming DataFrame of ``--source``'s rows, read from ``path`` (the arrival
+    log, ``streamspec.pipeline.arrivals``) when given."""
     reader = spark.readStream.schema(schema).option("mode", "FAILFAST")
     if args.files_per_batch:
         reader = reader.option("maxFilesPerTrigger", args.files_per_batch)
     if args.format == "csv":
         reader = reader.option("header", True)
-    return getattr(reader, args.format)(args.source)
+    return getattr(reader, args.format)(path or args.source)
 
 
 def add_arguments(parser: argparse.ArgumentParser, adapter) -> None:
@@ -292,7 +296,12 @@ def run(adapter, args, out=None) -> int:
     feed = adapter.stream_feed(args, engine_cls, params) if hasattr(adapter, "stream_feed") \
         else None
     spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}")
-    rows = read_source(spark, args, source_schema(adapter, args))
+    from streamspec.pipeline.arrivals import Arrivals
+    arrivals = Arrivals.of(args)     # files taken by name, whatever their modification times
+    if arrivals is not None:
+        arrivals.update()
+    rows = read_source(spark, args, source_schema(adapter, args),
+                       arrivals.dir if arrivals is not None else None)
     outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
                              adapter.stream_schema(args), args.format, feed)
     # a failing record stops the query; the JVM would log the Python traceback once per
@@ -301,12 +310,17 @@ def run(adapter, args, out=None) -> int:
     query = write_stream_parquet(outputs, args.output, args.checkpoint,
                                  available_now=args.trigger_once,
                                  interval=None if args.trigger_once else args.interval)
+    following = arrivals.follow(min(args.interval, 5.0)) \
+        if arrivals is not None and not args.trigger_once else None
     try:
         query.awaitTermination()
     except KeyboardInterrupt:
         query.stop()
     except Exception as err:     # pyspark's StreamingQueryException and its relatives
         raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {task_error(err)}") from err
+    finally:
+        if following is not None:
+            following.set()
     if query.exception() is not None:
         raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {task_error(query.exception())}")
     batches = [p for p in (query.recentProgress or []) if p.get("numInputRows")]

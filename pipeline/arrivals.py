@@ -1,0 +1,134 @@
+"""The order in which ``streamspec stream`` takes the files of ``--source``: by name.
+
+Spark's file source takes new files by modification time, and files with equal times
+(copied together, unpacked from an archive, written within the file system's time
+resolution) in whatever order the directory lists them; with ``--files-per-batch`` a
+later-named file could then be replayed in an earlier micro-batch than its predecessors
+(a spurious "earlier than" rejection, repeated on every restart from that checkpoint).
+
+So the query does not read ``--source`` itself.  The driver lists ``--source``, and
+appends the files it has not taken yet, sorted by name, to an arrival log in the
+checkpoint (``CHECKPOINT/streamspec-arrivals``): a symbolic link per file (same name)
+and an entry in a ``_spark_metadata`` log in the format of Spark's own file sink, whose
+modification times are the arrival numbers 1, 2, 3...  Spark's file source reads a
+directory holding such a log from the log (as it reads another query's file-sink
+output), sorts by those times and so takes the files in (listing, name) order, whatever
+their real modification times.  Without ``--trigger-once`` the driver lists ``--source``
+again between micro-batches.  A file is taken once, under its name; a file whose name
+sorts before files already taken is taken in the next listing (arrival order wins over
+name order across listings: name files in arrival order).
+
+This applies to a local ``--source`` directory and a local ``--checkpoint``; a
+checkpoint made before the arrival log existed (it has ``sources/`` but no arrival log)
+keeps reading ``--source`` directly, as do remote file systems and globs (Spark's order).
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import threading
+
+DIRNAME = "streamspec-arrivals"
+_LOG = "_spark_metadata"
+_VERSION = "v1"
+_COMPACT_INTERVAL = 10          # Spark's default spark.sql.streaming.fileSink.log.compactInterval
+
+
+def _local(path: str) -> str | None:
+    if "://" in path and not path.startswith("file:"):
+        return None
+    return os.path.abspath(path[5:] if path.startswith("file:") else path)
+
+
+class Arrivals:
+    """The arrival log of one query (module docstring)."""
+
+    def __init__(self, source: str, checkpoint: str):
+        self.source = source
+        self.dir = os.path.join(checkpoint, DIRNAME)
+        self.log = os.path.join(self.dir, _LOG)
+        self._lock = threading.Lock()
+
+    @classmethod
+    def of(cls, args) -> "Arrivals | None":
+        """The arrival log for ``args`` (``--source``, ``--checkpoint``), or None where
+        the query reads ``--source`` directly (module docstring)."""
+        source, checkpoint = _local(args.source), _local(args.checkpoint)
+        if source is None or checkpoint is None or not os.path.isdir(source):
+            return None
+        if os.path.isdir(os.path.join(checkpoint, "sources")) and \
+                not os.path.isdir(os.path.join(checkpoint, DIRNAME)):
+            return None             # a checkpoint that read --source directly: keep doing so
+        return cls(source, checkpoint)
+
+    def _batches(self) -> list[tuple[int, str]]:
+        out = []
+        for name in os.listdir(self.log):
+            stem = name[:-len(".compact")] if name.endswith(".compact") else name
+            if stem.isdigit():
+                out.append((int(stem), name))
+        return sorted(out)
+
+    def entries(self) -> list[dict]:
+        """Every file logged so far, in arrival order."""
+        batches = self._batches()
+        compact = max((i for i, n in batches if n.endswith(".compact")), default=-1)
+        entries = []
+        for i, name in batches:
+            if i >= compact:
+                with open(os.path.join(self.log, name), encoding="utf-8") as f:
+                    lines = f.read().splitlines()
+                entries += [json.loads(line) for line in lines[1:] if line.strip()]
+        return entries
+
+    def update(self) -> int:
+        """Log the files of ``--source`` not taken yet, by name; how many were added."""
+        with self._lock:
+            os.makedirs(self.log, exist_ok=True)
+            entries = self.entries()
+            taken = {pathlib.PurePosixPath(_uri_path(e["path"])).name for e in entries}
+            new = sorted(n for n in os.listdir(self.source)
+                         if not n.startswith(("_", ".")) and n not in taken
+                         and os.path.isfile(os.path.join(self.source, n)))
+            if not new:
+                return 0
+            added = []
+            for k, name in enumerate(new, start=len(entries) + 1):
+                link = os.path.join(self.dir, name)
+                if os.path.lexists(link):   # made by a run killed before it logged the file
+                    os.unlink(link)
+                os.symlink(os.path.join(self.source, name), link)
+                added.append({"path": pathlib.Path(link).as_uri(),
+                              "size": os.path.getsize(link), "isDir": False,
+                              "modificationTime": k, "blockReplication": 1,
+                              "blockSize": 33554432, "action": "add"})
+            batch = self._batches()[-1][0] + 1 if self._batches() else 0
+            compact = (batch + 1) % _COMPACT_INTERVAL == 0
+            name = f"{batch}.compact" if compact else str(batch)
+            body = [_VERSION] + [json.dumps(e, separators=(",", ":"))
+                                 for e in (entries + added if compact else added)]
+            tmp = os.path.join(self.log, f".{name}.tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write("\n".join(body) + "\n")
+            os.rename(tmp, os.path.join(self.log, name))
+            return len(added)
+
+    def follow(self, every: float) -> threading.Event:
+        """List ``--source`` again every ``every`` seconds on a daemon thread until the
+        returned event is set."""
+        stop = threading.Event()
+
+        def loop():
+            while not stop.wait(every):
+                try:
+                    self.update()
+                except OSError:
+                    pass            # the next listing tries again
+        threading.Thread(target=loop, name="streamspec-arrivals", daemon=True).start()
+        return stop
+
+
+def _uri_path(uri: str) -> str:
+    from urllib.parse import unquote, urlparse
+    return unquote(urlparse(uri).path)

@@ -17,7 +17,11 @@ engines are pickled at drawn points of the stream:
   engines (whose answers the oracle does not fix) are held to it as well;
 - the engine's ad-hoc answers (connectivity's ``connected``; what a problem's
   ``adhoc(engine, case)`` returns) right after a trip must equal those asked
-  right before it.
+  right before it;
+- the random generators the engine holds (``random_states``: ``random.Random``,
+  numpy's ``Generator`` and ``RandomState``, two attribute levels deep) must be
+  where the twin's are: a reseeded generator changes an approximate engine's
+  answers only rarely, but always its future choices.
 
 With ``columnar``, each chunk the check hands to ``process`` is given to the engine
 in the problem's columnar batch form (``EdgeBatch``, ``RecordBatch``,
@@ -32,6 +36,9 @@ naming the trip.
 from __future__ import annotations
 
 import pickle
+import random
+
+import numpy as np
 
 
 
@@ -120,6 +127,13 @@ class _Tripping:
         copy = pickle.loads(pickle.dumps(self._engine))
         if not keep_original:
             self._engine = copy
+        who = "the pickled original" if keep_original else "the unpickled copy"
+        for path, state in random_states(self._twin).items():
+            if random_states(self._engine).get(path) != state:
+                raise PicklingDivergence(f"the pickle before call {index}",
+                                         f"{who}'s random generator {path} is not where the "
+                                         "never-pickled twin's is (a reseeded or fresh generator "
+                                         "draws other choices from here on)")
         after = self._ask()
         if before != after:
             who = "the pickled original" if keep_original else "the unpickled copy"
@@ -144,6 +158,27 @@ class _Tripping:
 
     def flush(self):
         return self._call("flush")
+
+
+def random_states(engine, depth: int = 2) -> dict:
+    """The states of the random generators an engine holds, by attribute path (its own
+    attributes and theirs, ``depth`` levels): ``random.Random``, numpy's ``Generator``
+    and ``RandomState``.  Outputs that depend on them go on alike only if they do."""
+    found = {}
+
+    def walk(obj, path, level):
+        if isinstance(obj, random.Random):
+            found[path] = obj.getstate()
+        elif isinstance(obj, np.random.Generator):
+            found[path] = repr(obj.bit_generator.state)
+        elif isinstance(obj, np.random.RandomState):
+            found[path] = repr(obj.get_state(legacy=False))
+        elif level < depth and hasattr(obj, "__dict__") and not isinstance(obj, type):
+            for name, value in list(vars(obj).items()):
+                walk(value, f"{path}.{name}", level + 1)
+
+    walk(engine, "engine", 0)
+    return found
 
 
 def _drain(out) -> list:

@@ -6,7 +6,8 @@ ties are frequent: up to 3 relations ``R, S, T`` with attributes ``a, b``
 (join values from ``{0, 1, 2, None}``) and ``s`` (text drawn from a
 vocabulary of 3 keywords plus noise, in mixed case and punctuation); random
 join edges, which cover chains, stars, cycles, parallel edges and self joins;
-both lifespan models (window 1..6 or deletions); time steps of 0 (ties) to 7
+both lifespan models (window 1..6 or deletions); int tids (from 0, or sparse,
+negative, crossing 9 -> 10), str tids or both; time steps of 0 (ties) to 7
 (gaps longer than the window) and of exactly the window (an arrival at a
 tuple's end); optional schema changes; int or str tids.
 
@@ -51,16 +52,30 @@ def build(pick, schema_changes: bool = True, max_events: int = 16):
     edges = [JoinEdge("e0", "R", pick(("a", "b")), "R", "b")] if dense else []
     for k in range(len(edges), len(edges) + pick((0, 1, 1, 1, 2, 2, 3, 4))):
         edges.append(JoinEdge(f"e{k}", pick(rels).name, pick(("a", "b")), pick(rels).name, pick(("a", "b"))))
+    if n_rel == 3 and pick((False, False, True)):     # a cycle over the three relations
+        for a, b in (("R", "S"), ("S", "T"), ("T", "R")):
+            edges.append(JoinEdge(f"e{len(edges)}", a, pick(("a", "b")), b, pick(("a", "b"))))
     keywords = []
     for _ in range(pick((1, 2, 2, 3))):
         k = pick(VOCAB)
         if k not in keywords:
             keywords.append(k)
-    window = pick((None, None, 1, 2, 2, 3, 6))
+    window = pick((None, None, 1, 2, 3, 6, 6, 12))
     # 4-node trees with 3 keywords over self joins give thousands of CNs: keep cases quick
     t_max = pick((1, 2, 3, 4, 4, 4) if len(keywords) <= 2 else (1, 2, 3, 3))
+    # joined cases: two keywords spread over two joined relations (R holds k0, S holds k1,
+    # joining on R.a = S.a) under a window, so results of two tuples with different start
+    # times, and so with different ends, are the rule rather than a rarity
+    joined = pick((False, False, False, True))
+    if joined:
+        rels = [_relation("R"), _relation("S")]
+        edges = [JoinEdge("e0", "R", "a", "S", "a")]
+        keywords, window, t_max = ["k0", "k1"], pick((3, 6)), 2
     params = Params(Schema(tuple(rels), tuple(edges)), tuple(keywords), t_max, window)
-    tid_str = pick((False, False, True))
+    # int tids (sequence numbers from 0, or sparse, negative, crossing 9 -> 10 and 99 -> 100,
+    # where ints and text sort apart), str tids, or both in one stream (ints sort first)
+    tid_kind = pick(("int", "int", "str", "mixed"))
+    tid_base, tid_stride = pick((0, 0, 7, 96, -3)), pick((1, 1, 3))
     live_rels = {r.name for r in rels}
     live_edges = {e.id: e for e in edges}
     alive = []                     # (tid, relation, t_start)
@@ -78,9 +93,13 @@ def build(pick, schema_changes: bool = True, max_events: int = 16):
             rel = pick(sorted(live_rels))
             values = {"a": pick(values_pool), "b": pick(values_pool)}
             words = [pick(WORDS) for _ in range(pick((0, 1, 1, 2)))]
+            if joined:
+                values["a"] = pick((0, 1))
+                words = ["k0" if rel == "R" else "k1"]
             if words or pick((True, False)):
                 values["s"] = " ".join(words)
-            tid = f"t{next_tid}" if tid_str else next_tid
+            as_str = tid_kind == "str" or (tid_kind == "mixed" and pick((False, True)))
+            tid = f"t{next_tid}" if as_str else tid_base + tid_stride * next_tid
             next_tid += 1
             events.append(Insert(rel, tid, values, t))
             alive.append((tid, rel, t))

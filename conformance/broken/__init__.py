@@ -49,20 +49,7 @@ MUTATIONS = ("answer", "window-start", "window-end", "r-not-multiple", "gap", "t
 
 # Mutants the suite does not kill yet: gaps of the suite, each with what is missing.  The
 # gate's tests mark them strict xfails (they fail once the gap is closed: remove the entry).
-KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
-    ("kws", "broken-tids-as-text"):
-        "the kws strategy numbers tids 0, 1, 2, ... (or t0, t1, ...) with at most 16 events, so "
-        "no instant's outputs have int tids on both sides of 10: comparing tids as text never "
-        "reorders them (0 of 1000 derandomized cases, 0 of 3000 random cases); sparse or "
-        "negative int tids would",
-    ("topkjoin", "broken-reseeded-rng"):
-        "a reseeded generator changes WSJ-RND's answers only when two evaluations around a "
-        "round trip each have more window keys than the budget, remote values change between "
-        "and the refreshed keys reach the answer (not under the static or unlimited scenarios, "
-        "where it is exact): about one example in 900 (hypothesis seeds 1-3 kill it at examples "
-        "714, 125, 952, seed 4 not in 1000; the ci sequence not in 1000).  Comparing the engine's "
-        "pickled state with its never-pickled twin's after each call would catch it at once",
-}
+KNOWN_SURVIVORS: dict[tuple[str, str], str] = {}
 
 
 def catalogue(problem: str) -> list[type]:

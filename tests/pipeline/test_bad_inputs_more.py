@@ -290,3 +290,21 @@ def test_json_helpers_keep_their_meaning():
     """The reader's JSON is the standard library's (only the depth bound is added)."""
     from streamspec.pipeline.io import json_loads
     assert json_loads('{"a": [1, 2.5, "x"]}') == json.loads('{"a": [1, 2.5, "x"]}')
+
+
+@pytest.mark.spark
+def test_a_staged_text_edge_without_room_is_located_by_the_reader(spark, tmp_path, capsys,
+                                                                  monkeypatch):
+    """A text input the Spark tasks parse (``pipeline.text_scan``, made to take this small
+    file): the staged footers' last time leaves no room for the window, so the validating
+    reader reads the file and names the line (was an OverflowError in a task)."""
+    from streamspec.pipeline import text_scan
+
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 0)
+    staged, real = [], text_scan.staged_plan
+    monkeypatch.setattr(text_scan, "staged_plan", lambda *a: staged.append(1) or real(*a))
+    edges = tmp_path / "edges.txt"
+    edges.write_text("".join(f"{n} {n + 1} {n}\n" for n in range(1, 50)) + f"7 8 {TOP - 7}\n")
+    err = fails(connectivity(str(edges), "--master", "local[2]"), {}, tmp_path, capsys)
+    assert f"{edges}:50: edge time {TOP - 7} leaves no room for the window" in err
+    assert staged, "the tasks did not parse the file"

@@ -308,3 +308,17 @@ def test_a_staged_text_edge_without_room_is_located_by_the_reader(spark, tmp_pat
     err = fails(connectivity(str(edges), "--master", "local[2]"), {}, tmp_path, capsys)
     assert f"{edges}:50: edge time {TOP - 7} leaves no room for the window" in err
     assert staged, "the tasks did not parse the file"
+
+
+def test_the_staging_tasks_leave_a_nul_to_the_reader(tmp_path):
+    """A keyed text input the Spark tasks parse: a NUL in a key is refused by the task (the
+    validating reader then names the line), a clean range is staged."""
+    from streamspec.pipeline import text_scan
+
+    for text, ok in (("u v t key\n1 2 3 a\n2 3 4 b\x00c\n", False), ("u v t key\n1 2 3 a\n", True)):
+        path = tmp_path / "keyed.txt"
+        path.write_text(text)
+        plan = text_scan.plan(str(path), "error", 10, 5, min_bytes=0)
+        assert plan is not None and plan.columns == ("u", "v", "t", "key")
+        report = text_scan.stage_span(plan, plan.data_start, plan.size, str(tmp_path / "p.parquet"))
+        assert report[0] is ok

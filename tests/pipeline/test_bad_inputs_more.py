@@ -169,20 +169,23 @@ def test_a_json_row_without_its_time_is_located(problem, text, words, tmp_path, 
 
 
 @pytest.mark.parametrize("problem,line", [("simjoin", 1), ("topkjoin", 2), ("kws", 1),
-                                          ("kws-schema-changes", 2), ("kws-schema", None)])
+                                          ("kws-schema-changes", 2), ("kws-schema", None),
+                                          ("kws-yaml-schema", None)])
 def test_json_nested_100000_deep_is_located_not_a_recursion_error(problem, line, tmp_path, capsys,
                                                                    no_spark):
-    path = tmp_path / ("schema.json" if problem == "kws-schema" else "deep.jsonl")
+    path = tmp_path / {"kws-schema": "schema.json", "kws-yaml-schema": "schema.yaml"}.get(
+        problem, "deep.jsonl")
     good = {"simjoin": '{"id": 1, "ts": 1, "tokens": [1]}', "topkjoin": '{"id": 1, "x": 1, "ts": 1}',
             "kws": "", "kws-schema-changes": '{"t": 5, "remove_edge": "md"}'}.get(problem, "")
     path.write_text((good + "\n" if line == 2 else "") + DEEP + "\n")
     argv = {"simjoin": lambda: simjoin(str(path)), "topkjoin": lambda: topkjoin(str(path)),
             "kws": lambda: kws(f"director={path}"),
             "kws-schema-changes": lambda: kws(extra=("--schema-changes", str(path))),
-            "kws-schema": lambda: kws(schema=str(path))}[problem]()
+            "kws-schema": lambda: kws(schema=str(path)),
+            "kws-yaml-schema": lambda: kws(schema=str(path))}[problem]()
     err = fails(argv, {}, tmp_path, capsys)
     where = f"{path}:{line}: " if line else f"{path}: "
-    assert f"{where}not JSON: nested too deep" in err
+    assert f"{where}not {'YAML' if 'yaml' in problem else 'JSON'}: nested too deep" in err
 
 
 def test_the_tasks_parsers_refuse_deep_json_as_a_value_error():

@@ -36,9 +36,9 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline.io import (InputError, check_window_room, id_column, int64_or_none,
-                                    is_parquet, location, parquet_files, preview, read_parquet,
-                                    text_records)
+from streamspec.pipeline.io import (INT64, InputError, check_window_room, id_column,
+                                    int64_or_none, is_parquet, location, parquet_files, preview,
+                                    read_parquet, text_records)
 from streamspec.spec.connectivity import EdgeBatch
 from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder
 
@@ -238,8 +238,10 @@ def check_parquet_edges(path: str) -> list[str]:
 
 
 def read_parquet_edges(spark, path: str, lateness: str = "error",
-                       origin: int | None = None) -> EdgeStream:
-    """A Parquet edge dataset, validated with Spark (errors at ``file:row N``)."""
+                       origin: int | None = None, window: int | None = None) -> EdgeStream:
+    """A Parquet edge dataset, validated with Spark (errors at ``file:row N``); with
+    ``window`` (r), the first edge whose ``t + r`` does not fit in 64 bits is an error at
+    its row (``pipeline.io.check_window_room``)."""
     from pyspark.sql import Window, functions as F, types as T
 
     parquet_files(path)         # a typed error, not Spark's stack trace, for a bad file
@@ -301,6 +303,9 @@ def read_parquet_edges(spark, path: str, lateness: str = "error",
             raise OutOfOrder(f"edge time {bad[0]['t']} is before the origin t0={origin}"
                              ).at(where(bad[0]))
     stats = df.agg(F.count("*"), F.min("t"), F.max("t")).collect()[0]
+    if window is not None and stats[2] is not None and stats[2] > INT64[1] - window:
+        bad = df.filter(F.col("t") > INT64[1] - window).orderBy("seq").limit(1).collect()
+        check_window_room([bad[0]["t"]], window, lambda i: where(bad[0]), "edge time")
     out = df.select("seq", "u", "v", "t", *(["key"] if keyed else []))
     return EdgeStream(out, path, keyed, vertex_type, int(stats[0]), int(dropped),
                       stats[1], stats[2])

@@ -263,7 +263,8 @@ def replay(spark, plan: Plan, engine_cls, partitions: int):
                                              0, fast.first_t, fast.last_t)
             return materialised(kept.select("window", "start", "end", "answers"))
         # out of order somewhere: the validating reader below names the first late row
-    stream = (edge_io.read_parquet_edges(spark, args.input, args.lateness, args.origin)
+    stream = (edge_io.read_parquet_edges(spark, args.input, args.lateness, args.origin,
+                                         args.window)
               if plan.parquet else edge_io.frame_stream(spark, args.input, *plan.text))
     workload, plan.stream = edge_io.workload(plan.pairs, stream, plan.query_lines)
     plan.params = attrs.evolve(plan.base, workload=workload)

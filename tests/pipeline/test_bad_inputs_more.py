@@ -325,3 +325,14 @@ def test_the_staging_tasks_leave_a_nul_to_the_reader(tmp_path):
         assert plan is not None and plan.columns == ("u", "v", "t", "key")
         report = text_scan.stage_span(plan, plan.data_start, plan.size, str(tmp_path / "p.parquet"))
         assert report[0] is ok
+
+
+@pytest.mark.spark
+def test_a_parquet_edge_without_room_read_by_spark_is_located(spark, tmp_path, capsys):
+    """Lateness ``drop`` sends Parquet edges through Spark's validating reader (not the
+    footers' plan): the edge without room for its window is named by its row."""
+    path = tmp_path / "edges.parquet"
+    pd.DataFrame({"u": [1, 2, 3], "v": [2, 3, 4], "t": [1, 5, TOP - 9]}).to_parquet(path)
+    err = fails(connectivity(str(path), "--lateness", "drop", "--master", "local[2]"), {},
+                tmp_path, capsys)
+    assert f"{path}:row 3: edge time {TOP - 9} leaves no room for the window" in err

@@ -16,9 +16,11 @@ MUTANTS = broken.catalogue(PROBLEM)
 EXAMPLES = mutation.ci_examples()     # the ci profile's: what the gate kills them with
 
 
-def _param(m):
+def _param(m, strict: bool = True):
+    """A known survivor of the gate's ci sequence is an xfail: strict on that sequence
+    (``run_all``'s), not strict on another (the pickling helper draws its own)."""
     gap = broken.KNOWN_SURVIVORS.get((m.problem, m.name))
-    marks = [pytest.mark.xfail(reason=f"suite gap: {gap}", strict=True)] if gap else []
+    marks = [pytest.mark.xfail(reason=f"suite gap: {gap}", strict=strict)] if gap else []
     return pytest.param(m, id=m.name, marks=marks)
 
 
@@ -33,6 +35,7 @@ def test_reproducer_of_the_kill_replays(mutant, tmp_path):
         assert on_oracle is None, f"{path} fails the oracle: {on_oracle}"
 
 
-@pytest.mark.parametrize("mutant", [_param(m) for m in MUTANTS if m.mutation.startswith("pickling")])
+@pytest.mark.parametrize("mutant", [_param(m, strict=False) for m in MUTANTS
+                                    if m.mutation.startswith("pickling")])
 def test_pickling_mutant_is_caught_only_by_the_round_trips(mutant):
     assert_pickling_breakage_is_caught(mutant, examples=EXAMPLES)

@@ -49,19 +49,7 @@ MUTATIONS = ("answer", "window-start", "window-end", "r-not-multiple", "gap", "t
 
 # Mutants the suite does not kill yet: gaps of the suite, each with what is missing.  The
 # gate's tests mark them strict xfails (they fail once the gap is closed: remove the entry).
-KNOWN_SURVIVORS: dict[tuple[str, str], str] = {
-    ("kws", "broken-no-refusal"):
-        "since the joined cases of e40a81e the kws strategy seldom draws a tuple that could "
-        "join into a composite already holding it (a self join on one attribute with t_max >= 3): "
-        "1 random_case seed in 600 kills it (seed 89; before, 1000 hypothesis examples did at 450-521)",
-    ("kws", "broken-one-expiry-per-instant"):
-        "since e40a81e few kws cases have two window-model tuples expiring at one instant that a "
-        "later tuple would still join: 2 random_case seeds in 600 kill it (261, 333)",
-    ("kws", "broken-pickles-rebuilt-trees"):
-        "a forest pickled between tuples that later join: other derandomized sequences kill it "
-        "in about 2% of their examples (7 of 300), the ci sequence of 1000 since e40a81e in none; "
-        "the kill needs a round trip between two tuples of one result",
-}
+KNOWN_SURVIVORS: dict[tuple[str, str], str] = {}
 
 
 def catalogue(problem: str) -> list[type]:

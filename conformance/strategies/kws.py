@@ -63,14 +63,21 @@ def build(pick, schema_changes: bool = True, max_events: int = 16):
     window = pick((None, None, 1, 2, 3, 6, 6, 12))
     # 4-node trees with 3 keywords over self joins give thousands of CNs: keep cases quick
     t_max = pick((1, 2, 3, 4, 4, 4) if len(keywords) <= 2 else (1, 2, 3, 3))
-    # joined cases: two keywords spread over two joined relations (R holds k0, S holds k1,
-    # joining on R.a = S.a) under a window, so results of two tuples with different start
-    # times, and so with different ends, are the rule rather than a rarity
-    joined = pick((False, False, False, True))
-    if joined:
+    # joined cases: two keywords spread over joined tuples under a window, so results of
+    # several tuples (with different start times, so different ends; across pickle round
+    # trips; expiring together after a gap) are the rule rather than a rarity.  "RS": R holds
+    # k0, S holds k1, joined on R.a = S.a; "RR": one relation joined with itself on a, its
+    # tuples holding k0, k1 or no keyword, CNs of up to 4 nodes with free ones in between
+    # (where a tuple could meet itself: the join's refusal, Figure 3.7)
+    joined = pick((None, None, None, "RS", "RR"))
+    if joined == "RS":
         rels = [_relation("R"), _relation("S")]
         edges = [JoinEdge("e0", "R", "a", "S", "a")]
         keywords, window, t_max = ["k0", "k1"], pick((3, 6)), 2
+    elif joined == "RR":
+        rels = [_relation("R")]
+        edges = [JoinEdge("e0", "R", "a", "R", "a")]
+        keywords, window, t_max = ["k0", "k1"], pick((3, 6, None)), 4
     params = Params(Schema(tuple(rels), tuple(edges)), tuple(keywords), t_max, window)
     # int tids (sequence numbers from 0, or sparse, negative, crossing 9 -> 10 and 99 -> 100,
     # where ints and text sort apart), str tids, or both in one stream (ints sort first)
@@ -93,9 +100,12 @@ def build(pick, schema_changes: bool = True, max_events: int = 16):
             rel = pick(sorted(live_rels))
             values = {"a": pick(values_pool), "b": pick(values_pool)}
             words = [pick(WORDS) for _ in range(pick((0, 1, 1, 2)))]
-            if joined:
+            if joined == "RS":
                 values["a"] = pick((0, 1))
                 words = ["k0" if rel == "R" else "k1"]
+            elif joined == "RR":
+                values["a"] = pick((0, 1))
+                words = [pick(("k0", "k1", "zz"))]
             if words or pick((True, False)):
                 values["s"] = " ".join(words)
             as_str = tid_kind == "str" or (tid_kind == "mixed" and pick((False, True)))

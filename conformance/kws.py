@@ -26,6 +26,7 @@ import json
 import attrs
 
 from streamspec.conformance.contracts import closed_after_flush
+from streamspec.conformance.roundtrip import PicklingDivergence
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.kws import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.kws import evaluate
@@ -69,6 +70,8 @@ def check(engine_cls, case: Case) -> Mismatch | None:
     expected = oracle_outputs(case)
     try:
         return _check(engine_cls, case, expected)
+    except PicklingDivergence:     # reported at the round trip's own step (conformance.checks)
+        raise
     except Exception as exc:  # an engine crash on a valid stream is a mismatch too
         return Mismatch("while processing", f"the engine raised {type(exc).__name__}: {exc}")
 
@@ -148,6 +151,8 @@ def check_watermark(engine_cls, case: Case) -> Mismatch | None:
             if got != want:
                 return _mismatch(f"after event {pos - 1} (t={last}), past watermarks", want, got)
         got.extend(engine.flush())
+    except PicklingDivergence:     # reported at the round trip's own step (conformance.checks)
+        raise
     except Exception as exc:  # an engine crash on a valid stream is a mismatch too
         return Mismatch("while processing", f"the engine raised {type(exc).__name__}: {exc}")
     if got != expected:
@@ -189,6 +194,8 @@ def check_batch(engine_cls, case: Case) -> Mismatch | None:
             if got != want:
                 return _mismatch(f"batch ending at event {pos - 1} (t={chunk[-1].t})", want, got)
         got.extend(engine.flush())
+    except PicklingDivergence:     # reported at the round trip's own step (conformance.checks)
+        raise
     except Exception as exc:  # an engine crash on a valid stream is a mismatch too
         return Mismatch("while processing batches", f"the engine raised {type(exc).__name__}: {exc}")
     if got != expected:

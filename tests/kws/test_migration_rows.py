@@ -48,8 +48,9 @@ def _states(eng, live_only: bool = False) -> list:
     purging drops them only when a probe meets one, and which probes run depends on which
     CN joins are operators)."""
     return sorted(((_chain(op), op.cn, op.running, op.end if eng._eager else None,
-                    sorted((c[0], tuple(r.tid for r in c[1])) for c in op.out
-                           if not live_only or c[0] > eng.now)) for op in eng.ops),
+                    sorted(((c[0], tuple(r.tid for r in c[1])) for c in op.out
+                            if not live_only or c[0] > eng.now), key=repr))   # (int and str tids)
+                   for op in eng.ops),
                   key=repr)
 
 

@@ -109,6 +109,11 @@ def _checks(names=None):
     return checks.CHECKS if names is None else tuple(checks.get(n) for n in names)
 
 
+def _check(name: str):
+    from streamspec.conformance import checks
+    return checks.get(name)
+
+
 def _attempt(check, engine_cls, example) -> None:
     """Run ``check`` on ``example``; raise ``ConformanceFailure`` on any failure."""
     problem = suite(engine_cls.problem)
@@ -129,7 +134,7 @@ def _attempt(check, engine_cls, example) -> None:
 def assert_conforms(engine_cls, case) -> None:
     """Raise ``ConformanceFailure`` when ``engine_cls`` disagrees with the oracle on ``case``
     (the step-by-step check, no pickle round trips)."""
-    _attempt(_checks(["step_by_step"])[0], engine_cls, (case, ()))
+    _attempt(_check("step_by_step"), engine_cls, (case, ()))
 
 
 def dump_example(engine_cls, check, example) -> str:
@@ -144,14 +149,14 @@ def load_example(problem: str, text: str):
     first, _, rest = text.partition("\n")
     head = json.loads(first) if first.strip() else {}
     if HEADER not in head:
-        return _checks(["step_by_step"])[0], (suite(problem).load(text), ())
-    check = _checks([head["check"]])[0]
+        return _check("step_by_step"), (suite(problem).load(text), ())
+    check = _check(head["check"])
     return check, check.decode(head, suite(problem).load(rest))
 
 
 def save_reproducer(engine_cls, case, check=None, example=None) -> tuple[Path, str]:
     """Write the example as a reproducer; return the file and the command that replays it."""
-    check = check or _checks(["step_by_step"])[0]
+    check = check or _check("step_by_step")
     example = example if example is not None else (case, ())
     text = dump_example(engine_cls, check, example)
     digest = hashlib.sha1(text.encode()).hexdigest()[:10]
@@ -191,7 +196,7 @@ def _diagnose(engine_cls, check, example) -> str:
 
 
 def _failure(engine_cls, failure: ConformanceFailure, write: bool) -> Failure:
-    check = _checks([failure.check])[0]
+    check = _check(failure.check)
     label = engine_label(engine_cls)
     text = dump_example(engine_cls, check, failure.example)
     if write:
@@ -249,7 +254,7 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
             raise
         failures, seen = [], set()
         for leaf in found:
-            key = dump_example(engine_cls, _checks([leaf.check])[0], leaf.example)
+            key = dump_example(engine_cls, _check(leaf.check), leaf.example)
             if key not in seen:         # one file per distinct failure
                 seen.add(key)
                 failures.append(_failure(engine_cls, leaf, write))

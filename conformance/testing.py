@@ -13,9 +13,9 @@ with the active profile's examples for each) and
 ``test_strategy_draws_every_feature``.  The pytest plugin parametrizes the
 engine tests over the registered engines (``--engine`` narrows them).
 
-``assert_broken_engine_is_caught`` is the check that the suite itself works:
-a deliberately broken engine must be caught, and its saved reproducer must
-replay to a failure while the oracle passes it.
+``assert_pickling_breakage_is_caught`` checks the suite itself on a mutant that is
+right until pickled (``streamspec.conformance.mutation`` and the mutation gate's
+tests do the rest).
 """
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ import pytest
 from hypothesis import given, settings
 
 from streamspec.conformance import checks, profiles, runner
-from streamspec.spec.registry import Registry
 
 FEATURE_EXAMPLES = 500      # cases drawn (no engine runs) to find every feature
 
@@ -72,27 +71,6 @@ def bind(namespace: dict, problem: str) -> None:
     for check in checks.CHECKS:
         namespace[f"test_{check.name}"] = check_test(check)
     namespace["test_strategy_draws_every_feature"] = strategy_test(problem)
-
-
-def assert_broken_engine_is_caught(broken, failures_dir, examples: int = 300) -> None:
-    """Fuzz ``broken`` (registered for the duration) with every check; it must fail, write one
-    reproducer per distinct failure, and each must replay to a failure while the oracle passes it."""
-    runner_dir = runner.FAILURES_DIR
-    runner.FAILURES_DIR = failures_dir
-    Registry.register(broken)
-    try:
-        report = runner.run_all(broken, examples=examples)
-    finally:
-        Registry.unregister(broken)
-        runner.FAILURES_DIR = runner_dir
-    assert report.failures, f"{broken.name} slipped through the conformance suite"
-    assert all(f"--engine {broken.name} --replay" in f.text for f in report.failures)
-    saved = sorted(failures_dir.glob("*.jsonl"))
-    assert len(saved) == len(report.failures), (saved, [f.check for f in report.failures])
-    oracle = Registry.get(broken.problem, "oracle")
-    for path in saved:
-        assert runner.replay(broken, path) is not None, path
-        assert runner.replay(oracle, path) is None, path
 
 
 def assert_pickling_breakage_is_caught(broken, examples: int = 100) -> None:

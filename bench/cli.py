@@ -2,8 +2,10 @@
 
 Runs one of the problem's standard workloads (``streamspec.bench.workloads``:
 the paper's headline setting, seeded, at a size where a pass runs in well
-under a minute) for the engine and its baselines in one process: warm-up
-first, then ``--repeats`` rounds interleaved (``streamspec.bench.standard``),
+under a minute) for the engine and its baselines: in each of ``--processes``
+fresh processes (default 3, one after the other) a warm-up, then rounds
+interleaved (``streamspec.bench.standard``), for about ``--budget`` seconds in
+all (6 to 30 rounds), or exactly ``--repeats`` rounds,
 and prints per engine the median CPU time and its spread, and the engine's
 speed-up over each baseline as the median of per-round ratios, in full
 precision.  Any registered engine can be named, a third party's included, with
@@ -50,8 +52,15 @@ def add_arguments(parser):
                              "topkjoin stream (default: the first)")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="multiply the stream's length (default 1.0; smaller for smoke runs)")
-    parser.add_argument("--repeats", type=int, default=5,
-                        help="measured rounds, each running every engine once (default 5)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="measured rounds, each running every engine once (default: as "
+                             "many as --budget allows, 6 to 30)")
+    parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
+                        help="without --repeats: wall seconds of measured rounds (default 60)")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="fresh processes the rounds are shared among, one after the other "
+                             "(default 3; 1: all in this process, needed for an engine registered "
+                             "at run time rather than by entry point)")
     parser.add_argument("--warmup", type=int, default=1,
                         help="untimed rounds first (default 1: numba compilation, caches)")
     parser.add_argument("--json", default=None, metavar="OUT",
@@ -89,8 +98,18 @@ def _validate(args):
                                f"--baseline NAME")
     if len(set(baselines)) != len(baselines):
         raise InvalidParameter(f"--baseline names an engine twice: {baselines}")
-    if args.repeats < 1:
+    if args.repeats is not None and args.repeats < 1:
         raise InvalidParameter(f"--repeats {args.repeats}: expected at least 1 round")
+    if args.budget is not None and args.repeats is not None:
+        raise InvalidParameter("--budget and --repeats: give one (a fixed number of rounds, "
+                               "or a time for them)")
+    if args.budget is not None and not args.budget > 0:
+        raise InvalidParameter(f"--budget {args.budget}: expected seconds above 0")
+    if args.processes < 1:
+        raise InvalidParameter(f"--processes {args.processes}: expected at least 1")
+    if args.repeats is not None and args.repeats < args.processes:
+        raise InvalidParameter(f"--repeats {args.repeats} with --processes {args.processes}: "
+                               f"expected at least one round per process")
     if args.warmup < 0:
         raise InvalidParameter(f"--warmup {args.warmup}: expected 0 or more rounds")
     if not args.scale > 0:
@@ -122,21 +141,33 @@ def main(args) -> int:
                                        "workload_params": params}, baselines)
     print(f"  input built in {prepared:.1f} s: "
           + ", ".join(f"{k}={v}" for k, v in case.params.items() if k != "feed"), flush=True)
+    budget = standard.BUDGET_S if args.budget is None else args.budget
+    rounds_wanted = (f"{args.repeats} rounds" if args.repeats is not None else
+                     f"rounds for {budget:g} s ({standard.MIN_ROUNDS} to {standard.MAX_ROUNDS})")
     print(f"  cpu clock (time.process_time) of process()+flush() per run; {args.warmup} warm-up "
-          f"round(s), then {args.repeats} rounds interleaved "
+          f"round(s), then {rounds_wanted} interleaved, in {args.processes} process(es) "
           f"({', '.join([engine, *baselines])}, reversed every other round)", flush=True)
 
     def progress(run):
         if not args.quiet:
             label = "warm-up" if run.round < 0 else f"round {run.round}"
-            print(f"    {label:8} {run.subject:24} cpu {run.cpu_s:.4f} s (sys {run.sys_s:.4f})  "
+            if args.processes > 1:
+                label = f"p{run.process + 1} {label}"
+            print(f"    {label:11} {run.subject:24} cpu {run.cpu_s:.4f} s (sys {run.sys_s:.4f})  "
                   f"wall {run.wall_s:.4f} s  outputs {run.outputs}", flush=True)
 
-    runs = standard.measure(case, [engine, *baselines], args.repeats, args.warmup, progress)
+    if args.processes == 1:
+        runs = standard.measure(case, [engine, *baselines], args.repeats, args.warmup, progress,
+                                budget=budget)
+    else:
+        runs = standard.measure_in_processes(args.problem, work.name, args.scale,
+                                             [engine, *baselines], args.repeats, args.warmup,
+                                             args.processes, progress, budget=budget)
+    rounds = 1 + max(r.round for r in runs)
     subjects, ratios = standard.summarise(runs, engine, baselines)
     load_after = standard.load_average()
     print(f"results (load average before {load_before}, after {load_after}; spread = "
-          f"(max - min) / median over the {args.repeats} rounds)")
+          f"(max - min) / median over the {rounds} rounds)")
     cpus = os.cpu_count() or 1
     busiest = max((load_before or [0])[0], (load_after or [0])[0])
     if busiest > 0.75 * cpus:
@@ -153,10 +184,10 @@ def main(args) -> int:
         print(f"  note: the engines produced different numbers of outputs ({counts}); the ratio "
               f"compares unequal work")
     for base, r in ratios.items():
-        rounds = " ".join(standard.exact(x) for x in r["per_round"])
+        per_round = " ".join(standard.exact(x) for x in r["per_round"])
         print(f"  ratio {base}/{engine} (speed-up of {engine} over {base}): median "
               f"{standard.exact(r['median'])} of per-round ratios, spread {r['spread'] * 100:.2f}%"
-              f"  (rounds: {rounds})")
+              f"  (rounds: {per_round})")
 
     failed = False
     verdicts = standard.check_floors(floors, grp, engine, ratios) if floors else []
@@ -171,17 +202,19 @@ def main(args) -> int:
     doc = {"format": standard.FORMAT, "problem": args.problem, "workload": work.name,
            "group": grp, "workload_summary": work.summary,
            "workload_params": params,
-           "engine": engine, "baselines": baselines, "repeats": args.repeats,
-           "warmup": args.warmup,
+           "engine": engine, "baselines": baselines, "repeats": rounds,
+           "budget_s": None if args.repeats is not None else budget,
+           "warmup": args.warmup, "processes": args.processes,
            "method": "cpu clock (time.process_time) of the engine's process() over the prepared "
                      "input plus flush(), engine construction and input outside the timer, gc "
-                     "frozen around each run; rounds interleaved ABBA; ratio = baseline / engine "
+                     "frozen around each run; rounds interleaved ABBA, shared among fresh processes "
+                     "run one after the other; ratio = baseline / engine "
                      "per round, median over rounds; spread = (max - min) / median",
            "command": sys.argv,
            "environment": standard.environment(), "load_average_before": load_before,
            "load_average_after": load_after,
            "wall_s": round(time.perf_counter() - started, 3),
-           "runs": [{"round": r.round, "subject": r.subject, "cpu_s": r.cpu_s, "sys_s": r.sys_s,
+           "runs": [{"process": r.process, "round": r.round, "subject": r.subject, "cpu_s": r.cpu_s, "sys_s": r.sys_s,
                      "wall_s": r.wall_s, "outputs": r.outputs} for r in runs],
            "subjects": subjects, "ratios": ratios, "floors": verdicts}
     compared = []

@@ -14,6 +14,13 @@
 - **Rounds.** ``repeats`` rounds; each runs every subject once, in the order
   engine, baselines... on even rounds and reversed on odd ones (ABBA: a load
   that drifts linearly through a pair of rounds hits both sides equally).
+  Without a fixed ``repeats``, a time budget: rounds go on, in ABBA pairs,
+  until the measured rounds have taken ``budget`` seconds of wall time, with
+  at least ``MIN_ROUNDS`` and at most ``MAX_ROUNDS``.  Five rounds of about a
+  second each were too few: on a virtual machine whose host is busy the
+  per-round ratio moves by 5-10 %, so the median of five moved by as much
+  between commands; the median of twenty-odd rounds moved by under 4 %
+  (``bench/results/bench-cli/``).
 - **Statistics.** Per subject the median of its runs and the *spread*
   ``(max - min) / median`` of the runs (with five runs the range, not an
   interquartile range).  The ratio to a baseline is
@@ -51,6 +58,7 @@ class Run:
     wall_s: float
     outputs: int
     sys_s: float = 0.0  # of cpu_s, the system part (page faults of fresh allocations, mostly)
+    process: int = 0    # which of the measuring processes ran it (``measure_in_processes``)
 
 
 def timed(call) -> tuple[float, float, int, float]:
@@ -68,20 +76,135 @@ def timed(call) -> tuple[float, float, int, float]:
     return cpu, wall, int(outputs), system
 
 
-def measure(case, subjects: list[str], repeats: int, warmup: int, progress=None) -> list[Run]:
-    """Every run (warm-up included, round -1) of ``subjects`` over ``case``, interleaved."""
+MIN_ROUNDS = 6       # three ABBA pairs
+MAX_ROUNDS = 30
+BUDGET_S = 60.0      # wall seconds of measured rounds when no fixed number is asked for
+_now = time.perf_counter     # the budget's clock (a name of its own, so a test can stand in)
+
+
+def measure(case, subjects: list[str], repeats: int | None, warmup: int, progress=None,
+            budget: float = BUDGET_S, least: int = MIN_ROUNDS,
+            most: int = MAX_ROUNDS) -> list[Run]:
+    """Every run (warm-up included, round -1) of ``subjects`` over ``case``, interleaved:
+    ``repeats`` rounds, or with ``repeats=None`` as many as ``budget`` wall seconds take
+    (``least``..``most``, an even number unless ``most`` stops it)."""
     runs = []
-    for i in range(-warmup, repeats):
+    started = None
+    i = -warmup
+    while True:
+        if i >= 0 and started is None:
+            started = _now()
+        if repeats is not None:
+            if i >= repeats:
+                break
+        elif i >= most or (i >= least and i % 2 == 0
+                                 and _next_pair_exceeds(_now() - started, i,
+                                                        budget)):
+            break
         order = subjects if i < 0 or i % 2 == 0 else subjects[::-1]
-        for name in order:
-            call = case.setup(name)
-            cpu, wall, outputs, system = timed(call)
-            del call
-            run = Run(max(i, -1), name, cpu, wall, outputs, system)
+        if getattr(case, "stepwise", None) is not None:
+            done = _stepwise_round(case, order, max(i, -1))
+        else:
+            done = []
+            for name in order:
+                call = case.setup(name)
+                cpu, wall, outputs, system = timed(call)
+                del call
+                done.append(Run(max(i, -1), name, cpu, wall, outputs, system))
+        for run in done:
             runs.append(run)
             if progress is not None:
                 progress(run)
+        i += 1
     return runs
+
+
+def _stepwise_round(case, order: list[str], label: int) -> list[Run]:
+    """One round of a workload whose input comes in steps (``Case.stepwise``): every subject's
+    engine built first (in ``order``), then step by step each subject's piece of the input
+    timed in turn, ABBA within the round; a subject's run is the sum of its pieces.  The two
+    engines of a pair are timed a few milliseconds apart, not a second apart, so a host whose
+    speed changes over seconds (another tenant of a virtual machine's host, which no load
+    average shows) slows both alike."""
+    steps = {name: case.stepwise(name) for name in order}
+    count = len(steps[order[0]])
+    totals = {name: [0.0, 0.0, 0, 0.0] for name in order}
+    gc.collect()
+    gc.freeze()
+    try:
+        for k in range(count):
+            for name in (order if k % 2 == 0 else order[::-1]):
+                sys0, wall0, cpu0 = os.times().system, time.perf_counter(), time.process_time()
+                outputs = steps[name][k]()
+                t = totals[name]
+                t[0] += time.process_time() - cpu0
+                t[1] += time.perf_counter() - wall0
+                t[2] += int(outputs)
+                t[3] += os.times().system - sys0
+    finally:
+        gc.unfreeze()
+    return [Run(label, name, *totals[name]) for name in order]
+
+
+def shares(total: int, processes: int) -> list[int]:
+    """``total`` rounds dealt to ``processes`` as evenly as they go (earlier ones get more)."""
+    return [total // processes + (p < total % processes) for p in range(processes)]
+
+
+def measure_in_processes(problem: str, workload: str, scale: float, subjects: list[str],
+                         repeats: int | None, warmup: int, processes: int, progress=None,
+                         budget: float = BUDGET_S) -> list[Run]:
+    """``measure`` split over ``processes`` fresh interpreters, run one after the other
+    (``python -m streamspec.bench.worker``), each building the input, warming up and
+    measuring its share of the rounds (of ``repeats``, or of ``budget`` and of the bounds on
+    the number of rounds); the rounds are numbered on across processes.
+
+    Why: a process's memory layout (where its arrays and tables fall in the caches) is drawn
+    afresh at each start and moved one engine against another by several percent on the
+    project's machine, steadily within the process; rounds from several processes average
+    over layouts as rounds within one never can."""
+    import json
+    import subprocess
+    runs: list[Run] = []
+    offset = 0
+    per_repeats = shares(repeats, processes) if repeats is not None else [None] * processes
+    least = max(2, 2 * math.ceil(MIN_ROUNDS / (2 * processes)))
+    most = max(least, 2 * (MAX_ROUNDS // (2 * processes)))
+    for p in range(processes):
+        if per_repeats[p] == 0:
+            continue
+        spec = {"problem": problem, "workload": workload, "scale": scale,
+                "subjects": subjects, "repeats": per_repeats[p], "warmup": warmup,
+                "budget": budget / processes, "least": least, "most": most}
+        child = subprocess.Popen([sys.executable, "-m", "streamspec.bench.worker",
+                                  json.dumps(spec)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        rounds = 0
+        for line in child.stdout:
+            d = json.loads(line)
+            if "error" in d:
+                child.wait()
+                raise InvalidParameter(f"measuring process {p + 1} of {processes}: "
+                                       f"{d['error']} (an engine registered at run time, not "
+                                       f"by entry point, is not seen by a fresh process: "
+                                       f"--processes 1 measures in this one)")
+            run = Run(d["round"] if d["round"] < 0 else d["round"] + offset, d["subject"],
+                      d["cpu_s"], d["wall_s"], d["outputs"], d["sys_s"], p)
+            rounds = max(rounds, d["round"] + 1)
+            runs.append(run)
+            if progress is not None:
+                progress(run)
+        err = child.stderr.read()
+        if child.wait() != 0:
+            raise RuntimeError(f"streamspec bench: measuring process {p + 1} of {processes} "
+                               f"failed (exit {child.returncode}):\n{err.strip()[-4000:]}")
+        offset += rounds
+    return runs
+
+
+def _next_pair_exceeds(elapsed: float, rounds: int, budget: float) -> bool:
+    """Would two more rounds, at the mean pace so far, go past ``budget``?"""
+    return elapsed + 2 * elapsed / rounds > budget
 
 
 def spread(values: list[float]) -> float:

@@ -61,6 +61,9 @@ class Case:
 
     params: dict
     setup: Callable[[str], Callable[[], int]]
+    # optional: ``stepwise(name)`` -> the same run cut in pieces (callables, the last one
+    # flushes), which ``standard.measure`` times engine by engine, piece by piece
+    stepwise: Callable[[str], list[Callable[[], int]]] | None = None
 
 
 @attrs.frozen
@@ -70,6 +73,9 @@ class Workload:
     summary: str
     baseline: str                                  # the default baseline engine
     prepare: Callable[[float], Case]
+
+
+STEPS = 50     # pieces of a stepwise workload's input (connectivity)
 
 
 def _scaled(n: int, scale: float, least: int = 1) -> int:
@@ -112,10 +118,26 @@ def _connectivity(kind: str, scale: float) -> Case:
         engine = create(name, params, hold_back=False)
         return lambda: _drain(engine, batches)
 
+    # STEPS pieces of whole windows' batches: each piece is some 20 ms of engine time at
+    # full scale, long beside the cost of switching engines (caches refilled), short beside
+    # the seconds over which a shared host's speed drifts
+    cuts = [len(batches) * k // STEPS for k in range(STEPS + 1)]
+
+    def stepwise(name: str):
+        engine = create(name, params, hold_back=False)
+
+        def piece(lo, hi, last):
+            def call():
+                produced = sum(1 for b in batches[lo:hi] for _ in engine.process(b))
+                return produced + (len(engine.flush()) if last else 0)
+            return call
+        return [piece(cuts[k], cuts[k + 1], k == STEPS - 1) for k in range(STEPS)]
+
     return Case({"generator": kind, "edges": edges, "vertices": vertices,
                  "edges_per_timestamp": rate, "r": r, "s": s, "queries": queries,
-                 "seed": seed, "feed": "per window: its triggering edge, then the rest of the slide"},
-                setup)
+                 "seed": seed, "feed": "per window: its triggering edge, then the rest of the slide; "
+                 f"timed in {STEPS} pieces, engines alternating piece by piece"},
+                setup, stepwise)
 
 
 # ---- simjoin --------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from streamspec.engines.connectivity.msf import MsfEngine
 from streamspec.pipeline.cli import main
 from streamspec.spec.registry import Registry
 
-TINY = ["--scale", "0.01", "--repeats", "3", "--quiet"]
+TINY = ["--scale", "0.01", "--repeats", "3", "--processes", "1", "--quiet"]
 
 
 class MsfTwice(MsfEngine):
@@ -72,6 +72,40 @@ def test_json_holds_every_run_and_paired_ratios(tmp_path, capsys):
     assert set(table["bench-connectivity-rmat"]) == {"msf", "bic", "scipy"}
 
 
+def test_stepwise_pieces_are_the_whole_run_cut_up():
+    case = workloads.get("connectivity", "rmat").prepare(0.01)
+    for name in ("msf", "bic"):
+        pieces = case.stepwise(name)
+        assert len(pieces) == workloads.STEPS
+        assert sum(p() for p in pieces) == case.setup(name)() == 200
+    run = standard._stepwise_round(case, ["bic", "msf"], 3)
+    assert [(r.round, r.subject, r.outputs) for r in run] == [(3, "bic", 200), (3, "msf", 200)]
+    assert all(r.cpu_s > 0 for r in run)
+
+
+def test_rounds_shared_among_fresh_processes(tmp_path, capsys):
+    out = tmp_path / "p2.json"
+    assert bench("--engine", "msf", "--baseline", "bic", "--scale", "0.01", "--repeats", "5",
+                 "--processes", "2", "--json", str(out)) == 0
+    doc = json.loads(out.read_text())
+    assert doc["processes"] == 2 and doc["repeats"] == 5
+    runs = doc["runs"]
+    warm = [(r["process"], r["subject"]) for r in runs if r["round"] < 0]
+    assert warm == [(0, "msf"), (0, "bic"), (1, "msf"), (1, "bic")]   # each process warms up
+    counted = [(r["process"], r["round"], r["subject"]) for r in runs if r["round"] >= 0]
+    assert counted == [(0, 0, "msf"), (0, 0, "bic"), (0, 1, "bic"), (0, 1, "msf"),
+                       (0, 2, "msf"), (0, 2, "bic"),                  # shares of 5: 3 and 2
+                       (1, 3, "msf"), (1, 3, "bic"), (1, 4, "bic"), (1, 4, "msf")]
+    assert len(doc["ratios"]["bic"]["per_round"]) == 5
+    assert "p2 round 4" in capsys.readouterr().out
+
+
+def test_an_engine_only_this_process_knows_needs_processes_1(twice, capsys):
+    assert bench("--engine", twice, "--baseline", "bic", "--scale", "0.01", "--repeats", "2",
+                 "--processes", "2", "--quiet") == 2
+    assert "--processes 1 measures in this one" in capsys.readouterr().err
+
+
 def test_an_engine_twice_as_slow_fails_compare(tmp_path, twice, capsys):
     normal = tmp_path / "normal.json"
     assert bench("--engine", "msf", "--baseline", "bic", *TINY, "--scale", "0.02",
@@ -110,6 +144,12 @@ def test_floors_gate(tmp_path, capsys):
     (["bench", "connectivity", "--engine", "rwc"], "also a baseline"),
     (["bench", "connectivity", "--engine", "msf", "--repeats", "0"], "--repeats 0"),
     (["bench", "connectivity", "--engine", "msf", "--scale", "0"], "--scale 0"),
+    (["bench", "connectivity", "--engine", "msf", "--budget", "0"], "--budget 0"),
+    (["bench", "connectivity", "--engine", "msf", "--budget", "9", "--repeats", "3"],
+     "give one"),
+    (["bench", "connectivity", "--engine", "msf", "--processes", "0"], "--processes 0"),
+    (["bench", "connectivity", "--engine", "msf", "--processes", "3", "--repeats", "2"],
+     "at least one round per process"),
     (["bench", "connectivity", "--engine", "msf", "--max-regression", "5"], "needs --compare"),
     (["bench", "connectivity", "--engine", "msf:nosuch=1"], "has no option 'nosuch'"),
     (["bench", "connectivity", "--engine", "msf", "--compare", "/nonexistent.json"], "--compare"),
@@ -118,6 +158,41 @@ def test_floors_gate(tmp_path, capsys):
 def test_bad_arguments_exit_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+class _Clock:
+    """A wall clock that a fake engine run advances by a fixed step."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.mark.parametrize("step, budget, rounds", [
+    (1.0, 60.0, 30),      # 2 s per round (two subjects): 30 rounds fit 60 s, the most there are
+    (2.0, 60.0, 14),      # 4 s per round: pairs while the next pair still fits 60 s
+    (10.0, 60.0, 6),      # 20 s per round: never fewer than six (three ABBA pairs)
+    (1.0, 11.0, 6),
+])
+def test_budget_decides_the_rounds_in_whole_pairs(monkeypatch, step, budget, rounds):
+    clock = _Clock()
+
+    def run():
+        clock.now += step
+        return 1
+
+    class Case:
+        def setup(self, name):
+            return run
+
+    monkeypatch.setattr(standard, "_now", clock)
+    runs = standard.measure(Case(), ["a", "b"], None, 1, budget=budget)
+    counted = [r for r in runs if r.round >= 0]
+    assert 1 + max(r.round for r in counted) == rounds
+    assert len(counted) == 2 * rounds and len(runs) == 2 * (rounds + 1)
+    assert [r.subject for r in counted[:4]] == ["a", "b", "b", "a"]         # ABBA
 
 
 def test_compare_refuses_another_workload_and_floors_that_apply_to_nothing(tmp_path, capsys):

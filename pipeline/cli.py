@@ -35,7 +35,7 @@ import importlib
 import pkgutil
 import sys
 
-from streamspec.pipeline.flags import master_url
+from streamspec.pipeline.flags import add_spark_options
 from streamspec.pipeline.job import command
 from streamspec.spec.errors import StreamspecError
 
@@ -97,6 +97,8 @@ def _cmd_demo(args) -> int:
         argv = ["run", name, *module.demo_argv(str(Path(args.output) / name))]
         if args.master:
             argv += ["--master", args.master]
+        for key, value in args.conf:
+            argv += ["--conf", f"{key}={value}"]
         print(f"== streamspec {' '.join(argv)}", flush=True)
         job_args = parser.parse_args(argv)
         status = max(status, int(job_args.func(job_args) or 0))
@@ -141,8 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     dp = sub.add_parser("demo", help="run every problem's job on its bundled sample data")
     dp.add_argument("--output", default="out", metavar="DIR",
                     help="parent directory of the outputs (default: out)")
-    dp.add_argument("--master", type=master_url, default=None, metavar="URL",
-                    help="Spark master URL (default: $SPARK_MASTER, else local[*])")
+    add_spark_options(dp)
     dp.set_defaults(func=_cmd_demo)
 
     from streamspec.conformance import cli as conform_cli

@@ -4,7 +4,8 @@ One vocabulary across the four jobs: ``--input``, ``--window`` / ``--slide``
 (the papers' names kept as aliases), ``--engine`` (default: the problem's
 preferred registered engine), ``--lateness`` where the problem's spec has a
 lateness policy, and the run options ``--output``, ``--overwrite``,
-``--partitions``, ``--master``, ``--progress/--no-progress``.  Each job's
+``--partitions``, ``--master``, ``--conf``, ``--progress/--no-progress``; path
+flags are resolved on the driver by ``resolve_paths``.  Each job's
 ``add_arguments`` calls these helpers for the shared flags and adds only its
 own; the job skeleton (``streamspec.pipeline.job``) reuses them.
 
@@ -14,6 +15,7 @@ plain text: ``--help`` prints it as is, so no reStructuredText markup.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 
 INT64_MAX = 2**63 - 1
@@ -99,7 +101,7 @@ def add_lateness(parser, what: str) -> None:
 
 
 def add_run_options(parser, *, unit: str) -> None:
-    """``--output``, ``--overwrite``, ``--partitions``, ``--master``, ``--progress``.
+    """``--output``, ``--overwrite``, ``--partitions``, ``--master``, ``--conf``, ``--progress``.
 
     ``unit`` says what ``--partitions`` spreads (window ranges, keys...).
     """
@@ -109,8 +111,129 @@ def add_run_options(parser, *, unit: str) -> None:
                         help="replace an existing output (default: refuse and exit 2)")
     parser.add_argument("--partitions", type=positive_int, default=None, metavar="P",
                         help=f"{unit} replayed in parallel (default: Spark's default parallelism)")
-    parser.add_argument("--master", type=master_url, default=None, metavar="URL",
-                        help="Spark master URL (default: $SPARK_MASTER, else local[*])")
+    add_spark_options(parser)
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="a progress line on stderr while Spark works "
                              "(default: only when stderr is a terminal)")
+
+
+# -- paths: resolved once, on the driver, before any Spark task sees them (issue 29) ------
+#: flags whose files streamspec's own readers open (on the driver or in Spark tasks):
+#: local paths and ``file:`` URIs only
+READ_FLAGS = ("input", "queries", "remote", "schema", "schema_changes", "deletions")
+#: flags Spark's own Hadoop file systems read or write (``--output``; the stream's
+#: ``--source`` and ``--checkpoint``): other URI schemes go to Spark unchanged
+SPARK_FLAGS = ("output", "source", "checkpoint")
+#: of those, the ones Spark tasks open on the executors (``check_task_paths``)
+TASK_READ_FLAGS = ("input", "remote", "deletions", "source")
+TASK_WRITE_FLAGS = ("output", "checkpoint")
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+
+
+def scheme(value: str) -> str | None:
+    """The URI scheme of a path flag's value (lower case), ``file`` for ``file:/...``,
+    None for a plain path."""
+    found = _SCHEME.match(value)
+    if found:
+        return found.group(1).lower()
+    return "file" if value[:5].lower() == "file:" else None
+
+
+def local_path(value: str, flag: str, *, spark_schemes: bool = False) -> str:
+    """A path flag's value as an absolute local path: a relative path is resolved against
+    the driver's working directory (executors run elsewhere), a ``file:`` URI
+    (``file:///abs``, ``file:/abs``, ``file://localhost/abs``) means its local path.
+
+    Another scheme (``hdfs://``, ``s3a://``...) is returned unchanged when
+    ``spark_schemes`` (Spark's Hadoop file systems read and write it), else refused:
+    ``PathError`` naming the flag, the scheme and what is supported.  An empty value is
+    returned as is: the flag's own check reports it."""
+    from urllib.parse import unquote, urlsplit
+
+    from streamspec.spec.errors import PathError
+
+    if not value.strip():
+        return value
+    kind = scheme(value)
+    if kind is None:
+        return os.path.abspath(value)
+    if kind != "file":
+        if spark_schemes:
+            return value
+        raise PathError(f"--{flag.replace('_', '-')} {value}: the {kind}:// scheme is not "
+                        "supported here; streamspec reads local paths and file:// URIs (on a "
+                        "cluster: a file system every worker mounts at the same path)")
+    parts = urlsplit(value)
+    if parts.netloc not in ("", "localhost"):
+        raise PathError(f"--{flag.replace('_', '-')} {value}: a file:// URI names a local path "
+                        f"(file:///path), not host {parts.netloc!r}")
+    path = unquote(parts.path)
+    if not path:
+        raise PathError(f"--{flag.replace('_', '-')} {value}: the URI names no path")
+    return os.path.abspath(path)
+
+
+def _named(item: str, flag: str) -> str:
+    """kws' ``REL=FILE``: the file resolved, the relation kept (a value without ``=`` is
+    left for the job's own check)."""
+    if "=" not in item:
+        return item
+    rel, path = item.split("=", 1)
+    return f"{rel}={local_path(path, flag)}"
+
+
+def resolve_paths(args) -> None:
+    """Every path flag of ``args`` (``READ_FLAGS``, ``SPARK_FLAGS``) made absolute and
+    local in place, once, on the driver (``local_path``), before any reader or Spark task
+    sees it; ``PathError`` (exit 2) for a scheme that is not read."""
+    for flag in READ_FLAGS + SPARK_FLAGS:
+        value = getattr(args, flag, None)
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):        # kws: --input REL=FILE ...
+            setattr(args, flag, type(value)(_named(v, flag) for v in value))
+        elif isinstance(value, str):
+            setattr(args, flag, local_path(value, flag, spark_schemes=flag in SPARK_FLAGS))
+
+
+def task_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(flag, local path)`` of the inputs Spark tasks read and of the outputs they
+    write, for ``streamspec.pipeline.spark.check_task_paths``; paths on other file systems
+    are left to Spark."""
+    def local(flags_):
+        found = []
+        for flag in flags_:
+            value = getattr(args, flag, None)
+            values = value if isinstance(value, (list, tuple)) else [value]
+            for v in values:
+                if isinstance(v, str) and v.strip():
+                    v = v.split("=", 1)[1] if isinstance(value, (list, tuple)) and "=" in v else v
+                    if scheme(v) is None and os.path.isabs(v):
+                        found.append((f"--{flag.replace('_', '-')}", v))
+        return found
+    return local(TASK_READ_FLAGS), local(TASK_WRITE_FLAGS)
+
+
+# -- Spark settings: --conf KEY=VALUE (issue 29) -----------------------------------------
+_CONF_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-\[\]]*")
+
+
+def spark_conf(text: str) -> tuple[str, str]:
+    """An argparse type: ``--conf KEY=VALUE``, a Spark setting (``spark.executor.memory=4g``)."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not _CONF_KEY.fullmatch(key):
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE (a Spark setting, e.g. spark.executor.memory=4g), got {text!r}")
+    return key, value
+
+
+def add_spark_options(parser) -> None:
+    """``--master`` and ``--conf``, shared by ``streamspec run`` and ``streamspec stream``."""
+    parser.add_argument("--master", type=master_url, default=None, metavar="URL",
+                        help="Spark master URL (default: $SPARK_MASTER, else local[*])")
+    parser.add_argument("--conf", type=spark_conf, action="append", default=[],
+                        metavar="KEY=VALUE",
+                        help="a Spark setting, repeatable (e.g. --conf spark.executor.memory=4g); "
+                             "it wins over spark-defaults.conf and over streamspec's own "
+                             "settings (default: none)")

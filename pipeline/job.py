@@ -5,13 +5,17 @@ PROBLEM`` is ``streamspec.pipeline.streaming.main``; a problem joins both with
 one adapter module, ``streamspec.pipeline.jobs.PROBLEM``.  The skeleton owns
 the order of things, the same for every problem:
 
-1. resolve the engine, let the adapter read and validate its inputs on the
-   driver (``prepare``: typed, located errors, exit 2, before Spark starts)
-   and refuse an existing output;
-2. start Spark, replay (``replay``: keyed, or exactly partitioned where the
-   problem allows it) and materialise the rows once (``localCheckpoint``), so
-   the write and the summary read the computed rows instead of replaying or
-   re-reading the output;
+1. resolve every path flag on the driver (``flags.resolve_paths``: relative
+   paths and ``file:`` URIs become absolute local paths), resolve the engine,
+   let the adapter read and validate its inputs on the driver (``prepare``:
+   typed, located errors, exit 2, before Spark starts) and refuse an existing
+   output;
+2. start Spark (``--master``, ``--conf``; on a cluster, check that the executors
+   see the inputs and can create the output: ``spark.check_task_paths``),
+   replay (``replay``: keyed, or exactly partitioned where the problem allows
+   it) and materialise the rows once (``localCheckpoint``), so the write and
+   the summary read the computed rows instead of replaying or re-reading the
+   output;
 3. write the rows atomically (``write_parquet_atomic``), with the progress
    line on both long steps;
 4. print the summary sentence (``streamspec.pipeline.summary``) and the
@@ -93,20 +97,24 @@ def run(adapter, args, out=None) -> int:
     from streamspec.pipeline.io import (check_output, check_output_path, recover_output,
                                         write_parquet_atomic)
     from streamspec.pipeline.progress import SparkProgress
-    from streamspec.pipeline.spark import (ContractViolationInTask, TaskRejected, contract_violation,
-                                           session, spec_error)
+    from streamspec.pipeline.spark import (ContractViolationInTask, TaskRejected, check_task_paths,
+                                           contract_violation, path_failure, session, spec_error)
+    from streamspec.spec.errors import PathError
 
     out = out or sys.stdout
     began = time.monotonic()
+    flags.resolve_paths(args)       # relative paths and file: URIs, once, on the driver
     engine_cls = engine_of(adapter, args)
     plan = adapter.prepare(args)
     recover_output(args.output)     # what a killed run left beside a local output, said on stderr
     check_output_path(args.output, args.overwrite)
 
-    spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}")
+    spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}",
+                    conf=dict(getattr(args, "conf", None) or ()))
     if "://" in args.output and not args.output.startswith("file:"):
         recover_output(args.output, spark)      # the same on another file system
     check_output(spark, args.output, args.overwrite)
+    check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     try:
         with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
@@ -124,6 +132,9 @@ def run(adapter, args, out=None) -> int:
             raise ContractViolationInTask(broken) from err
         message = spec_error(err)
         if message is None:
+            unopened = path_failure(err)
+            if unopened is not None:    # an executor could not open a path: exit 2, said once
+                raise PathError(f"a Spark task could not open a path: {unopened}") from err
             raise
         # a record the spec rejected inside a task: the same typed exit as on the driver
         # (nothing was written: the output lands only after the rows are complete)

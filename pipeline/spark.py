@@ -2,10 +2,12 @@
 
 ``session()`` runs locally on every core by default (``local[*]``); a cluster is
 chosen with ``master=`` (the CLI's ``--master``) or the ``SPARK_MASTER``
-environment variable.  Executors run the driver's own interpreter
-(``sys.executable``) so the engines, numba and the installed entry points they
-import are the same on both sides; on a real cluster that interpreter path (with
-streamspec installed) must exist on every worker.
+environment variable; ``--conf KEY=VALUE`` settings and spark-defaults.conf are
+honoured.  Executors run ``spark.pyspark.python``, else ``$PYSPARK_PYTHON``, else
+the driver's own interpreter (``sys.executable``) so the engines, numba and the
+installed entry points they import are the same on both sides; on a real cluster
+that interpreter (with streamspec installed) must exist on every worker
+(docs/pipeline.md, "Running on a cluster").
 
 Logs are quiet: only errors from the JVM, no console progress bar (the
 pipeline draws its own, ``streamspec.pipeline.progress``), no web UI unless asked.
@@ -107,6 +109,14 @@ def task_error(err) -> str:
     return spec_error(err) or (python or lines or [type(err).__name__])[0]
 
 
+def on_driver(problem: str, reason: str) -> None:
+    """One line on stderr (where ``--progress`` draws too) when a job leaves its Spark
+    tasks' reading path for the driver's validating reader, with the reason: never a
+    silent fallback (a bad record is then named by the driver's reader)."""
+    print(f"streamspec: {problem}: reading the input on the driver instead of in Spark "
+          f"tasks: {reason}", file=sys.stderr, flush=True)
+
+
 def _log4j2_file() -> str:
     path = os.path.join(tempfile.gettempdir(), f"streamspec-log4j2-{os.getuid()}-{_LOG4J2_VERSION}.properties")
     if not os.path.exists(path):
@@ -123,20 +133,63 @@ def _quiet_python_warnings() -> None:
     warnings.filterwarnings("ignore", message=".*does not yet fully support pandas.*")
 
 
+def spark_defaults() -> dict[str, str]:
+    """The settings of ``spark-defaults.conf`` (``$SPARK_CONF_DIR``, else the ``conf``
+    directory of ``$SPARK_HOME`` or of the installed pyspark), which Spark loads itself:
+    streamspec's own settings (``session``) never override them."""
+    home = os.environ.get("SPARK_HOME")
+    if not home:
+        try:
+            import pyspark
+            home = os.path.dirname(pyspark.__file__)
+        except ImportError:
+            return {}
+    path = os.path.join(os.environ.get("SPARK_CONF_DIR") or os.path.join(home, "conf"),
+                        "spark-defaults.conf")
+    found = {}
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.strip()
+                if not line or line.startswith(("#", "!")):
+                    continue
+                # java.util.Properties: the key ends at the first blank, '=' or ':'
+                key, _, value = (re.split(r"(\s*[=:]\s*|\s+)", line, maxsplit=1) + ["", ""])[:3]
+                found[key] = value.strip()
+    except OSError:
+        return {}
+    return found
+
+
+def executor_python(conf: dict[str, str] | None = None) -> str:
+    """The executors' interpreter: ``spark.pyspark.python`` (``--conf``, else
+    spark-defaults), else ``$PYSPARK_PYTHON``, else the driver's own ``sys.executable``
+    (the same engines, numba and entry points on both sides in local mode)."""
+    conf = conf or {}
+    return (conf.get("spark.pyspark.python") or spark_defaults().get("spark.pyspark.python")
+            or os.environ.get("PYSPARK_PYTHON") or sys.executable)
+
+
 def session(master: str | None = None, app_name: str = "streamspec",
             conf: dict[str, str] | None = None):
     """A ``SparkSession``: ``master`` or ``$SPARK_MASTER`` or ``local[*]``.
 
-    ``conf`` adds Spark settings (the test fixture uses it for
-    ``spark.sql.shuffle.partitions`` and friends).  An existing session is
-    reused by Spark itself (``getOrCreate``); its static settings then stay.
+    ``conf`` adds Spark settings (the CLI's ``--conf``; the test fixture's
+    ``spark.sql.shuffle.partitions`` and friends): they win over everything.
+    streamspec's own settings (quiet logs, no UI, Arrow, the executors' Python:
+    ``executor_python``) apply only where neither ``conf`` nor spark-defaults sets
+    the key.  The quiet log4j2 profile is a file in the driver's temp directory, so it
+    goes to the driver's JVM only (in local mode the executors run there too).  An
+    existing session is reused by Spark itself (``getOrCreate``); its static settings
+    then stay.
     """
     from pyspark.sql import SparkSession
 
     _quiet_python_warnings()
-    # the executors' Python must be the driver's: same packages, same numba
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    conf = dict(conf or {})
+    python = executor_python(conf)
+    os.environ.setdefault("PYSPARK_PYTHON", python)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if not master and os.environ.get("SPARK_MASTER"):
         from streamspec.pipeline.flags import MASTER_URL    # --master's check, for the variable
         if not MASTER_URL.fullmatch(os.environ["SPARK_MASTER"]):
@@ -144,19 +197,20 @@ def session(master: str | None = None, app_name: str = "streamspec",
                                    "master URL (local, local[N], local[*], spark://HOST:PORT, yarn, "
                                    "k8s://URL, mesos://URL)")
     master = master or os.environ.get("SPARK_MASTER") or DEFAULT_MASTER
-    log_opt = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
-    settings = {
-        "spark.pyspark.python": sys.executable,
+    ours = {
+        "spark.pyspark.python": python,
         "spark.pyspark.driver.python": sys.executable,
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.driver.extraJavaOptions": log_opt,
-        "spark.executor.extraJavaOptions": log_opt,
+        # a driver-local file: the driver's JVM only, never the executors'
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
         # executors inherit the driver's warning filter for the pandas notice
         "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",
     }
-    settings.update(conf or {})
+    defaults = spark_defaults()
+    settings = {k: v for k, v in ours.items() if k not in defaults}
+    settings.update(conf)
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -167,3 +221,69 @@ def session(master: str | None = None, app_name: str = "streamspec",
         raise SparkUnavailable(f"Spark could not start with master {master!r}: {first}") from err
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def is_local(spark) -> bool:
+    """The session runs its executors inside the driver's JVM (``local``, ``local[N]``)."""
+    return spark.sparkContext.master.startswith("local")
+
+
+def check_task_paths(spark, reads, writes) -> None:
+    """On a cluster, before any work: every executor can read each ``(flag, path)`` of
+    ``reads`` and create each of ``writes`` (its nearest existing ancestor is a writable
+    directory).  One small Spark job whose tasks report what they cannot do as rows, so
+    a path the workers do not share is one ``PathError`` (exit 2) naming the flag, the
+    path and the host, not four task retries and a JVM stack trace.  Nothing to check in
+    local mode (the executors are the driver)."""
+    from streamspec.spec.errors import PathError
+
+    if is_local(spark) or not (reads or writes):
+        return
+    reads, writes = list(reads), list(writes)
+
+    def probe(_):
+        import os
+        import socket
+        host = socket.gethostname()
+        for flag, path in reads:
+            if not os.path.exists(path):
+                yield (host, flag, path, "no such file or directory")
+            elif not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0)):
+                yield (host, flag, path, "not readable")
+        for flag, path in writes:
+            parent = path
+            while not os.path.exists(parent):
+                parent = os.path.dirname(parent)
+            if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+                yield (host, flag, path, f"cannot be created ({parent} is not a writable "
+                                         "directory)")
+
+    sc = spark.sparkContext
+    try:
+        executors = int(sc._jsc.sc().getExecutorMemoryStatus().size()) - 1
+    except Exception:   # noqa: BLE001  (py4j: an older or stubbed context; the count is a hint)
+        executors = 0
+    tasks = max(2, executors, sc.defaultParallelism)
+    problems = sc.parallelize(range(tasks), tasks).mapPartitions(probe).distinct().collect()
+    if problems:
+        host, flag, path, reason = sorted(problems)[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise PathError(f"{flag} {path}: {reason} on the Spark executors (host {host}){more}; "
+                        "on a cluster the inputs, the output's directory and the checkpoint "
+                        "must be on a file system every worker mounts at the same path")
+
+
+# a Python error a task raised while opening a path (pyarrow, open, sqlite3)
+_PATH_FAILURE = re.compile(r"^(FileNotFoundError|PermissionError|IsADirectoryError"
+                           r"|NotADirectoryError): |^sqlite3\.OperationalError: unable to open")
+
+
+def path_failure(err) -> str | None:
+    """The message of a task that could not open a path (``FileNotFoundError``,
+    pyarrow's "Failed to open local file", sqlite3's "unable to open database file"),
+    or None: the job turns it into a ``PathError`` (exit 2)."""
+    for line in str(err).splitlines():
+        found = _PATH_FAILURE.match(line.strip())
+        if found:
+            return line.strip()
+    return None

@@ -277,8 +277,7 @@ def add_arguments(parser: argparse.ArgumentParser, adapter) -> None:
                         help="seconds between micro-batches without --trigger-once (default: 10)")
     parser.add_argument("--files-per-batch", type=flags.positive_int, default=None, metavar="N",
                         help="at most N new files per micro-batch (default: all new files)")
-    parser.add_argument("--master", type=flags.master_url, default=None, metavar="URL",
-                        help="Spark master URL (default: $SPARK_MASTER, else local[*])")
+    flags.add_spark_options(parser)
     adapter.add_stream_arguments(parser)
 
 
@@ -286,16 +285,19 @@ def run(adapter, args, out=None) -> int:
     """Start the query; with ``--trigger-once`` wait for it, else run until interrupted."""
     from streamspec.pipeline.io import write_stream_parquet
     from streamspec.pipeline.job import engine_of
-    from streamspec.pipeline.spark import session
+    from streamspec.pipeline.spark import check_task_paths, session
 
     out = out or sys.stdout
+    flags.resolve_paths(args)                # relative paths and file: URIs, on the driver
     engine_cls = engine_of(adapter, args)
     params = adapter.stream_params(args)     # bad parameters fail before Spark starts
     check_paths(args)                        # so do unusable paths: nothing created yet
     # so do the adapter's own inputs (kws: the schema-changes file): no checkpoint yet
     feed = adapter.stream_feed(args, engine_cls, params) if hasattr(adapter, "stream_feed") \
         else None
-    spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}")
+    spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}",
+                    conf=dict(getattr(args, "conf", None) or ()))
+    check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
     from streamspec.pipeline.arrivals import Arrivals
     arrivals = Arrivals.of(args)     # files taken by name, whatever their modification times
     if arrivals is not None:

@@ -24,6 +24,13 @@ class UnknownEngine(StreamspecError, LookupError):
     """No engine of that name is registered for the problem."""
 
 
+class PathError(StreamspecError, OSError):
+    """A path flag streamspec cannot use: a URI scheme it does not read (only local
+    paths and ``file:`` URIs are read by its own readers), or a file or directory the
+    Spark executors cannot open or create (on a cluster: not on a file system every
+    worker shares at the same path).  Names the flag and the path."""
+
+
 class NoWindowYet(StreamspecError, RuntimeError):
     """An ad-hoc query was asked before any window was evaluated."""
 

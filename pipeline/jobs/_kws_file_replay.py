@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 REJECTED = "rejected"       # the kind of the marker row of a task whose rows the spec rejected
 CHUNK_STATS = ("chunk int, ok boolean, rows long, lines long, keyed long, unkeyed long, "
                "t_min long, t_max long, explicit boolean, keys string, key_kinds string, "
-               "data binary")
+               "data binary, reason string")
 
 
 def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: int | None = None):
@@ -67,14 +67,23 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
         return spark.createDataFrame([], OUTPUT_SCHEMA)
 
     def parse(batches):
+        import csv
+
+        from streamspec.pipeline.io.kws_text import Unfit
+
         for batch in batches:
             for c in batch.column(0).to_pylist():
                 chunk = cs[c]
                 try:
                     table, st = chunk_table(files[chunk.file], chunk)
                     cells = {**st, "ok": True, "data": _ipc(table)}
-                except Exception:       # unfit or bad: the driver's reader judges it
-                    cells = {"ok": False}
+                # unfit or bad data (a ValueError: JSON, UTF-8, a record the spec rejects):
+                # the driver's reader judges it.  A file the task cannot open (OSError) or a
+                # bug is not the data's: it fails the job (a PathError, exit 2, for a path)
+                except (Unfit, ValueError, TypeError, ArithmeticError, LookupError,
+                        csv.Error) as err:
+                    cells = {"ok": False,
+                             "reason": f"{files[chunk.file].path}: {_short(err)}"}
                 yield pa.RecordBatch.from_pylist([{"chunk": c, **cells}],
                                                  _arrow_schema(CHUNK_STATS))
 
@@ -84,18 +93,21 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
     phase("parse")
     stats = sorted(parsed.drop("data").collect())
     phase("checks")
-    if [s.chunk for s in stats] != list(range(len(cs))) or not all(s.ok for s in stats):
-        return None
+    if [s.chunk for s in stats] != list(range(len(cs))):
+        return _on_driver("a chunk's task reported nothing")
+    unfit = [s for s in stats if not s.ok]
+    if unfit:
+        return _on_driver(f"a task could not parse a chunk as the driver would ({unfit[0].reason})")
     keyed, unkeyed = sum(s.keyed for s in stats), sum(s.unkeyed for s in stats)
     if keyed and unkeyed:
-        return None
+        return _on_driver("some rows have a key and others none")
     bases = line_bases(files, cs, [s.lines for s in stats])
     plan.n_events = sum(s.rows for s in stats)
     data = parsed.select("chunk", "data")
     if keyed:
         kinds = set().union(*(s.key_kinds.split(",") for s in stats)) - {""}
         if "unfit" in kinds:
-            return None
+            return _on_driver("a key the tasks cannot type")
         ktype = "long" if kinds <= {"int"} else "string"
         keys = {int(k) if ktype == "long" else k for s in stats for k in json.loads(s.keys)}
         plan.n_keys = len(keys)
@@ -114,9 +126,22 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
     rows = rows.localCheckpoint(eager=True)
     phase("replay")
     if rows.where(F.col("kind") == REJECTED).limit(1).count():
-        return None
+        return _on_driver("a task's engine rejected a record (or a tid repeats across ranges)")
     phase("rejections")
     return materialised(rows.where(F.col("kind") != REJECTED))
+
+
+def _short(err) -> str:
+    """An exception as one short line: its type and the first line of its message."""
+    text = (str(err).strip().splitlines() or [""])[0]
+    return f"{type(err).__name__}: {text}"[:200]
+
+
+def _on_driver(reason: str):
+    """Say (one line on stderr) that the driver's reader takes the input, and why; None."""
+    from streamspec.pipeline.spark import on_driver
+    on_driver("kws", reason)
+    return None
 
 
 def _arrow_schema(ddl: str):

@@ -531,6 +531,25 @@ class TextSource:
     key_kind: str = "long"
     count: int = 0
     source: object = None       # DataFrame key, seq, id, x, t (hash-partitioned by key)
+    reason: str = ""            # why not (``source`` None), said when the driver reads it
+
+
+def _data_errors() -> tuple:
+    import csv
+
+    from streamspec.pipeline.io.topkjoin_text import Unfit
+    return (Unfit, ValueError, TypeError, ArithmeticError, LookupError, csv.Error)
+
+
+#: what a task parsing text may meet in the data (a RecordError is a ValueError)
+_DATA_ERRORS = _data_errors()
+_REJECTED = "a task's engine rejected an item"
+
+
+def _short(err) -> str:
+    """An exception as one short line: its type and the first line of its message."""
+    text = (str(err).strip().splitlines() or [""])[0]
+    return f"{type(err).__name__}: {text}"[:200]
 
 
 def text_chunk(items, part: int, start: int, stop: int):
@@ -550,8 +569,11 @@ def text_chunk(items, part: int, start: int, stop: int):
             raise Unfit
         report = {"ok": True, "rows": n, "id": cols["id_kind"],
                   "key": cols.get("key_kind", "none")}
-    except Exception:       # Unfit, JSON and UTF-8 errors, anything else: the reader decides
-        cols, n, report = None, 0, {"ok": False, "rows": 0, "id": "none", "key": "none"}
+    # Unfit, JSON and UTF-8 errors, a record the spec rejects: the reader decides.  A file
+    # the task cannot open (OSError) or a bug fails the job (a PathError, exit 2, for a path)
+    except _DATA_ERRORS as err:
+        cols, n, report = None, 0, {"ok": False, "rows": 0, "id": "none", "key": "none",
+                                    "reason": f"bytes {start}-{stop}: {_short(err)}"}
     empty_l, empty_s = pa.nulls(n, pa.int64()), pa.nulls(n, pa.string())
 
     def pair(name):
@@ -602,13 +624,19 @@ def text_source(spark, items, partitions: int) -> TextSource:
     parsed = (spark.createDataFrame(numbers, "part int").mapInArrow(parse, TEXT_SCHEMA)
               .localCheckpoint(eager=True))
     reports = [json.loads(r[0]) for r in parsed.where(F.col("seq") < 0).select("id_s").collect()]
-    if len(reports) != parts or not all(r["ok"] for r in reports):
-        return TextSource()
+    if len(reports) != parts:
+        return TextSource(reason="a range's task reported nothing")
+    unfit = [r for r in reports if not r["ok"]]
+    if unfit:
+        return TextSource(reason="a task could not parse a range as the driver would "
+                                 f"({unfit[0].get('reason', 'unfit')})")
     id_kind = combined_kind(r["id"] for r in reports)
     key_kind = combined_kind(r["key"] for r in reports) if items.keyed else "long"
     count = sum(r["rows"] for r in reports)
-    if id_kind is None or key_kind is None or not count:
-        return TextSource()
+    if id_kind is None or key_kind is None:
+        return TextSource(reason="ids or keys of different kinds across the ranges")
+    if not count:
+        return TextSource(reason="no items")
     key = (F.col("key_l" if key_kind == "long" else "key_s") if items.keyed
            else F.lit(0).cast("long")).alias("key")
     ident = F.col("id_l" if id_kind == "long" else "id_s").alias("id")
@@ -617,11 +645,15 @@ def text_source(spark, items, partitions: int) -> TextSource:
                       rows.repartition(partitions if items.keyed else 1, "key"))
 
 
-def _text_rejected(spark, plan: Plan, engine_cls, partitions: int):
+def _text_rejected(spark, plan: Plan, engine_cls, partitions: int, reason: str):
     """A range the tasks could not take, or an item the spec rejected in a task: the
     driver's reader reads the input, which raises its exact ``file:line`` error; should it
-    find nothing wrong, the input is replayed from the driver like any other."""
+    find nothing wrong, the input is replayed from the driver like any other.  Said on
+    stderr with ``reason`` (``spark.on_driver``)."""
     from streamspec.pipeline.io.topkjoin import read_items
+    from streamspec.pipeline.spark import on_driver
+
+    on_driver(PROBLEM, reason)
 
     stream = read_items(plan.stream.source, plan.args.origin, window=plan.args.window)
     plan.stream, plan.columnar = stream, None
@@ -650,8 +682,8 @@ def whole_text(items, parts: int, engine_cls, template: Params, params_kw: dict 
         kind = combined_kind(g["id_kind"] for g in got)
         if kind is None or any(len(g["x"]) >> ROW_SHIFT for g in got):
             raise Unfit
-    except Exception:       # Unfit, JSON and UTF-8 errors, anything else: the reader decides
-        return None, json.dumps({"ok": False})
+    except _DATA_ERRORS as err:     # Unfit, JSON and UTF-8 errors: the reader decides
+        return None, json.dumps({"ok": False, "reason": _short(err)})
     seq = np.concatenate([np.arange(len(g["x"]), dtype=np.int64) | np.int64(p << ROW_SHIFT)
                           for p, g in enumerate(got)])
     ids = np.concatenate([g["id"] for g in got]) if kind == "long" else \
@@ -695,9 +727,12 @@ def _whole_replay(spark, plan: Plan, engine_cls, partitions: int):
     report, lo, hi, error = rows.agg(F.first("report", ignorenulls=True),
                                      F.first("lo", ignorenulls=True),
                                      F.first("hi", ignorenulls=True), _first_error(rows)).first()
-    report = json.loads(report) if report else {"ok": False}
-    if not report["ok"] or error is not None:
-        return _text_rejected(spark, plan, engine_cls, partitions)
+    report = json.loads(report) if report else {"ok": False, "reason": "the task reported nothing"}
+    if not report["ok"]:
+        return _text_rejected(spark, plan, engine_cls, partitions, "the task could not parse "
+                              f"the input as the driver would ({report.get('reason', 'unfit')})")
+    if error is not None:
+        return _text_rejected(spark, plan, engine_cls, partitions, _REJECTED)
     plan.columnar = TextSource(report["kind"], "long", report["rows"])
     if plan.params is None:
         plan.params = attrs.evolve(template, stream_range=(lo, hi) if lo is not None else (0.0, 1.0))
@@ -722,7 +757,7 @@ def text_replay(spark, plan: Plan, engine_cls, partitions: int):
         plan.columnar = text_source(spark, plan.stream, partitions)
     text = plan.columnar
     if text.source is None:
-        return _text_rejected(spark, plan, engine_cls, partitions)
+        return _text_rejected(spark, plan, engine_cls, partitions, text.reason)
     out = output_schema(text.id_kind)
     if plan.params is None:
         kw = query_kw(plan.args)
@@ -731,14 +766,14 @@ def text_replay(spark, plan: Plan, engine_cls, partitions: int):
             f"key {text.key_kind}, lo double, hi double, {ERRORS}")
         lo, hi, error = bounds.agg(F.min("lo"), F.max("hi"), _first_error(bounds)).first()
         if error is not None:
-            return _text_rejected(spark, plan, engine_cls, partitions)
+            return _text_rejected(spark, plan, engine_cls, partitions, _REJECTED)
         plan.params = build_params(plan.args, None, plan.remote,
                                    range_of([(lo, hi)] if lo is not None else []))
     params = plan.params
     rows = keyed(text.source, lambda pdf: run_key(engine_cls, params, pdf),
                  f"{out}, {ERRORS}").localCheckpoint()
     if rows.agg(_first_error(rows)).first()[0] is not None:
-        return _text_rejected(spark, plan, engine_cls, partitions)
+        return _text_rejected(spark, plan, engine_cls, partitions, _REJECTED)
     return materialised(rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS))
 
 

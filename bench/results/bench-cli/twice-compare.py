@@ -31,4 +31,5 @@ class MsfTwice(MsfEngine):
 
 if __name__ == "__main__":
     sys.exit(main(["bench", "connectivity", "--engine", "msf-twice", "--baseline", "bic",
-                   "--compare", sys.argv[1], "--max-regression", "10", "--json", sys.argv[2]]))
+                   "--compare", sys.argv[1], "--max-regression", "10", "--json", sys.argv[2],
+                   "--processes", "1"]))   # msf-twice is registered in this process only

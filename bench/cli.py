@@ -3,9 +3,9 @@
 Runs one of the problem's standard workloads (``streamspec.bench.workloads``:
 the paper's headline setting, seeded, at a size where a pass runs in well
 under a minute) for the engine and its baselines: in each of ``--processes``
-fresh processes (default 3, one after the other) a warm-up, then rounds
+fresh processes (default 8, one after the other) a warm-up, then rounds
 interleaved (``streamspec.bench.standard``), for about ``--budget`` seconds in
-all (6 to 30 rounds), or exactly ``--repeats`` rounds,
+all (at least 6 rounds), or exactly ``--repeats`` rounds,
 and prints per engine the median CPU time and its spread, and the engine's
 speed-up over each baseline as the median of per-round ratios, in full
 precision.  Any registered engine can be named, a third party's included, with
@@ -56,11 +56,12 @@ def add_arguments(parser):
                         help="measured rounds, each running every engine once (default: as "
                              "many as --budget allows, 6 to 30)")
     parser.add_argument("--budget", type=float, default=None, metavar="SECONDS",
-                        help="without --repeats: wall seconds of measured rounds (default 60)")
-    parser.add_argument("--processes", type=int, default=3,
+                        help="without --repeats: wall seconds of measuring (default 60; at least 6 "
+                             "rounds whatever it takes)")
+    parser.add_argument("--processes", type=int, default=None,
                         help="fresh processes the rounds are shared among, one after the other "
-                             "(default 3; 1: all in this process, needed for an engine registered "
-                             "at run time rather than by entry point)")
+                             "(default 8, at most --repeats; 1: all in this process, needed for "
+                             "an engine registered at run time rather than by entry point)")
     parser.add_argument("--warmup", type=int, default=1,
                         help="untimed rounds first (default 1: numba compilation, caches)")
     parser.add_argument("--json", default=None, metavar="OUT",
@@ -105,9 +106,11 @@ def _validate(args):
                                "or a time for them)")
     if args.budget is not None and not args.budget > 0:
         raise InvalidParameter(f"--budget {args.budget}: expected seconds above 0")
-    if args.processes < 1:
+    if args.processes is not None and args.processes < 1:
         raise InvalidParameter(f"--processes {args.processes}: expected at least 1")
-    if args.repeats is not None and args.repeats < args.processes:
+    if args.processes is None:
+        args.processes = min(standard.PROCESSES, args.repeats or standard.PROCESSES)
+    elif args.repeats is not None and args.repeats < args.processes:
         raise InvalidParameter(f"--repeats {args.repeats} with --processes {args.processes}: "
                                f"expected at least one round per process")
     if args.warmup < 0:

@@ -78,16 +78,19 @@ def timed(call) -> tuple[float, float, int, float]:
 
 MIN_ROUNDS = 6       # three ABBA pairs
 MAX_ROUNDS = 30
-BUDGET_S = 60.0      # wall seconds of measured rounds when no fixed number is asked for
+BUDGET_S = 60.0      # wall seconds of measuring when no fixed number of rounds is asked for
+PROCESSES = 8        # measuring processes (``measure_in_processes``)
 _now = time.perf_counter     # the budget's clock (a name of its own, so a test can stand in)
 
 
 def measure(case, subjects: list[str], repeats: int | None, warmup: int, progress=None,
             budget: float = BUDGET_S, least: int = MIN_ROUNDS,
-            most: int = MAX_ROUNDS) -> list[Run]:
+            most: int = MAX_ROUNDS, flip: bool = False) -> list[Run]:
     """Every run (warm-up included, round -1) of ``subjects`` over ``case``, interleaved:
     ``repeats`` rounds, or with ``repeats=None`` as many as ``budget`` wall seconds take
-    (``least``..``most``, an even number unless ``most`` stops it)."""
+    (``least``..``most``; it stops after a whole ABBA pair when the next pair would overrun,
+    after half a pair when even the next round would).  ``flip``: start with the reversed
+    order (the odd processes of ``measure_in_processes``)."""
     runs = []
     started = None
     i = -warmup
@@ -97,11 +100,9 @@ def measure(case, subjects: list[str], repeats: int | None, warmup: int, progres
         if repeats is not None:
             if i >= repeats:
                 break
-        elif i >= most or (i >= least and i % 2 == 0
-                                 and _next_pair_exceeds(_now() - started, i,
-                                                        budget)):
+        elif i >= most or (i >= least and _next_exceeds(_now() - started, i, budget)):
             break
-        order = subjects if i < 0 or i % 2 == 0 else subjects[::-1]
+        order = subjects if i < 0 or (i + flip) % 2 == 0 else subjects[::-1]
         if getattr(case, "stepwise", None) is not None:
             done = _stepwise_round(case, order, max(i, -1))
         else:
@@ -117,6 +118,13 @@ def measure(case, subjects: list[str], repeats: int | None, warmup: int, progres
                 progress(run)
         i += 1
     return runs
+
+
+def _next_exceeds(elapsed: float, rounds: int, budget: float) -> bool:
+    """After ``rounds`` rounds in ``elapsed`` seconds: would the rest of the ABBA pair (one
+    round after an odd count, two after an even one), at the pace so far, pass ``budget``?"""
+    more = 2 if rounds % 2 == 0 else 1
+    return elapsed + more * elapsed / rounds > budget
 
 
 def _stepwise_round(case, order: list[str], label: int) -> list[Run]:
@@ -154,57 +162,62 @@ def shares(total: int, processes: int) -> list[int]:
 def measure_in_processes(problem: str, workload: str, scale: float, subjects: list[str],
                          repeats: int | None, warmup: int, processes: int, progress=None,
                          budget: float = BUDGET_S) -> list[Run]:
-    """``measure`` split over ``processes`` fresh interpreters, run one after the other
+    """``measure`` split over up to ``processes`` fresh interpreters, run one after the other
     (``python -m streamspec.bench.worker``), each building the input, warming up and
-    measuring its share of the rounds (of ``repeats``, or of ``budget`` and of the bounds on
-    the number of rounds); the rounds are numbered on across processes.
+    measuring its share of the rounds, the odd ones starting with the reversed order; the
+    rounds are numbered on across processes.  With ``repeats``: exactly that many rounds,
+    dealt out.  Without: each process gets ``budget / processes`` seconds of rounds (at least
+    one), and no further process starts once ``budget`` seconds have passed and there are
+    ``MIN_ROUNDS`` rounds: engines whose rounds take many seconds get fewer processes.
 
     Why: a process's memory layout (where its arrays and tables fall in the caches) is drawn
     afresh at each start and moved one engine against another by several percent on the
-    project's machine, steadily within the process; rounds from several processes average
-    over layouts as rounds within one never can."""
+    project's machine, steadily within the process (per-process medians of 8-10 rounds
+    1.05-1.21 in one command, ``bench/results/bench-cli/steps50b``); rounds from many
+    processes average over layouts as rounds within one never can."""
     import json
     import subprocess
+    import tempfile
     runs: list[Run] = []
     offset = 0
     per_repeats = shares(repeats, processes) if repeats is not None else [None] * processes
-    least = max(2, 2 * math.ceil(MIN_ROUNDS / (2 * processes)))
-    most = max(least, 2 * (MAX_ROUNDS // (2 * processes)))
+    least = max(1, math.ceil(MIN_ROUNDS / processes))
+    most = max(least, MAX_ROUNDS // processes)
+    started = _now()
     for p in range(processes):
         if per_repeats[p] == 0:
             continue
+        if repeats is None and offset >= MIN_ROUNDS and _now() - started >= budget:
+            break
         spec = {"problem": problem, "workload": workload, "scale": scale,
                 "subjects": subjects, "repeats": per_repeats[p], "warmup": warmup,
-                "budget": budget / processes, "least": least, "most": most}
-        child = subprocess.Popen([sys.executable, "-m", "streamspec.bench.worker",
-                                  json.dumps(spec)], stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True)
-        rounds = 0
-        for line in child.stdout:
-            d = json.loads(line)
-            if "error" in d:
-                child.wait()
-                raise InvalidParameter(f"measuring process {p + 1} of {processes}: "
-                                       f"{d['error']} (an engine registered at run time, not "
-                                       f"by entry point, is not seen by a fresh process: "
-                                       f"--processes 1 measures in this one)")
-            run = Run(d["round"] if d["round"] < 0 else d["round"] + offset, d["subject"],
-                      d["cpu_s"], d["wall_s"], d["outputs"], d["sys_s"], p)
-            rounds = max(rounds, d["round"] + 1)
-            runs.append(run)
-            if progress is not None:
-                progress(run)
-        err = child.stderr.read()
-        if child.wait() != 0:
-            raise RuntimeError(f"streamspec bench: measuring process {p + 1} of {processes} "
-                               f"failed (exit {child.returncode}):\n{err.strip()[-4000:]}")
+                "budget": budget / processes, "least": least, "most": most, "flip": p % 2 == 1}
+        with tempfile.TemporaryFile("w+") as err:      # a file: a chatty stderr cannot block it
+            child = subprocess.Popen([sys.executable, "-m", "streamspec.bench.worker",
+                                      json.dumps(spec)], stdout=subprocess.PIPE, stderr=err,
+                                     text=True)
+            rounds = 0
+            for line in child.stdout:
+                d = json.loads(line)
+                if "error" in d:
+                    child.wait()
+                    raise InvalidParameter(
+                        f"measuring process {p + 1} of {processes}: {d['error']} (an engine "
+                        f"registered at run time, not by entry point, is not seen by a fresh "
+                        f"process: --processes 1 measures in this one)")
+                run = Run(d["round"] if d["round"] < 0 else d["round"] + offset, d["subject"],
+                          d["cpu_s"], d["wall_s"], d["outputs"], d["sys_s"], p)
+                rounds = max(rounds, d["round"] + 1)
+                runs.append(run)
+                if progress is not None:
+                    progress(run)
+            if child.wait() != 0:
+                err.seek(0)
+                raise RuntimeError(f"streamspec bench: measuring process {p + 1} of "
+                                   f"{processes} failed (exit {child.returncode}):\n"
+                                   f"{err.read().strip()[-4000:]}")
         offset += rounds
     return runs
-
-
-def _next_pair_exceeds(elapsed: float, rounds: int, budget: float) -> bool:
-    """Would two more rounds, at the mean pace so far, go past ``budget``?"""
-    return elapsed + 2 * elapsed / rounds > budget
 
 
 def spread(values: list[float]) -> float:

@@ -1,7 +1,7 @@
 """One process's share of ``streamspec bench``'s rounds (``standard.measure_in_processes``).
 
 ``python -m streamspec.bench.worker SPEC`` with ``SPEC`` a JSON object (problem, workload,
-scale, subjects, repeats or null, warmup, budget, least, most): builds the workload's input,
+scale, subjects, repeats or null, warmup, budget, least, most, flip): builds the workload's input,
 runs ``standard.measure`` and prints one JSON object per run on stdout as it ends, so the
 parent reports progress while the process works.  A typed error (``streamspec.spec.errors``)
 is one JSON line ``{"error": ...}`` and exit 2; anything else a traceback on stderr, exit 1.
@@ -23,7 +23,8 @@ def main(argv: list[str]) -> int:
               flush=True)
 
     standard.measure(case, spec["subjects"], spec["repeats"], spec["warmup"], emit,
-                     budget=spec["budget"], least=spec["least"], most=spec["most"])
+                     budget=spec["budget"], least=spec["least"], most=spec["most"],
+                     flip=spec.get("flip", False))
     return 0
 
 

@@ -95,9 +95,22 @@ def test_rounds_shared_among_fresh_processes(tmp_path, capsys):
     counted = [(r["process"], r["round"], r["subject"]) for r in runs if r["round"] >= 0]
     assert counted == [(0, 0, "msf"), (0, 0, "bic"), (0, 1, "bic"), (0, 1, "msf"),
                        (0, 2, "msf"), (0, 2, "bic"),                  # shares of 5: 3 and 2
-                       (1, 3, "msf"), (1, 3, "bic"), (1, 4, "bic"), (1, 4, "msf")]
+                       (1, 3, "bic"), (1, 3, "msf"), (1, 4, "msf"), (1, 4, "bic")]   # flipped
     assert len(doc["ratios"]["bic"]["per_round"]) == 5
     assert "p2 round 4" in capsys.readouterr().out
+
+
+def test_no_process_starts_after_the_budget_once_there_are_six_rounds(tmp_path, monkeypatch):
+    ticks = iter(range(0, 10**6, 100))                   # 100 s pass between two looks
+    monkeypatch.setattr(standard, "_now", lambda: next(ticks))
+    out = tmp_path / "b.json"
+    assert bench("--engine", "msf", "--baseline", "bic", "--scale", "0.01", "--processes", "8",
+                 "--quiet", "--json", str(out)) == 0
+    runs = json.loads(out.read_text())["runs"]
+    # each process: at least 1, at most 30 // 8 = 3 rounds (its own clock: its share of 60 s
+    # is never used up at this size); two processes make six rounds, then the budget is spent
+    assert sorted({r["process"] for r in runs}) == [0, 1]
+    assert max(r["round"] for r in runs) == 5
 
 
 def test_an_engine_only_this_process_knows_needs_processes_1(twice, capsys):

@@ -57,7 +57,7 @@ def run_driver(cwd: Path, argvs: list[list[str]], timeout: float = 1500.0):
             "    print('== rc', main(argv), flush=True)\n")
     tmp = cwd / ".driver-tmp"
     tmp.mkdir(exist_ok=True)
-    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1", "SPARK_LOCAL_IP": "127.0.0.1"}
     env.pop("SPARK_MASTER", None)
     return subprocess.run([sys.executable, "-c", code, json.dumps(argvs)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)

@@ -288,10 +288,12 @@ def run(adapter, args, out=None) -> int:
     from streamspec.pipeline.spark import check_task_paths, session
 
     out = out or sys.stdout
-    flags.resolve_paths(args)                # relative paths and file: URIs, on the driver
     engine_cls = engine_of(adapter, args)
     params = adapter.stream_params(args)     # bad parameters fail before Spark starts
     check_paths(args)                        # so do unusable paths: nothing created yet
+    # relative paths and file: URIs made absolute on the driver, once checked (the checks'
+    # messages name the paths as given)
+    flags.resolve_paths(args)
     # so do the adapter's own inputs (kws: the schema-changes file): no checkpoint yet
     feed = adapter.stream_feed(args, engine_cls, params) if hasattr(adapter, "stream_feed") \
         else None

@@ -10,7 +10,9 @@ own working directory:
   Parquet (the range scan's tasks read the row groups), topkjoin's remote
   timeline as SQLite (each task opens it);
 - ``streamspec stream connectivity --trigger-once`` with a relative source,
-  checkpoint and output, stopped after two files and restarted after two more.
+  checkpoint and output, stopped after two files and restarted after two more;
+- the executors' check of the paths (``spark.check_task_paths``) on a missing input:
+  one ``PathError`` (exit 2) naming the flag, the path and the host.
 
 Each output must equal the same command in local mode row for row, the driver
 must never say it fell back to reading on the driver, and every command must
@@ -45,13 +47,21 @@ def _sample() -> str:
 
 def run_driver(cwd: Path, argvs: list[list[str]], timeout: float = 1500.0):
     """``streamspec`` commands one after the other in one driver process in ``cwd`` (its
-    own temp directory); ``["!copy", SRC, DST]`` copies a file between two commands.
+    own temp directory); ``["!copy", SRC, DST]`` copies a file between two commands,
+    ``["!probe", MASTER, PATH]`` prints what ``check_task_paths`` says of an input PATH.
     The output has ``== rc N`` after each command."""
     code = ("import json, shutil, sys\n"
             "from streamspec.pipeline.cli import main\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    if argv[0] == '!copy':\n"
             "        shutil.copy(argv[1], argv[2]); continue\n"
+            "    if argv[0] == '!probe':\n"
+            "        from streamspec.pipeline.spark import check_task_paths, session\n"
+            "        try:\n"
+            "            check_task_paths(session(argv[1]), [('--input', argv[2])], [])\n"
+            "        except Exception as err:\n"
+            "            print('== probe', type(err).__name__, err.exit_code, err, flush=True)\n"
+            "        continue\n"
             "    print('== streamspec', ' '.join(argv), flush=True)\n"
             "    print('== streamspec', ' '.join(argv), file=sys.stderr, flush=True)\n"
             "    print('== rc', main(argv), flush=True)\n")
@@ -141,10 +151,16 @@ def test_every_job_and_a_stream_restart_on_the_cluster_equal_local_mode(
         argvs.append(_with_output(uri[name], (cluster / "out" / "uri" / name).as_uri()))
     argvs += _stream_argvs(lambda p: p, "stream-out")
     argvs = [a if a[0] == "!copy" else [*a, "--master", standalone.url] for a in argvs]
+    # the executors' check of the paths, asked of one the driver never looked at
+    argvs.append(["!probe", standalone.url, str(cluster / "nowhere.parquet")])
     done = run_driver(cluster, argvs)
     report = f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-6000:]}"
     assert done.returncode == 0, report
-    assert done.stdout.count("== rc 0") == len([a for a in argvs if a[0] != "!copy"]), report
+    assert done.stdout.count("== rc 0") == len([a for a in argvs if not a[0].startswith("!")]), \
+        report
+    probe = f"== probe PathError 2 --input {cluster / 'nowhere.parquet'}: no such file or directory " \
+            "on the Spark executors (host "
+    assert probe in done.stdout, report
     assert "reading the input on the driver" not in done.stderr, report
     assert "Traceback" not in done.stderr, report
 

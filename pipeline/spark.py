@@ -90,16 +90,29 @@ def contract_violation(err) -> str | None:
     return None
 
 
-def checkpointed_unless_rejected(rows):
+def checkpointed_unless_rejected(rows, problem: str | None = None):
     """``rows`` materialised (``localCheckpoint(eager=True)``), or None when a task stopped
     on one of the spec's typed errors: a path whose tasks validate records then hands the
-    input to the validating reader, which names the record.  Other failures propagate."""
+    input to the validating reader, which names the record (said on stderr for
+    ``problem``: ``on_driver``).  A file a task could not read is no such reason: a
+    ``PathError``.  Other failures propagate."""
+    from streamspec.spec.errors import PathError
+
     try:
         return rows.localCheckpoint(eager=True)
     except Exception as err:    # py4j/pyspark wrap what a task raised
-        if spec_error(err) is None:
+        message = spec_error(err)
+        if message is None:
             raise
+        if _UNREADABLE.search(str(err)):
+            raise PathError(f"a Spark task could not open a path: {message}") from err
+        if problem is not None:
+            on_driver(problem, f"a task rejected a record ({message[:200]})")
         return None
+
+
+# an input a task could not open (``pipeline.io.open_binary`` and friends)
+_UNREADABLE = re.compile(r"streamspec\.[\w.]*InputError: .*cannot read", re.MULTILINE)
 
 
 def task_error(err) -> str:

@@ -227,7 +227,7 @@ def replay_staged_keys(spark, plan: Plan, engine_cls, partitions: int, staging: 
     plan.params = attrs.evolve(plan.base, workload=workload)
     df = plan.stream.df.repartition(partitions, "key")
     rows = spread.keyed(df, functools.partial(run_checked_stream, engine_cls, plan.params), SCHEMA)
-    kept = checkpointed_unless_rejected(rows)   # a key out of order: the reader locates it
+    kept = checkpointed_unless_rejected(rows, PROBLEM)   # a key out of order: the reader locates it
     return materialised(kept) if kept is not None else None
 
 

@@ -227,7 +227,7 @@ def replay_keyed_lines(spark, plan: Plan, engine_cls, partitions: int):
         plan.staged_records = sum(r[2] for r in full)
         rows = replay_keys(spark.read.parquet(staging), engine_cls, params, partitions,
                            plan.id_type)
-        kept = checkpointed_unless_rejected(rows)   # rejected: read_sets locates the record
+        kept = checkpointed_unless_rejected(rows, PROBLEM)   # rejected: read_sets locates the record
         return materialised(kept) if kept is not None else None
     finally:
         text_scan.remove(staging)

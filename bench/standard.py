@@ -67,13 +67,17 @@ def timed(call) -> tuple[float, float, int, float]:
     gc.collect()
     gc.freeze()
     try:
-        sys0, wall0, cpu0 = os.times().system, time.perf_counter(), time.process_time()
-        outputs = call()
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
-        system = os.times().system - sys0
+        return _clocked(call)
     finally:
         gc.unfreeze()
-    return cpu, wall, int(outputs), system
+
+
+def _clocked(call) -> tuple[float, float, int, float]:
+    """``timed`` without the collector's handling (the caller freezes it once)."""
+    sys0, wall0, cpu0 = os.times().system, time.perf_counter(), time.process_time()
+    outputs = call()
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    return cpu, wall, int(outputs), os.times().system - sys0
 
 
 MIN_ROUNDS = 6       # three ABBA pairs
@@ -136,19 +140,13 @@ def _stepwise_round(case, order: list[str], label: int) -> list[Run]:
     average shows) slows both alike."""
     steps = {name: case.stepwise(name) for name in order}
     count = len(steps[order[0]])
-    totals = {name: [0.0, 0.0, 0, 0.0] for name in order}
+    totals = {name: [0.0, 0.0, 0, 0.0] for name in order}   # cpu, wall, outputs, sys
     gc.collect()
     gc.freeze()
     try:
         for k in range(count):
             for name in (order if k % 2 == 0 else order[::-1]):
-                sys0, wall0, cpu0 = os.times().system, time.perf_counter(), time.process_time()
-                outputs = steps[name][k]()
-                t = totals[name]
-                t[0] += time.process_time() - cpu0
-                t[1] += time.perf_counter() - wall0
-                t[2] += int(outputs)
-                t[3] += os.times().system - sys0
+                totals[name] = [a + b for a, b in zip(totals[name], _clocked(steps[name][k]))]
     finally:
         gc.unfreeze()
     return [Run(label, name, *totals[name]) for name in order]

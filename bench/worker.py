@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import sys
 
+import attrs
+
 
 def main(argv: list[str]) -> int:
     from streamspec.bench import standard, workloads
@@ -18,9 +20,7 @@ def main(argv: list[str]) -> int:
     case = workloads.get(spec["problem"], spec["workload"]).prepare(spec["scale"])
 
     def emit(run):
-        print(json.dumps({"round": run.round, "subject": run.subject, "cpu_s": run.cpu_s,
-                          "wall_s": run.wall_s, "outputs": run.outputs, "sys_s": run.sys_s}),
-              flush=True)
+        print(json.dumps(attrs.asdict(run)), flush=True)
 
     standard.measure(case, spec["subjects"], spec["repeats"], spec["warmup"], emit,
                      budget=spec["budget"], least=spec["least"], most=spec["most"],

@@ -174,12 +174,14 @@ def spark_defaults() -> dict[str, str]:
     return found
 
 
-def executor_python(conf: dict[str, str] | None = None) -> str:
+def executor_python(conf: dict[str, str] | None = None,
+                    defaults: dict[str, str] | None = None) -> str:
     """The executors' interpreter: ``spark.pyspark.python`` (``--conf``, else
     spark-defaults), else ``$PYSPARK_PYTHON``, else the driver's own ``sys.executable``
     (the same engines, numba and entry points on both sides in local mode)."""
     conf = conf or {}
-    return (conf.get("spark.pyspark.python") or spark_defaults().get("spark.pyspark.python")
+    defaults = spark_defaults() if defaults is None else defaults
+    return (conf.get("spark.pyspark.python") or defaults.get("spark.pyspark.python")
             or os.environ.get("PYSPARK_PYTHON") or sys.executable)
 
 
@@ -200,7 +202,8 @@ def session(master: str | None = None, app_name: str = "streamspec",
 
     _quiet_python_warnings()
     conf = dict(conf or {})
-    python = executor_python(conf)
+    defaults = spark_defaults()      # read once: for the executors' python and below
+    python = executor_python(conf, defaults)
     os.environ.setdefault("PYSPARK_PYTHON", python)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if not master and os.environ.get("SPARK_MASTER"):
@@ -221,7 +224,6 @@ def session(master: str | None = None, app_name: str = "streamspec",
         # executors inherit the driver's warning filter for the pandas notice
         "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",
     }
-    defaults = spark_defaults()
     settings = {k: v for k, v in ours.items() if k not in defaults}
     settings.update(conf)
     builder = SparkSession.builder.master(master).appName(app_name)

@@ -35,7 +35,7 @@ import importlib
 import pkgutil
 import sys
 
-from streamspec.pipeline.flags import add_spark_options
+from streamspec.pipeline.flags import add_checkpoint_dir, add_spark_options
 from streamspec.pipeline.job import command
 from streamspec.spec.errors import StreamspecError
 
@@ -99,6 +99,8 @@ def _cmd_demo(args) -> int:
             argv += ["--master", args.master]
         for key, value in args.conf:
             argv += ["--conf", f"{key}={value}"]
+        if args.checkpoint_dir:
+            argv += ["--checkpoint-dir", args.checkpoint_dir]
         print(f"== streamspec {' '.join(argv)}", flush=True)
         job_args = parser.parse_args(argv)
         status = max(status, int(job_args.func(job_args) or 0))
@@ -144,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--output", default="out", metavar="DIR",
                     help="parent directory of the outputs (default: out)")
     add_spark_options(dp)
+    add_checkpoint_dir(dp, default="a hidden directory beside each output")
     dp.set_defaults(func=_cmd_demo)
 
     from streamspec.conformance import cli as conform_cli

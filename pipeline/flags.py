@@ -4,7 +4,8 @@ One vocabulary across the four jobs: ``--input``, ``--window`` / ``--slide``
 (the papers' names kept as aliases), ``--engine`` (default: the problem's
 preferred registered engine), ``--lateness`` where the problem's spec has a
 lateness policy, and the run options ``--output``, ``--overwrite``,
-``--partitions``, ``--master``, ``--conf``, ``--progress/--no-progress``; path
+``--partitions``, ``--master``, ``--conf``, ``--checkpoint-dir``,
+``--progress/--no-progress``; path
 flags are resolved on the driver by ``resolve_paths``.  Each job's
 ``add_arguments`` calls these helpers for the shared flags and adds only its
 own; the job skeleton (``streamspec.pipeline.job``) reuses them.
@@ -101,7 +102,8 @@ def add_lateness(parser, what: str) -> None:
 
 
 def add_run_options(parser, *, unit: str) -> None:
-    """``--output``, ``--overwrite``, ``--partitions``, ``--master``, ``--conf``, ``--progress``.
+    """``--output``, ``--overwrite``, ``--partitions``, ``--master``, ``--conf``,
+    ``--checkpoint-dir``, ``--progress``.
 
     ``unit`` says what ``--partitions`` spreads (window ranges, keys...).
     """
@@ -112,21 +114,33 @@ def add_run_options(parser, *, unit: str) -> None:
     parser.add_argument("--partitions", type=positive_int, default=None, metavar="P",
                         help=f"{unit} replayed in parallel (default: Spark's default parallelism)")
     add_spark_options(parser)
+    add_checkpoint_dir(parser)
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help="a progress line on stderr while Spark works "
                              "(default: only when stderr is a terminal)")
+
+
+def add_checkpoint_dir(parser, default: str = "a hidden directory beside the output, "
+                                          ".NAME.checkpoints-TAG") -> None:
+    """``--checkpoint-dir``: where a job on a cluster keeps its computed rows (reliable
+    checkpoints, ``streamspec.pipeline.spark.materialise``); removed when the job ends."""
+    parser.add_argument("--checkpoint-dir", default=None, metavar="DIR",
+                        help="where a job on a cluster keeps its computed rows (Spark's reliable "
+                             "checkpoints; on storage the driver and every executor share, a "
+                             "local path or a URI such as hdfs://...); removed when the job "
+                             "ends; unused in local mode (default: " + default + ")")
 
 
 # -- paths: resolved once, on the driver, before any Spark task sees them (issue 29) ------
 #: flags whose files streamspec's own readers open (on the driver or in Spark tasks):
 #: local paths and ``file:`` URIs only
 READ_FLAGS = ("input", "queries", "remote", "schema", "schema_changes", "deletions")
-#: flags Spark's own Hadoop file systems read or write (``--output``; the stream's
-#: ``--source`` and ``--checkpoint``): other URI schemes go to Spark unchanged
-SPARK_FLAGS = ("output", "source", "checkpoint")
+#: flags Spark's own Hadoop file systems read or write (``--output``, ``--checkpoint-dir``;
+#: the stream's ``--source`` and ``--checkpoint``): other URI schemes go to Spark unchanged
+SPARK_FLAGS = ("output", "source", "checkpoint", "checkpoint_dir")
 #: of those, the ones Spark tasks open on the executors (``check_task_paths``)
 TASK_READ_FLAGS = ("input", "remote", "deletions", "source")
-TASK_WRITE_FLAGS = ("output", "checkpoint")
+TASK_WRITE_FLAGS = ("output", "checkpoint", "checkpoint_dir")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 

@@ -13,9 +13,10 @@ the order of things, the same for every problem:
 2. start Spark (``--master``, ``--conf``; on a cluster, check that the executors
    see the inputs and can create the output: ``spark.check_task_paths``),
    replay (``replay``: keyed, or exactly partitioned where the problem allows
-   it) and materialise the rows once (``localCheckpoint``), so the write and
-   the summary read the computed rows instead of replaying or re-reading the
-   output;
+   it) and materialise the rows once (``spark.materialise``: ``localCheckpoint``
+   in local mode, a reliable checkpoint on ``--checkpoint-dir`` on a cluster,
+   removed when the job ends), so the write and the summary read the computed
+   rows instead of replaying or re-reading the output;
 3. write the rows atomically (``write_parquet_atomic``), with the progress
    line on both long steps;
 4. print the summary sentence (``streamspec.pipeline.summary``) and the
@@ -79,7 +80,8 @@ MATERIALISED = "_streamspec_materialised"
 
 def materialised(rows):
     """Mark ``rows`` as already computed once (a projection or filter over the adapter's own
-    ``localCheckpoint``, which it needs to check the tasks' reports before the write), so
+    checkpoint, ``spark.materialise``, which it needs to check the tasks' reports before
+    the write), so
     the skeleton does not copy them into a second checkpoint."""
     setattr(rows, MATERIALISED, True)
     return rows
@@ -94,11 +96,12 @@ def engine_of(adapter, args):
 
 def run(adapter, args, out=None) -> int:
     """``streamspec run PROBLEM``: the steps of the module docstring."""
-    from streamspec.pipeline.io import (check_output, check_output_path, recover_output,
-                                        write_parquet_atomic)
+    from streamspec.pipeline.io import (check_output, check_output_path, checkpoint_dir_beside,
+                                        recover_output, write_parquet_atomic)
     from streamspec.pipeline.progress import SparkProgress
     from streamspec.pipeline.spark import (ContractViolationInTask, TaskRejected, check_task_paths,
-                                           contract_violation, path_failure, session, spec_error)
+                                           checkpoint_dir, contract_violation, materialise,
+                                           path_failure, session, spec_error)
     from streamspec.spec.errors import PathError
 
     out = out or sys.stdout
@@ -108,6 +111,8 @@ def run(adapter, args, out=None) -> int:
     plan = adapter.prepare(args)
     recover_output(args.output)     # what a killed run left beside a local output, said on stderr
     check_output_path(args.output, args.overwrite)
+    if getattr(args, "checkpoint_dir", None) is None:   # this run's own, removed at its end
+        args.checkpoint_dir = checkpoint_dir_beside(args.output)
 
     spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}",
                     conf=dict(getattr(args, "conf", None) or ()))
@@ -116,29 +121,31 @@ def run(adapter, args, out=None) -> int:
     check_output(spark, args.output, args.overwrite)
     check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
     partitions = args.partitions or spark.sparkContext.defaultParallelism
-    try:
-        with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
-            # computed once: the write and the summary both read these rows
-            rows = adapter.replay(spark, plan, engine_cls, partitions)
-            if not getattr(rows, MATERIALISED, False):
-                rows = rows.localCheckpoint()
-            write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
-            summary = adapter.summarize(plan, rows)
-    except StreamspecError:
-        raise
-    except Exception as err:    # py4j/pyspark wrap what a task raised
-        broken = contract_violation(err)
-        if broken is not None:  # the engine's bug inside a task: exit 1, as on the driver
-            raise ContractViolationInTask(broken) from err
-        message = spec_error(err)
-        if message is None:
-            unopened = path_failure(err)
-            if unopened is not None:    # an executor could not open a path: exit 2, said once
-                raise PathError(f"a Spark task could not open a path: {unopened}") from err
+    # reliable checkpoints (on a cluster) under --checkpoint-dir, removed however the job ends
+    with checkpoint_dir(spark, args.checkpoint_dir):
+        try:
+            with SparkProgress(spark, enabled=args.progress, label=adapter.PROBLEM):
+                # computed once: the write and the summary both read these rows
+                rows = adapter.replay(spark, plan, engine_cls, partitions)
+                if not getattr(rows, MATERIALISED, False):
+                    rows = materialise(rows)
+                write_parquet_atomic(rows, args.output, overwrite=args.overwrite)
+                summary = adapter.summarize(plan, rows)
+        except StreamspecError:
             raise
-        # a record the spec rejected inside a task: the same typed exit as on the driver
-        # (nothing was written: the output lands only after the rows are complete)
-        raise TaskRejected(message) from err
+        except Exception as err:    # py4j/pyspark wrap what a task raised
+            broken = contract_violation(err)
+            if broken is not None:  # the engine's bug inside a task: exit 1, as on the driver
+                raise ContractViolationInTask(broken) from err
+            message = spec_error(err)
+            if message is None:
+                unopened = path_failure(err)
+                if unopened is not None:    # an executor could not open a path: exit 2, said once
+                    raise PathError(f"a Spark task could not open a path: {unopened}") from err
+                raise
+            # a record the spec rejected inside a task: the same typed exit as on the driver
+            # (nothing was written: the output lands only after the rows are complete)
+            raise TaskRejected(message) from err
     print(sentence(adapter.PROBLEM, summary.wrote, summary.source, summary.settings,
                    engine_cls.name, args.output, time.monotonic() - began), file=out)
     for line in summary.details:

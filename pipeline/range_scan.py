@@ -24,7 +24,7 @@ directory (files in name order, as the validating reader takes them), no
 - The file is in time order iff every row group is (each one meets some range,
   as the ranges cover every time from the origin on) and the footers' spans do
   not overlap out of order (``plan``).  The windows are kept
-  (``localCheckpoint``) and the tasks' checks read before anything is written;
+  (``spark.materialise``) and the tasks' checks read before anything is written;
   an out-of-order input is then read by the validating reader for its
   located error.
 
@@ -38,6 +38,7 @@ import numpy as np
 
 from streamspec.pipeline.io import is_parquet, parquet_files
 from streamspec.pipeline.replay import window_ranges
+from streamspec.pipeline.spark import materialise
 from streamspec.spec.windows import SlidingWindows
 
 OUTPUT = "window long, start long, end long, answers array<boolean>"
@@ -141,8 +142,8 @@ def replay(spark, source: Plan, engine_cls, params, partitions: int, as_text: bo
              for p, (lo, hi) in enumerate(ranges)]
     task = _range_task(source, engine_cls, params, windows, n_windows, ranges, spans, as_text)
     numbers = spark.sparkContext.parallelize([(p,) for p in range(len(ranges))], len(ranges))
-    kept = (spark.createDataFrame(numbers, "part int")
-            .mapInArrow(task, f"{OUTPUT}, {CHECKS}").localCheckpoint(eager=True))
+    kept = materialise(spark.createDataFrame(numbers, "part int")
+                       .mapInArrow(task, f"{OUTPUT}, {CHECKS}"))
     checks = sorted(kept.select("part", "ordered").distinct().collect())
     return kept if in_order(checks, len(ranges)) else None
 

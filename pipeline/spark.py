@@ -14,8 +14,10 @@ pipeline draws its own, ``streamspec.pipeline.progress``), no web UI unless aske
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import sys
 import tempfile
 import warnings
@@ -90,8 +92,115 @@ def contract_violation(err) -> str | None:
     return None
 
 
+#: ``STREAMSPEC_MATERIALISE=local|reliable`` forces one kind of checkpoint (measurements
+#: and tests: ``bench/results/cluster/measure_checkpoint.py``); unset, ``reliable_checkpoints``
+#: decides by the master
+MATERIALISE_ENV = "STREAMSPEC_MATERIALISE"
+
+
+def reliable_checkpoints(spark) -> bool:
+    """Whether ``materialise`` writes reliable checkpoints (``DataFrame.checkpoint`` on the
+    job's ``--checkpoint-dir``) rather than ``localCheckpoint``: on a cluster, where
+    ``localCheckpoint``'s blocks live on the executors only and a lost executor (or one
+    dynamic allocation removes) would fail the job; not in local mode, where the executors
+    are the driver's own JVM and ``localCheckpoint`` is safe and cheaper."""
+    forced = os.environ.get(MATERIALISE_ENV, "").strip().lower()
+    if forced in ("local", "reliable"):
+        return forced == "reliable"
+    return not is_local(spark)
+
+
+def materialise(df, eager: bool = True):
+    """``df`` computed once and kept, the one place that chooses how (docs/pipeline.md,
+    "Running on a cluster"): ``localCheckpoint`` in local mode, a reliable
+    ``checkpoint`` on the directory ``checkpoint_dir`` set (``--checkpoint-dir``) on a
+    cluster (``reliable_checkpoints``).  Spark computes the rows once either way."""
+    if reliable_checkpoints(df.sparkSession):
+        return df.checkpoint(eager=eager)
+    return df.localCheckpoint(eager=eager)
+
+
+@contextlib.contextmanager
+def checkpoint_dir(spark, path: str | None):
+    """The job's reliable checkpoints go under ``path`` (``--checkpoint-dir``, resolved on
+    the driver: an absolute local path or a URI Spark's Hadoop file systems write), and
+    are removed when the job ends, failed or not.  Spark writes them in a subdirectory of
+    its own (``<path>/<uuid>``): that is removed, and ``path`` too when this run created
+    it.  Nothing is created when ``materialise`` keeps rows with ``localCheckpoint``
+    (local mode).  ``PathError`` (exit 2) when ``path`` cannot be created."""
+    if path is None or not reliable_checkpoints(spark):
+        yield None
+        return
+    created = _make_dir(spark, path)
+    sc = spark.sparkContext
+    try:
+        sc.setCheckpointDir(path)
+        own = sc.getCheckpointDir()
+    except Exception as err:    # py4j: the file system refused the directory
+        _remove_dir(spark, path if created else None)
+        raise _path_error(path, task_error(err)) from err
+    try:
+        yield own
+    finally:
+        _remove_dir(spark, path if created else own)
+
+
+def _path_error(path: str, reason: str):
+    from streamspec.spec.errors import PathError
+    return PathError(f"--checkpoint-dir {path}: cannot be created ({reason})")
+
+
+def _local(path: str) -> str | None:
+    """The local path of an absolute path or ``file:`` URI, None for another file system."""
+    from streamspec.pipeline.flags import scheme
+    kind = scheme(path)
+    if kind is None:
+        return path
+    if kind == "file":
+        from urllib.parse import unquote, urlsplit
+        return unquote(urlsplit(path).path)
+    return None
+
+
+def _make_dir(spark, path: str) -> bool:
+    """Create the directory ``path``; whether it did not exist before."""
+    local = _local(path)
+    try:
+        if local is not None:
+            existed = os.path.isdir(local)
+            os.makedirs(local, exist_ok=True)
+            return not existed
+        from streamspec.pipeline.io import _filesystem
+        fs, hpath = _filesystem(spark, path)
+        existed = bool(fs.exists(hpath))
+        if not existed and not fs.mkdirs(hpath):
+            raise OSError("the file system refused to create it")
+        return not existed
+    except OSError as err:
+        raise _path_error(path, err.strerror or str(err)) from err
+    except Exception as err:    # py4j: a Hadoop file system's refusal
+        raise _path_error(path, task_error(err)) from err
+
+
+def _remove_dir(spark, path: str | None) -> None:
+    """Remove ``path`` and what it holds, quietly (a job's end must not fail on it)."""
+    if not path:
+        return
+    local = _local(path)
+    if local is not None:
+        shutil.rmtree(local, ignore_errors=True)
+        return
+    try:
+        from streamspec.pipeline.io import _filesystem
+        fs, hpath = _filesystem(spark, path)
+        fs.delete(hpath, True)
+    except Exception as err:    # noqa: BLE001  (py4j: say it, never fail the job for it)
+        print(f"streamspec: could not remove the checkpoints {path}: {task_error(err)}",
+              file=sys.stderr, flush=True)
+
+
 def checkpointed_unless_rejected(rows, problem: str | None = None):
-    """``rows`` materialised (``localCheckpoint(eager=True)``), or None when a task stopped
+    """``rows`` materialised (``materialise``), or None when a task stopped
     on one of the spec's typed errors: a path whose tasks validate records then hands the
     input to the validating reader, which names the record (said on stderr for
     ``problem``: ``on_driver``).  A file a task could not read is no such reason: a
@@ -99,7 +208,7 @@ def checkpointed_unless_rejected(rows, problem: str | None = None):
     from streamspec.spec.errors import PathError
 
     try:
-        return rows.localCheckpoint(eager=True)
+        return materialise(rows)
     except Exception as err:    # py4j/pyspark wrap what a task raised
         message = spec_error(err)
         if message is None:

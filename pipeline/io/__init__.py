@@ -509,9 +509,17 @@ def replace_output(tmp: str, target: str, overwrite: bool, old: str, shown: str 
     shutil.rmtree(old, ignore_errors=True)
 
 
-_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<kind>tmp|old|staging)-(?P<tag>[0-9a-f]+)")
+_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<kind>tmp|old|staging|checkpoints)-(?P<tag>[0-9a-f]+)")
 _WHAT = {"tmp": "an unfinished output", "old": "a replaced output",
-         "staging": "staged input"}
+         "staging": "staged input", "checkpoints": "Spark checkpoints"}
+
+
+def checkpoint_dir_beside(output: str) -> str:
+    """The default ``--checkpoint-dir`` of a run writing ``output`` (resolved: an absolute
+    local path or a URI): ``.<name>.checkpoints-<tag>`` beside it, a new ``tag`` per run.
+    The job removes it when it ends; ``recover_output`` removes one a killed run left."""
+    head, _, name = output.rstrip("/").rpartition("/")
+    return f"{head}/.{name}.checkpoints-{uuid.uuid4().hex[:12]}"
 
 
 def recover_output(path: str, spark=None, err=None) -> list[str]:
@@ -522,8 +530,8 @@ def recover_output(path: str, spark=None, err=None) -> list[str]:
     - ``path`` absent but ``.<name>.old-<tag>`` present: a run was killed between the two
       renames of a replacement (where no atomic exchange exists): its complete
       ``.<name>.tmp-<tag>`` is moved into place, else the previous output is put back.
-    - then every ``.<name>.tmp-*``, ``.<name>.old-*`` and ``.<name>.staging-*`` left is
-      removed.
+    - then every ``.<name>.tmp-*``, ``.<name>.old-*``, ``.<name>.staging-*`` and
+      ``.<name>.checkpoints-*`` (a run's default ``--checkpoint-dir``) left is removed.
 
     Local paths are handled on the driver before Spark starts; another file system
     through Hadoop when ``spark`` is given.  Two runs writing the same output at once

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from streamspec.pipeline.jobs._kws_columns import (INT64_MIN, OUTPUT_SCHEMA, _from_ipc, _ipc,
                                                    arrow_rows, inputs_of, run_inputs)
 from streamspec.spec.kws import Params
+from streamspec.pipeline.spark import materialise
 
 if TYPE_CHECKING:
     from streamspec.pipeline.jobs.kws import Plan
@@ -33,7 +34,7 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
 
     1. one task per chunk (``kws_text.chunks``: byte ranges at line starts, Parquet row
        groups) parses it into typed columns with each row's merge order
-       (``kws_text.chunk_table``), kept once (``localCheckpoint``); the driver reads
+       (``kws_text.chunk_table``), kept once (``spark.materialise``); the driver reads
        only the chunks' checks: every chunk fit, keyed rows everywhere or nowhere, one
        kind of keys (ints when every key is an integer), the time span, line counts;
     2. each chunk is split by time range (one stream: the ranges and halos of
@@ -88,8 +89,7 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
                                                  _arrow_schema(CHUNK_STATS))
 
     numbers = spark.sparkContext.parallelize([(c,) for c in range(len(cs))], len(cs))
-    parsed = (spark.createDataFrame(numbers, "chunk int").mapInArrow(parse, CHUNK_STATS)
-              .localCheckpoint(eager=True))
+    parsed = materialise(spark.createDataFrame(numbers, "chunk int").mapInArrow(parse, CHUNK_STATS))
     phase("parse")
     stats = sorted(parsed.drop("data").collect())
     phase("checks")
@@ -123,7 +123,7 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
         rels = [f.rel for f in files if f.rel is not None]
         check = len(tasks) > 1 and (any(s.explicit for s in stats) or len(set(rels)) < len(rels))
         rows = _replay_chunks(data, plan.params, engine_cls, bases, tasks, check)
-    rows = rows.localCheckpoint(eager=True)
+    rows = materialise(rows)
     phase("replay")
     if rows.where(F.col("kind") == REJECTED).limit(1).count():
         return _on_driver("a task's engine rejected a record (or a tid repeats across ranges)")

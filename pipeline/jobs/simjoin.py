@@ -63,6 +63,7 @@ import pandas as pd
 
 from streamspec.pipeline import flags
 from streamspec.pipeline.job import Summary, materialised
+from streamspec.pipeline.spark import materialise
 from streamspec.pipeline.summary import counted
 from streamspec.spec.simjoin import PROBLEM, SIMILARITIES, Params, Record
 
@@ -329,7 +330,7 @@ def _duplicate_line_ids(spark, lines, cuts) -> bool:
 def _replay_tasks(spark, n_tasks: int, task, id_type: str):
     """Run ``task(p) -> Arrow record batch`` (``_topk_batch``) for ``p`` in ``0..n_tasks-1``,
     one Spark task each (``mapInArrow`` over the task numbers); keep the rows
-    (``localCheckpoint``) and read the tasks' marker rows (``event`` null): ``(kept,
+    (``spark.materialise``) and read the tasks' marker rows (``event`` null): ``(kept,
     checks)``, or None when a task found its rows unfit or rejected by the spec."""
     from pyspark.sql import functions as F
 
@@ -343,9 +344,8 @@ def _replay_tasks(spark, n_tasks: int, task, id_type: str):
                 yield task(p)
 
     numbers = spark.sparkContext.parallelize([(p,) for p in range(n_tasks)], n_tasks)
-    kept = (spark.createDataFrame(numbers, "part int")
-            .mapInArrow(run, f"{schema}, {CHECKS}, id_lo {id_type}, id_hi {id_type}")
-            .localCheckpoint(eager=True))
+    kept = materialise(spark.createDataFrame(numbers, "part int")
+                       .mapInArrow(run, f"{schema}, {CHECKS}, id_lo {id_type}, id_hi {id_type}"))
     checks = sorted(kept.where(F.col("event").isNull()).drop(*schema_names(schema)).collect())
     if [c.part for c in checks] != list(range(n_tasks)) or not all(c.ok for c in checks):
         return None

@@ -56,7 +56,7 @@ nDCG@k and precision@k of the engine against it.  Two ways in:
   range (``--partitions`` ranges cut at line starts,
   ``pipeline.io.lines.line_cuts``) parses its lines into columns exactly as
   ``read_items`` would (``pipeline.io.topkjoin_text``) and reports the kind
-  of its ids and keys; the parsed rows are kept (``localCheckpoint``) and
+  of its ids and keys; the parsed rows are kept (``spark.materialise``) and
   hash-partitioned by key (an input without ``key`` is one key), then take
   the Parquet path's per-key steps (``range_key``, ``run_key``,
   ``ranged_run_key``), the spec validating each key's items in its task.
@@ -109,6 +109,7 @@ import pandas as pd
 
 from streamspec.pipeline import flags
 from streamspec.pipeline.job import Summary, materialised
+from streamspec.pipeline.spark import materialise
 from streamspec.pipeline.summary import counted
 from streamspec.spec.topkjoin import PROBLEM, ItemBatch, Params
 
@@ -375,7 +376,7 @@ def columnar_source(spark, items, partitions: int, origin: int | None = None) ->
                 if table is not None:
                     yield from _typed(table).to_batches()
         schema = f"key {columnar.key_kind}, seq long, id {columnar.id_kind}, x double, t long"
-        # not kept (localCheckpoint forgets the hash partitioning, so each pass would shuffle
+        # not kept (a checkpoint forgets the hash partitioning, so each pass would shuffle
         # the kept rows again): each pass reads the row groups again, which costs less
         columnar.source = (spark.range(0, len(items.groups), 1, tasks).mapInArrow(read, schema)
                            .repartition(partitions, "key"))
@@ -482,8 +483,8 @@ def replay_parquet(spark, items, columnar: Columnar, engine_cls, params: Params)
 
     schema = f"{output_schema(columnar.id_kind)}, {ERRORS}"
     # kept: the check below and the job's write and summary read these rows, never a replay
-    rows = _per_key(spark, items, columnar, lambda pdf: run_key(engine_cls, params, pdf),
-                    schema).localCheckpoint()
+    rows = materialise(_per_key(spark, items, columnar,
+                                lambda pdf: run_key(engine_cls, params, pdf), schema))
     _raise(rows.agg(_first_error(rows)).first()[0], items)
     return rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS)
 
@@ -501,10 +502,9 @@ def columnar_replay(spark, plan: Plan, engine_cls, partitions: int):
     if plan.params is None and not items.keyed:
         kw = query_kw(plan.args)
         template = build_params(plan.args, None, plan.remote, (0.0, 1.0))
-        rows = _per_key(spark, items, columnar,
-                        lambda pdf: ranged_run_key(engine_cls, template, kw, pdf),
-                        f"{output_schema(columnar.id_kind)}, lo double, hi double, {ERRORS}"
-                        ).localCheckpoint()
+        rows = materialise(_per_key(
+            spark, items, columnar, lambda pdf: ranged_run_key(engine_cls, template, kw, pdf),
+            f"{output_schema(columnar.id_kind)}, lo double, hi double, {ERRORS}"))
         lo, hi, error = rows.agg(F.first("lo", ignorenulls=True), F.first("hi", ignorenulls=True),
                                  _first_error(rows)).first()
         _raise(error, items)
@@ -602,7 +602,7 @@ def text_chunk(items, part: int, start: int, stop: int):
 
 def text_source(spark, items, partitions: int) -> TextSource:
     """Parse ``TextItems`` in Spark tasks (one per byte range, ``mapInArrow``), keep the rows
-    (``localCheckpoint``), read the ranges' reports and decide the kinds of ``id``/``key``
+    (``spark.materialise``), read the ranges' reports and decide the kinds of ``id``/``key``
     (``combined_kind``): a ``TextSource`` over the rows hash-partitioned by key (an input
     without ``key`` is the one key 0), or one without ``source`` when a range was unfit or
     the ranges' kinds differ."""
@@ -621,8 +621,7 @@ def text_source(spark, items, partitions: int) -> TextSource:
                 yield from text_chunk(items, p, cuts[p], cuts[p + 1])
 
     numbers = spark.sparkContext.parallelize([(p,) for p in range(parts)], max(1, parts))
-    parsed = (spark.createDataFrame(numbers, "part int").mapInArrow(parse, TEXT_SCHEMA)
-              .localCheckpoint(eager=True))
+    parsed = materialise(spark.createDataFrame(numbers, "part int").mapInArrow(parse, TEXT_SCHEMA))
     reports = [json.loads(r[0]) for r in parsed.where(F.col("seq") < 0).select("id_s").collect()]
     if len(reports) != parts:
         return TextSource(reason="a range's task reported nothing")
@@ -723,7 +722,7 @@ def _whole_replay(spark, plan: Plan, engine_cls, partitions: int):
                                             preserve_index=False).to_batches()
         yield pa.RecordBatch.from_arrays([pa.nulls(1, f.type) for f in arrow][:-1]
                                          + [pa.array([report], pa.string())], schema=arrow)
-    rows = spark.range(0, 1, 1, 1).mapInArrow(whole, WHOLE_SCHEMA).localCheckpoint()
+    rows = materialise(spark.range(0, 1, 1, 1).mapInArrow(whole, WHOLE_SCHEMA))
     report, lo, hi, error = rows.agg(F.first("report", ignorenulls=True),
                                      F.first("lo", ignorenulls=True),
                                      F.first("hi", ignorenulls=True), _first_error(rows)).first()
@@ -770,8 +769,8 @@ def text_replay(spark, plan: Plan, engine_cls, partitions: int):
         plan.params = build_params(plan.args, None, plan.remote,
                                    range_of([(lo, hi)] if lo is not None else []))
     params = plan.params
-    rows = keyed(text.source, lambda pdf: run_key(engine_cls, params, pdf),
-                 f"{out}, {ERRORS}").localCheckpoint()
+    rows = materialise(keyed(text.source, lambda pdf: run_key(engine_cls, params, pdf),
+                             f"{out}, {ERRORS}"))
     if rows.agg(_first_error(rows)).first()[0] is not None:
         return _text_rejected(spark, plan, engine_cls, partitions, _REJECTED)
     return materialised(rows.where(F.col("error_type").isNull()).drop(*ERROR_COLUMNS))

@@ -23,12 +23,13 @@ import hashlib
 import importlib
 import json
 import os
+import pickle
 import time
 import traceback
 from pathlib import Path
 
 import attrs
-from hypothesis import HealthCheck, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 
 from streamspec.spec.errors import InvalidParameter, StreamspecError
@@ -223,12 +224,27 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
     """Fuzz ``check`` on ``engine_cls``: ``(failures, examples run up to the first failure)``.
 
     ``base`` is a hypothesis settings object to start from (the pytest suite passes its
-    profile's); derandomized unless ``seed`` is given or ``base`` says otherwise."""
+    profile's); derandomized unless ``seed`` is given or ``base`` says otherwise.
+
+    A derandomized run draws the same examples for every engine that passes them all
+    (nothing in a check steers hypothesis: no ``target``, ``event`` or ``assume``), so the
+    examples of the first such run in this process are kept (``_PASSED``) and the next
+    engine is checked on those very examples without drawing them again (drawing was about
+    half of a check's time).  The first failure among them sends the engine to the real
+    hypothesis run, which finds it at the same example, shrinks it and writes the
+    reproducer as always."""
     problem = suite(engine_cls.problem)
     count = [0, None]
+    drawn: list | None = []         # the examples of this run, pickled, while they pickle
 
     def probe(example):
+        nonlocal drawn
         count[0] += 1
+        if drawn is not None:
+            try:
+                drawn.append(pickle.dumps(example))
+            except Exception:       # noqa: BLE001  (an example that does not pickle: no reuse)
+                drawn = None
         try:
             _attempt(check, engine_cls, example)
         except ConformanceFailure:
@@ -236,12 +252,19 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
                 count[1] = count[0]
             raise
 
+    # hypothesis' explain phase only annotates the report hypothesis prints, which is quiet
+    # here (the failure is reported as the reproducer file instead): it would re-run the
+    # shrunk example dozens of times for nothing, the better part of a quick shrink
+    phases = [p for p in (base.phases if base is not None else Phase) if p is not Phase.explain]
     chosen = dict(max_examples=examples, deadline=None, print_blob=False,
-                  verbosity=Verbosity.quiet, suppress_health_check=SLOW)
+                  verbosity=Verbosity.quiet, suppress_health_check=SLOW, phases=phases)
     if base is None:
         chosen.update(database=None, derandomize=seed is None)
-    fuzz = settings(base, **chosen)(given(check.examples(problem))(probe)) if base is not None \
-        else settings(**chosen)(given(check.examples(problem))(probe))
+    chosen_settings = settings(base, **chosen) if base is not None else settings(**chosen)
+    reuse = _reuse_key(engine_cls, check, chosen_settings) if seed is None else None
+    if reuse in _PASSED and _passes_drawn(check, engine_cls, _PASSED[reuse]):
+        return [], None
+    fuzz = chosen_settings(given(check.examples(problem))(probe))
     if seed is not None:
         fuzz = hypothesis_seed(seed)(fuzz)
     try:
@@ -264,7 +287,32 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
                                     None, "", f"{engine_label(engine_cls)} fails {check.name}: "
                                               f"{type(leaf).__name__}: {leaf}"))
         return failures, count[1]
+    if reuse is not None and drawn is not None:
+        _PASSED.setdefault(reuse, drawn)
     return [], None
+
+
+# (problem, check, examples, phases) -> the pickled examples of a derandomized run that passed
+_PASSED: dict[tuple, list[bytes]] = {}
+
+
+def _reuse_key(engine_cls, check, chosen: settings) -> tuple | None:
+    """Where a run's examples may be reused: derandomized and with no example database
+    (whose entries would be replayed first)."""
+    if not chosen.derandomize or chosen.database is not None:
+        return None
+    return (engine_cls.problem, check.name, chosen.max_examples, tuple(chosen.phases))
+
+
+def _passes_drawn(check, engine_cls, drawn: list[bytes]) -> bool:
+    """Whether ``engine_cls`` passes ``check`` on every kept example (each unpickled afresh,
+    so no engine sees another's objects)."""
+    for blob in drawn:
+        try:
+            _attempt(check, engine_cls, pickle.loads(blob))
+        except ConformanceFailure:
+            return False
+    return True
 
 
 def run_all(engine_cls, examples: int, seed: int | None = None, checks=None,

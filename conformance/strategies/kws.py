@@ -17,6 +17,7 @@ tuple's end); optional schema changes; int or str tids.
 """
 from __future__ import annotations
 
+import functools
 import random
 
 from hypothesis import strategies as st
@@ -152,9 +153,26 @@ def build(pick, schema_changes: bool = True, max_events: int = 16, shapes: bool 
     return Case(params, events, chunks)
 
 
+@functools.lru_cache(maxsize=4096)
+def _sampled(options: tuple):
+    return st.sampled_from(options)
+
+
+def _picker(draw):
+    """``pick`` over hypothesis: one ``sampled_from`` per distinct sequence, reused (building
+    a strategy per draw cost most of a case's generation); the choices drawn are the same."""
+    def pick(seq):
+        options = tuple(seq)
+        try:
+            return draw(_sampled(options))
+        except TypeError:                       # an unhashable element: no cache
+            return draw(st.sampled_from(options))
+    return pick
+
+
 @st.composite
 def cases(draw, schema_changes: bool = True, max_events: int = 16):
-    return build(lambda seq: draw(st.sampled_from(list(seq))), schema_changes, max_events)
+    return build(_picker(draw), schema_changes, max_events)
 
 
 def random_case(seed: int, schema_changes: bool = True, max_events: int = 16, shapes: bool = False):

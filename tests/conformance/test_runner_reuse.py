@@ -1,0 +1,85 @@
+"""``runner.run_check`` reuses a derandomized run's examples for the next engine.
+
+What makes that sound: every engine that passes is checked on the same examples, in the
+same order, whether they are drawn again or reused; an engine that fails one of them is
+sent to the real hypothesis run and reported exactly as without reuse (same example count
+to the kill, same shrunk reproducer).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from streamspec.conformance import broken, checks, runner
+from streamspec.spec.registry import Registry
+
+EXAMPLES = 100
+
+
+def _checked(monkeypatch) -> list:
+    """The examples ``_attempt`` sees from now on, as a reproducer writes them (before the
+    engine runs on them); pickles of equal examples may differ in what they share."""
+    seen, attempt = [], runner._attempt
+
+    def spy(check, engine_cls, example):
+        seen.append(json.dumps(check.encode(example))
+                    + runner.suite(engine_cls.problem).dump(check.case(example)))
+        return attempt(check, engine_cls, example)
+
+    monkeypatch.setattr(runner, "_attempt", spy)
+    return seen
+
+
+@pytest.mark.parametrize("problem,first,second", [
+    ("connectivity", "bic", "msf"), ("simjoin", "swoop", "base"),
+    ("kws", "fullmesh", "partialmesh"), ("topkjoin", "mintopk", "at-lru")])
+@pytest.mark.parametrize("check", [c.name for c in checks.CHECKS])
+def test_a_passing_engine_sees_the_examples_drawn_for_another(problem, first, second, check,
+                                                               monkeypatch):
+    monkeypatch.setattr(runner, "_PASSED", {})
+    chk = checks.get(check)
+    seen = _checked(monkeypatch)
+    assert runner.run_check(Registry.get(problem, first), chk, EXAMPLES) == ([], None)
+    drawn_for_first = list(seen)
+    assert len(drawn_for_first) >= EXAMPLES // 2 and len(runner._PASSED) == 1
+
+    seen.clear()                        # drawn again, with nothing kept: the same examples
+    monkeypatch.setattr(runner, "_PASSED", {})
+    assert runner.run_check(Registry.get(problem, second), chk, EXAMPLES) == ([], None)
+    assert seen == drawn_for_first
+
+    seen.clear()                        # reused: the same examples again, none drawn
+    monkeypatch.setattr(runner, "_PASSED", {})
+    runner.run_check(Registry.get(problem, first), chk, EXAMPLES)
+    seen.clear()
+    monkeypatch.setattr(runner, "given", lambda *a, **k: pytest.fail("drew the examples again"))
+    assert runner.run_check(Registry.get(problem, second), chk, EXAMPLES) == ([], None)
+    assert seen == drawn_for_first
+
+
+@pytest.mark.parametrize("problem,passing,name", [
+    ("connectivity", "bic", "broken-open-start"), ("kws", "fullmesh", "broken-closed-end")])
+def test_a_failing_engine_after_reuse_is_reported_as_without_it(problem, passing, name,
+                                                                tmp_path, monkeypatch):
+    mutant = broken.find(problem, name)
+    check = checks.get("step_by_step")
+    monkeypatch.setattr(runner, "FAILURES_DIR", tmp_path / "alone")
+    monkeypatch.setattr(runner, "_PASSED", {})
+    alone, killed_alone = runner.run_check(mutant, check, EXAMPLES)
+
+    monkeypatch.setattr(runner, "FAILURES_DIR", tmp_path / "after")
+    assert runner.run_check(Registry.get(problem, passing), check, EXAMPLES) == ([], None)
+    assert runner._PASSED
+    after, killed_after = runner.run_check(mutant, check, EXAMPLES)
+
+    assert alone and killed_alone is not None
+    assert killed_after == killed_alone
+    assert [f.path.name for f in after] == [f.path.name for f in alone]
+    assert [f.path.read_text() for f in after] == [f.path.read_text() for f in alone]
+
+
+def test_a_seeded_run_keeps_nothing(monkeypatch):
+    monkeypatch.setattr(runner, "_PASSED", {})
+    runner.run_check(Registry.get("connectivity", "bic"), checks.get("step_by_step"), 20, seed=3)
+    assert runner._PASSED == {}

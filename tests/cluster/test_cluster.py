@@ -11,6 +11,8 @@ own working directory:
   timeline as SQLite (each task opens it);
 - ``streamspec stream connectivity --trigger-once`` with a relative source,
   checkpoint and output, stopped after two files and restarted after two more;
+- every job keeping its rows in reliable checkpoints (``spark.materialise``) under its
+  default ``--checkpoint-dir`` beside the output, removed when it ends;
 - the executors' check of the paths (``spark.check_task_paths``) on a missing input:
   one ``PathError`` (exit 2) naming the flag, the path and the host.
 
@@ -47,11 +49,21 @@ def _sample() -> str:
 
 def run_driver(cwd: Path, argvs: list[list[str]], timeout: float = 1500.0):
     """``streamspec`` commands one after the other in one driver process in ``cwd`` (its
-    own temp directory); ``["!copy", SRC, DST]`` copies a file between two commands,
+    own temp directory); ``== checkpoints PATH rdds`` when a job removes its reliable
+    checkpoints (``spark.checkpoint_dir``) with Spark's in them; ``["!copy", SRC, DST]``
+    copies a file between two commands,
     ``["!probe", MASTER, PATH]`` prints what ``check_task_paths`` says of an input PATH.
     The output has ``== rc N`` after each command."""
-    code = ("import json, shutil, sys\n"
+    code = ("import json, os, shutil, sys\n"
             "from streamspec.pipeline.cli import main\n"
+            "import streamspec.pipeline.spark as S\n"
+            "remove = S._remove_dir\n"
+            "def said(spark, path):\n"     # the job's reliable checkpoints, just before removal
+            "    local = S._local(path) if path else None\n"
+            "    rdds = local and any(d.startswith('rdd-') for _, ds, _ in os.walk(local) for d in ds)\n"
+            "    print('== checkpoints', path, 'rdds' if rdds else 'none', flush=True)\n"
+            "    remove(spark, path)\n"
+            "S._remove_dir = said\n"
             "for argv in json.loads(sys.argv[1]):\n"
             "    if argv[0] == '!copy':\n"
             "        shutil.copy(argv[1], argv[2]); continue\n"
@@ -163,6 +175,12 @@ def test_every_job_and_a_stream_restart_on_the_cluster_equal_local_mode(
     assert probe in done.stdout, report
     assert "reading the input on the driver" not in done.stderr, report
     assert "Traceback" not in done.stderr, report
+    # every job kept its rows in reliable checkpoints beside its output, gone afterwards
+    checkpoints = [line.split() for line in done.stdout.splitlines()
+                   if line.startswith("== checkpoints ")]
+    assert len(checkpoints) == 2 * len(relative), report
+    assert all(c[3] == "rdds" and ".checkpoints-" in c[2] for c in checkpoints), checkpoints
+    assert not [d for d, ds, _ in os.walk(cluster) for n in ds if ".checkpoints-" in n]
 
     # the same commands in local mode, in this process (the test session's local Spark)
     local = tmp_path / "local"

@@ -104,6 +104,19 @@ def test_the_flag_resolves_like_the_other_path_flags(tmp_path, monkeypatch):
                                                "file://elsewhere/ck"]))
 
 
+def test_demo_passes_the_flag_to_every_job(monkeypatch, capsys):
+    from streamspec.pipeline import job
+    seen = []
+    monkeypatch.setattr(job, "run", lambda adapter, args: seen.append(
+        (adapter.PROBLEM, args.output, args.checkpoint_dir)) or 0)
+    assert main(["demo", "--output", "o", "--checkpoint-dir", "ck"]) == 0
+    assert sorted(p for p, _, _ in seen) == ["connectivity", "kws", "simjoin", "topkjoin"]
+    assert all(ck == "ck" and out == f"o/{p}" for p, out, ck in seen), seen
+    seen.clear()
+    assert main(["demo", "--output", "o"]) == 0
+    assert seen and all(ck is None for _, _, ck in seen)   # each job's own default
+
+
 def test_the_default_is_a_new_hidden_directory_beside_the_output():
     first, second = checkpoint_dir_beside("/data/runs/out"), checkpoint_dir_beside("/data/runs/out/")
     assert first != second

@@ -17,7 +17,6 @@ tuple's end); optional schema changes; int or str tids.
 """
 from __future__ import annotations
 
-import functools
 import random
 
 from hypothesis import strategies as st
@@ -153,20 +152,26 @@ def build(pick, schema_changes: bool = True, max_events: int = 16, shapes: bool 
     return Case(params, events, chunks)
 
 
-@functools.lru_cache(maxsize=4096)
-def _sampled(options: tuple):
-    return st.sampled_from(options)
+_SAMPLED: dict = {}
 
 
 def _picker(draw):
     """``pick`` over hypothesis: one ``sampled_from`` per distinct sequence, reused (building
-    a strategy per draw cost most of a case's generation); the choices drawn are the same."""
+    a strategy per draw cost most of a case's generation); the choices drawn are the same.
+    Keyed by the elements' types too: ``(False, True) == (0, 1)``, but they are different
+    sequences to draw from."""
     def pick(seq):
         options = tuple(seq)
         try:
-            return draw(_sampled(options))
-        except TypeError:                       # an unhashable element: no cache
-            return draw(st.sampled_from(options))
+            key = tuple((type(x), x) for x in options)
+            strategy = _SAMPLED.get(key)
+            if strategy is None:
+                if len(_SAMPLED) > 4096:
+                    _SAMPLED.clear()
+                strategy = _SAMPLED[key] = st.sampled_from(options)
+        except TypeError:                       # an unhashable element: no reuse
+            strategy = st.sampled_from(options)
+        return draw(strategy)
     return pick
 
 

@@ -33,7 +33,8 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
     driver's validating reader, which names it).
 
     1. one task per chunk (``kws_text.chunks``: byte ranges at line starts, Parquet row
-       groups) parses it into typed columns with each row's merge order
+       groups; consecutive chunks share a task when there are more than twice
+       ``partitions`` and than Spark's default parallelism) parses it into typed columns with each row's merge order
        (``kws_text.chunk_table``), kept once (``spark.materialise``); the driver reads
        only the chunks' checks: every chunk fit, keyed rows everywhere or nowhere, one
        kind of keys (ints when every key is an integer), the time span, line counts;
@@ -88,7 +89,11 @@ def replay_files(spark, plan: Plan, engine_cls, partitions: int, chunk_bytes: in
                 yield pa.RecordBatch.from_pylist([{"chunk": c, **cells}],
                                                  _arrow_schema(CHUNK_STATS))
 
-    numbers = spark.sparkContext.parallelize([(c,) for c in range(len(cs))], len(cs))
+    # one task per chunk, unless there are many more chunks than the job can run at once
+    # (a small --chunk-bytes): then each task parses a run of consecutive chunks, as a task
+    # costs far more than a small chunk
+    tasks = min(len(cs), max(2 * partitions, spark.sparkContext.defaultParallelism))
+    numbers = spark.sparkContext.parallelize([(c,) for c in range(len(cs))], tasks)
     parsed = materialise(spark.createDataFrame(numbers, "chunk int").mapInArrow(parse, CHUNK_STATS))
     phase("parse")
     stats = sorted(parsed.drop("data").collect())

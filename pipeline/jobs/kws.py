@@ -19,7 +19,8 @@ changes' errors name ``file:line`` too) and the events go to the tasks as rows.
 What is read where (issue 11): the driver reads the schema and, for local tuple files
 (CSV, JSON lines, a ``.parquet`` file), only their heads (``prepare``; a bad first
 record fails before Spark starts).  Spark tasks read the rest (``replay_files``): one
-task per chunk (a byte range at line starts, a row group) parses it with the driver
+task per chunk (a byte range at line starts, a row group; a run of consecutive chunks
+when there are many more chunks than tasks can run at once) parses it with the driver
 reader's own row functions (``streamspec.pipeline.io.kws_text``) into typed columns
 carrying each row's merge order; each chunk is split by time range or key; the task
 of a range or key puts its rows in merge order and replays them, the spec validating

@@ -63,24 +63,11 @@ class Arrivals:
         return cls(source, checkpoint)
 
     def _batches(self) -> list[tuple[int, str]]:
-        out = []
-        for name in os.listdir(self.log):
-            stem = name[:-len(".compact")] if name.endswith(".compact") else name
-            if stem.isdigit():
-                out.append((int(stem), name))
-        return sorted(out)
+        return _log_batches(self.log)
 
     def entries(self) -> list[dict]:
         """Every file logged so far, in arrival order."""
-        batches = self._batches()
-        compact = max((i for i, n in batches if n.endswith(".compact")), default=-1)
-        entries = []
-        for i, name in batches:
-            if i >= compact:
-                with open(os.path.join(self.log, name), encoding="utf-8") as f:
-                    lines = f.read().splitlines()
-                entries += [json.loads(line) for line in lines[1:] if line.strip()]
-        return entries
+        return log_entries(self.log)
 
     def update(self) -> int:
         """Log the files of ``--source`` not taken yet, by name; how many were added."""
@@ -127,6 +114,59 @@ class Arrivals:
                     pass            # the next listing tries again
         threading.Thread(target=loop, name="streamspec-arrivals", daemon=True).start()
         return stop
+
+
+def _log_batches(log: str) -> list[tuple[int, str]]:
+    out = []
+    for name in os.listdir(log):
+        stem = name[:-len(".compact")] if name.endswith(".compact") else name
+        if stem.isdigit():
+            out.append((int(stem), name))
+    return sorted(out)
+
+
+def log_entries(log: str) -> list[dict]:
+    """The entries of a ``_spark_metadata`` log (Spark's file sink format: the last
+    compaction holds every entry before it), in order."""
+    batches = _log_batches(log)
+    compact = max((i for i, n in batches if n.endswith(".compact")), default=-1)
+    entries = []
+    for i, name in batches:
+        if i >= compact:
+            with open(os.path.join(log, name), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+            entries += [json.loads(line) for line in lines[1:] if line.strip()]
+    return entries
+
+
+def tidy_output(output: str, err=None) -> list[str]:
+    """Remove the part files of a local streaming ``output`` that its sink log
+    (``OUTPUT/_spark_metadata``) does not list: written by a micro-batch that never
+    committed (the query was killed, or stopped on a rejected record), they are not part
+    of the output, and plain Parquet readers (pyarrow, pandas) would read them, or trip on
+    one of 0 bytes.  Says so on ``err`` (stderr); returns the names removed.  Only with no
+    query running on ``output``; nothing is done without a sink log."""
+    import sys
+
+    path = _local(output)
+    log = os.path.join(path, _LOG) if path is not None else None
+    if log is None or not os.path.isdir(log):
+        return []
+    kept = {pathlib.PurePosixPath(_uri_path(e["path"])).name for e in log_entries(log)
+            if e.get("action", "add") == "add"}
+    removed = []
+    for name in sorted(os.listdir(path)):
+        if name.startswith("part-") and name not in kept:
+            os.unlink(os.path.join(path, name))
+            crc = os.path.join(path, f".{name}.crc")
+            if os.path.exists(crc):
+                os.unlink(crc)
+            removed.append(name)
+    if removed:
+        print(f"streamspec: {output}: removed {len(removed)} part file(s) of a micro-batch that "
+              f"never committed (not in the sink log _spark_metadata): {', '.join(removed)}",
+              file=err or sys.stderr, flush=True)
+    return removed
 
 
 def _uri_path(uri: str) -> str:

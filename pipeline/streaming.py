@@ -300,7 +300,8 @@ def run(adapter, args, out=None) -> int:
     spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}",
                     conf=dict(getattr(args, "conf", None) or ()))
     check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
-    from streamspec.pipeline.arrivals import Arrivals
+    from streamspec.pipeline.arrivals import Arrivals, tidy_output
+    tidy_output(args.output)     # what a killed run's uncommitted micro-batch left
     arrivals = Arrivals.of(args)     # files taken by name, whatever their modification times
     if arrivals is not None:
         arrivals.update()
@@ -321,17 +322,33 @@ def run(adapter, args, out=None) -> int:
     except KeyboardInterrupt:
         query.stop()
     except Exception as err:     # pyspark's StreamingQueryException and its relatives
-        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {task_error(err)}") from err
+        raise _failed(adapter, args, err) from err
     finally:
         if following is not None:
             following.set()
     if query.exception() is not None:
-        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {task_error(query.exception())}")
+        raise _failed(adapter, args, query.exception())
     batches = [p for p in (query.recentProgress or []) if p.get("numInputRows")]
     rows_in = sum(int(p["numInputRows"]) for p in batches)
     print(f"{adapter.PROBLEM}: streamed {rows_in} input rows in {len(batches)} micro-batches "
           f"(engine {engine_cls.name}) to {args.output}; checkpoint {args.checkpoint}.", file=out)
     return 0
+
+
+def _failed(adapter, args, err) -> StreamFailed:
+    """The ``StreamFailed`` of a query stopped by ``err``: the spec's message with its file
+    and line; where Spark's reader refused a file without saying where or why, the first
+    bad record the project's readers find in it (``streamspec.pipeline.stream_check``).
+    The failed micro-batch's part files are removed (``arrivals.tidy_output``)."""
+    from streamspec.pipeline.arrivals import tidy_output
+    from streamspec.pipeline.stream_check import locate
+
+    reason = task_error(err)
+    located = locate(str(err), args.format, source_schema(adapter, args))
+    if located is not None:
+        reason = str(located)
+    tidy_output(args.output)
+    return StreamFailed(f"{adapter.PROBLEM} stream stopped: {reason}")
 
 
 def command(adapter):

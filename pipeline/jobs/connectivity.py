@@ -332,11 +332,29 @@ def stream_params(args) -> Params:
     from streamspec.pipeline.io import edges as edge_io
 
     pairs, lines = edge_io.read_query_file(args.queries)
-    workload, _ = edge_io.typed_workload(pairs, int if args.id_type == "long" else str, lines)
+    workload, kind = edge_io.typed_workload(pairs, int if args.id_type == "long" else str, lines)
+    if args.id_type == "long" and kind is not int:
+        # the edges' ids are longs (Spark reads them so): a text query id could never match,
+        # and the engine would only say so at the first edge, after a checkpoint was made
+        from streamspec.pipeline.io import int64_or_none
+        from streamspec.spec.errors import MalformedRecord
+
+        i = next(i for i, x in enumerate(x for p in pairs for x in p) if int64_or_none(x) is None)
+        raise MalformedRecord(f"query id {pairs[i // 2][i % 2]!r} is not an integer, but "
+                              "--id-type is long (use --id-type string for text ids)"
+                              ).at(lines[i // 2])
     return Params(args.window, args.slide, workload, args.origin, args.lateness)
 
 
 def stream_events(pdf: pd.DataFrame, params: Params) -> EdgeBatch:
+    from streamspec.spec.errors import MalformedRecord
+
+    for column in ("u", "v", "t"):
+        missing = np.flatnonzero(pdf[column].isna().to_numpy())
+        if missing.size:
+            # ``index`` is the row's position here: the streaming step names its file and line
+            raise MalformedRecord(f"edge {column} is missing (null or absent)",
+                                  index=int(missing[0]))
     return edge_batch(pdf)
 
 

@@ -1,0 +1,201 @@
+"""Where a stream file Spark's reader refused is bad (issue 30).
+
+Spark's file source reads ``streamspec stream``'s input with a schema in ``FAILFAST``
+mode: a record it cannot read (malformed JSON, a string, float or 2^64 where a long
+belongs, an array where an object belongs, a CSV line with the wrong field count,
+invalid UTF-8) stops the query with ``FAILED_READ_FILE``, naming the file but not the
+line nor the reason.  ``locate`` then reads that file on the driver, with the
+project's own readers (``streamspec.pipeline.io``: the JSON, CSV and text rules
+``streamspec run`` applies), checks each record against the stream's schema, and
+returns the first bad record as a ``MalformedRecord`` at ``file:line`` (``file:
+column C`` for a Parquet file whose column has the wrong type).  It only runs once
+the query has failed: the files of a healthy stream are read once, by Spark.
+"""
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import unquote, urlparse
+
+from streamspec.pipeline.io import INT64, check_nul, csv_records, int64_or_none, json_loads, \
+    location, preview
+from streamspec.spec.errors import MalformedRecord
+
+_INT_RANGES = {"long": INT64, "bigint": INT64, "int": (-2**31, 2**31 - 1),
+               "integer": (-2**31, 2**31 - 1), "short": (-2**15, 2**15 - 1),
+               "smallint": (-2**15, 2**15 - 1), "byte": (-128, 127), "tinyint": (-128, 127)}
+_FLOATS = ("double", "float", "real")
+
+
+def schema_fields(schema: str) -> list[tuple[str, str]]:
+    """``(name, type)`` of a DDL schema string (``"u long, v long, tokens array<string>"``)."""
+    fields, depth, start, quoted = [], 0, 0, False
+    for i, ch in enumerate(schema + ","):
+        if ch == "`":
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            part = schema[start:i].strip()
+            start = i + 1
+            if part.startswith("`"):
+                name, _, kind = part[1:].partition("`")
+            else:
+                name, _, kind = part.partition(" ")
+            if part:
+                fields.append((name, kind.strip().lower()))
+    return fields
+
+
+def _problem(value, kind: str) -> str | None:
+    """Why a JSON value is not of ``kind`` as Spark reads it, None when it is (or when the
+    type is one this check does not know: Spark's message stays then)."""
+    if value is None:
+        return None
+    if kind in _INT_RANGES:
+        lo, hi = _INT_RANGES[kind]
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"expected an integer ({kind}), got {preview(value)}"
+        if not lo <= value <= hi:
+            return f"integer {preview(value)} does not fit in a {kind} ({lo}..{hi})"
+        return None
+    if kind in _FLOATS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"expected a number ({kind}), got {preview(value)}"
+        return None
+    if kind == "boolean":
+        return None if isinstance(value, bool) else f"expected true or false, got {preview(value)}"
+    if kind.startswith("array<") and kind.endswith(">"):
+        if not isinstance(value, list):
+            return f"expected an array ({kind}), got {preview(value)}"
+        for item in value:
+            why = _problem(item, kind[6:-1].strip())
+            if why is not None:
+                return f"array item: {why}"
+    return None         # string (Spark reads any value as text), or a type not checked here
+
+
+def _text_lines(path: str, shown: str):
+    """``(line number, text)`` of a text file, each line decoded as UTF-8 on its own (an
+    invalid byte is an error at its line; a byte order mark on line 1 is skipped)."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            try:
+                text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                raise MalformedRecord(f"not UTF-8 text (byte {raw[err.start]:#04x} at column "
+                                      f"{err.start + 1}: {err.reason})"
+                                      ).at(location(shown, number)) from None
+            yield number, text
+
+
+def check_json(path: str, schema: str, shown: str) -> None:
+    fields = schema_fields(schema)
+    for number, text in _text_lines(path, shown):
+        if not text.strip():
+            continue
+        where = location(shown, number)
+        try:
+            row = json_loads(text)
+        except MalformedRecord as err:
+            raise err.at(where) from None
+        except ValueError as err:       # json.JSONDecodeError, or 4300+ digits
+            raise MalformedRecord(f"not JSON: {getattr(err, 'msg', err)}").at(where) from None
+        if not isinstance(row, dict):
+            raise MalformedRecord(f"expected a JSON object, got {preview(row)}").at(where)
+        for name, kind in fields:
+            why = _problem(row.get(name), kind)
+            if why is not None:
+                raise MalformedRecord(f"column {name}: {why}").at(where)
+
+
+def check_csv(path: str, schema: str, shown: str) -> None:
+    kinds = dict(schema_fields(schema))
+    lines = (text for _, text in _text_lines(path, shown))
+    header = None
+    for number, fields in csv_records(lines, lambda n: location(shown, n)):
+        if not any(f.strip() for f in fields):
+            continue
+        where = location(shown, number)
+        if header is None:
+            header = [name.strip() for name in fields]
+            continue
+        if len(fields) != len(header):
+            raise MalformedRecord(f"expected {len(header)} fields ({','.join(header)}), got "
+                                  f"{len(fields)}").at(where)
+        for name, field in zip(header, fields):
+            kind, token = kinds.get(name), field.strip()
+            if kind is None or token == "":
+                continue
+            if kind in _INT_RANGES and int64_or_none(token) is None:
+                raise MalformedRecord(f"column {name}: expected an integer ({kind}), got "
+                                      f"{preview(token)}").at(where)
+            if kind in _INT_RANGES:
+                why = _problem(int(token), kind)
+                if why is not None:
+                    raise MalformedRecord(f"column {name}: {why}").at(where)
+            if kind in _FLOATS:
+                try:
+                    float(token)
+                except ValueError:
+                    raise MalformedRecord(f"column {name}: expected a number ({kind}), got "
+                                          f"{preview(token)}").at(where) from None
+
+
+def check_parquet(path: str, schema: str, shown: str) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        arrow = pq.read_schema(path)
+    except Exception as err:     # pyarrow's ArrowInvalid and OSError
+        raise MalformedRecord(f"not a Parquet file ({err})").at(shown) from None
+    for name, kind in schema_fields(schema):
+        if name not in arrow.names:
+            continue
+        have = arrow.field(name).type
+        ok = (pa.types.is_integer(have) if kind in _INT_RANGES else
+              pa.types.is_floating(have) or pa.types.is_integer(have) if kind in _FLOATS else
+              pa.types.is_string(have) or pa.types.is_large_string(have) if kind == "string" else
+              pa.types.is_list(have) or pa.types.is_large_list(have) if kind.startswith("array<")
+              else True)
+        if not ok:
+            raise MalformedRecord(f"column {name} holds {have}, expected {kind}").at(
+                f"{shown}: column {name}")
+
+
+CHECKS = {"json": check_json, "csv": check_csv, "parquet": check_parquet}
+
+
+def check_file(path: str, fmt: str, schema: str, shown: str | None = None) -> None:
+    """A ``MalformedRecord`` at the first record of ``path`` Spark's reader would refuse
+    under ``schema`` (module docstring); None when this check finds none."""
+    CHECKS[fmt](path, schema, shown or os.path.basename(path))
+
+
+_FAILED_FILE = re.compile(r"(?:reading|read) file (\S+?)\.?(?:\s|$)")
+
+
+def locate(message: str, fmt: str, schema: str) -> MalformedRecord | None:
+    """The located error behind a query's ``FAILED_READ_FILE`` ``message``, or None when
+    the message names no readable file or the file shows nothing wrong."""
+    if "FAILED_READ_FILE" not in message:
+        return None
+    found = _FAILED_FILE.search(message)
+    if found is None:
+        return None
+    uri = found.group(1)
+    path = unquote(urlparse(uri).path) if uri.startswith("file:") else uri
+    if not os.path.isfile(path):
+        return None
+    try:
+        check_file(path, fmt, schema)
+    except MalformedRecord as err:
+        return err
+    except OSError:
+        return None
+    return None

@@ -1,0 +1,223 @@
+"""``streamspec stream``: every rejected stream row located, and an output that plain Parquet
+readers read after a crash (issue 30).
+
+Spark's file source refuses some rows itself (malformed JSON, a string, float, 1e30 or 2^64
+where a long belongs, an array where an object belongs, a CSV line with the wrong field
+count, invalid UTF-8) and says only ``FAILED_READ_FILE`` and the file: the query's error is
+then located by the project's readers (``streamspec.pipeline.stream_check``).  A row Spark
+reads as null (a JSON row without ``t``, a Parquet null) is rejected by the problem at its
+row, and a query id of the wrong type before Spark starts.  Every case exits 2 with
+``file:line`` (or ``file: row N``) and leaves no part file at ``--output``.  After a
+``kill -9`` mid-stream and a restart, ``pyarrow.parquet.read_table(OUTPUT)`` equals the
+uninterrupted run's rows: a restart removes the part files its sink log does not list.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from streamspec.pipeline.arrivals import log_entries, tidy_output
+from streamspec.pipeline.cli import build_parser, main
+from streamspec.pipeline.stream_check import check_file, schema_fields
+from streamspec.spec.errors import MalformedRecord
+
+from .streamcheck import batch_rows, canonical, write_file
+
+GOOD = '{"u":1,"v":2,"t":1}'
+# (format, the second record's text, words the message must hold): line 2 (CSV: 3) is bad
+BAD = {
+    "malformed JSON": ("json", '{"u":2,"v":3,"t":', "not JSON"),
+    "string time": ("json", '{"u":2,"v":3,"t":"soon"}', "column t: expected an integer"),
+    "float time": ("json", '{"u":2,"v":3,"t":1.5}', "column t: expected an integer"),
+    "1e30": ("json", '{"u":2,"v":3,"t":1e30}', "column t: expected an integer"),
+    "2^64": ("json", '{"u":2,"v":3,"t":18446744073709551616}', "does not fit in a long"),
+    "array": ("json", "[1,2,3]", "expected a JSON object"),
+    "array id": ("json", '{"u":[2],"v":3,"t":2}', "column u: expected an integer"),
+    "invalid UTF-8": ("json", b'{"u":2,"v":3,"t":2,"x":"\xff"}', "not UTF-8 text"),
+    "CSV field count": ("csv", "2,3,4,5", "expected 3 fields"),
+    "CSV word time": ("csv", "2,3,soon", "column t: expected an integer"),
+    "missing t": ("json", '{"u":2,"v":3}', "edge t is missing"),
+}
+
+
+def write_bad(path, fmt: str, bad) -> int:
+    """A two-record file, the second ``bad``; the bad record's line."""
+    good = "u,v,t\n1,2,1\n" if fmt == "csv" else GOOD + "\n"
+    bad = bad if isinstance(bad, bytes) else bad.encode()
+    path.write_bytes(good.encode() + bad + b"\n")
+    return 3 if fmt == "csv" else 2
+
+
+@pytest.mark.parametrize("case", [c for c in BAD if c != "missing t"])
+def test_the_driver_check_locates_what_sparks_reader_refuses(case, tmp_path):
+    fmt, bad, words = BAD[case]
+    line = write_bad(tmp_path / f"part-0001.{fmt}", fmt, bad)
+    with pytest.raises(MalformedRecord) as caught:
+        check_file(str(tmp_path / f"part-0001.{fmt}"), fmt, "u long, v long, t long, key string")
+    assert caught.value.location == f"part-0001.{fmt}:{line}"
+    assert words in str(caught.value)
+
+
+def test_the_driver_check_accepts_what_spark_reads(tmp_path):
+    schema = "id long, ts long, tokens array<string>, text string, side string, key string"
+    (tmp_path / "a.json").write_text('{"id":1,"ts":2,"tokens":["x",null],"key":7}\n\n'
+                                     '{"id":2,"ts":3,"text":"hi","extra":[1]}\n')
+    check_file(str(tmp_path / "a.json"), "json", schema)
+    (tmp_path / "b.csv").write_text("u,v,t\n1,2,3\n\n4,,5\n")
+    check_file(str(tmp_path / "b.csv"), "csv", "u long, v long, t long")
+    pd.DataFrame({"u": [1], "v": [2], "t": [3]}).to_parquet(tmp_path / "c.parquet")
+    check_file(str(tmp_path / "c.parquet"), "parquet", "u long, v long, t long")
+    assert schema_fields("`a b` array<struct<x:int,y:int>>, c long") == \
+        [("a b", "array<struct<x:int,y:int>>"), ("c", "long")]
+
+
+def test_a_parquet_column_of_the_wrong_type_is_named(tmp_path):
+    pd.DataFrame({"u": [1], "v": [2], "t": ["soon"]}).to_parquet(tmp_path / "p.parquet")
+    with pytest.raises(MalformedRecord, match=r"p.parquet: column t: column t holds string"):
+        check_file(str(tmp_path / "p.parquet"), "parquet", "u long, v long, t long")
+
+
+def stream_argv(d, fmt: str, *more: str) -> list[str]:
+    (d / "q.txt").write_text("1 3\n")
+    return ["stream", "connectivity", "--source", str(d / "in"), "--format", fmt,
+            "--checkpoint", str(d / "ckpt"), "--output", str(d / "out"), "--window", "4",
+            "--slide", "2", "--queries", str(d / "q.txt"), *more]
+
+
+def no_part_files(out) -> None:
+    assert not out.exists() or not [n for n in os.listdir(out) if n.startswith("part-")]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", list(BAD))
+def test_a_stream_row_sparks_reader_refuses_is_located(case, spark, tmp_path, capsys):
+    fmt, bad, words = BAD[case]
+    (tmp_path / "in").mkdir()
+    line = write_bad(tmp_path / "in" / f"part-0001.{fmt}", fmt, bad)
+    assert main(stream_argv(tmp_path, fmt, "--trigger-once")) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "FAILED_READ_FILE" not in err, err
+    assert f"connectivity stream stopped: part-0001.{fmt}:{line}: " in err and words in err, err
+    no_part_files(tmp_path / "out")
+
+
+@pytest.mark.spark
+def test_a_null_in_a_stream_parquet_file_is_located_at_its_row(spark, tmp_path, capsys):
+    (tmp_path / "in").mkdir()
+    pd.DataFrame({"u": pd.array([1, 2, None, 4], "Int64"), "v": [2, 3, 4, 5],
+                  "t": [1, 2, 3, 4]}).to_parquet(tmp_path / "in" / "part-0001.parquet")
+    assert main(stream_argv(tmp_path, "parquet", "--trigger-once")) == 2
+    err = capsys.readouterr().err
+    assert "part-0001.parquet: row 3: edge u is missing" in err, err
+    no_part_files(tmp_path / "out")
+
+
+def test_a_text_query_id_with_long_ids_is_refused_before_spark(tmp_path, capsys, monkeypatch):
+    import streamspec.pipeline.spark as spark_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Spark was started for a query file that is bad on the driver")
+    monkeypatch.setattr(spark_module, "session", refuse)
+    (tmp_path / "in").mkdir()
+    argv = stream_argv(tmp_path, "json", "--trigger-once")
+    (tmp_path / "q.txt").write_text("1 3\n2 abc\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "q.txt:2: query id 'abc' is not an integer" in err and "--id-type" in err, err
+    assert not (tmp_path / "ckpt").exists() and not (tmp_path / "out").exists()
+
+
+def sink_log(out, names: list[str]) -> None:
+    (out / "_spark_metadata").mkdir(parents=True)
+    entries = [json.dumps({"path": (out / n).as_uri(), "size": 1, "isDir": False,
+                           "modificationTime": 1, "blockReplication": 1, "blockSize": 1,
+                           "action": "add"}) for n in names]
+    (out / "_spark_metadata" / "0").write_text("\n".join(["v1", *entries]) + "\n")
+
+
+def test_tidy_output_removes_only_unlisted_part_files(tmp_path, capsys):
+    out = tmp_path / "out"
+    sink_log(out, ["part-00000-a-c000.snappy.parquet"])
+    for name in ("part-00000-a-c000.snappy.parquet", "part-00000-b-c000.snappy.parquet",
+                 ".part-00000-b-c000.snappy.parquet.crc", "part-00001-c-c000.snappy.parquet"):
+        (out / name).write_bytes(b"")
+    assert tidy_output(str(out)) == ["part-00000-b-c000.snappy.parquet",
+                                     "part-00001-c-c000.snappy.parquet"]
+    assert sorted(os.listdir(out)) == ["_spark_metadata", "part-00000-a-c000.snappy.parquet"]
+    assert "removed 2 part file(s)" in capsys.readouterr().err
+    assert tidy_output(str(tmp_path / "nowhere")) == []     # no sink log: nothing touched
+
+
+# -- kill -9 mid-stream, restart: plain pyarrow reads the uninterrupted run's rows ------------
+def connectivity_case():
+    rows = [{"u": i % 7, "v": (3 * i + 1) % 7, "t": i, "key": "ab"[i % 2]} for i in range(60)]
+    (q := "0 3\n1 5\n")
+    return rows, q, ["--window", "6", "--slide", "3"]
+
+
+def simjoin_case():
+    from ..simjoin.test_stream import set_rows
+    return set_rows(4, n=60), None, ["--k", "2", "--window", "6", "--similarity", "jaccard",
+                                     "--engine", "swoop"]
+
+
+def uncommitted(out) -> list[str]:
+    if not (out / "_spark_metadata").is_dir():
+        return []
+    listed = {os.path.basename(e["path"]) for e in log_entries(str(out / "_spark_metadata"))}
+    return [n for n in os.listdir(out) if n.startswith("part-") and n not in listed]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("problem", ["connectivity", "simjoin"])
+def test_kill_9_mid_stream_then_restart_reads_back_whole(problem, spark, tmp_path):
+    import importlib
+
+    rows, queries, params = {"connectivity": connectivity_case, "simjoin": simjoin_case}[problem]()
+    source, out, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
+    source.mkdir()
+    if queries:
+        (tmp_path / "q.txt").write_text(queries)
+        params += ["--queries", str(tmp_path / "q.txt")]
+    argv = ["stream", problem, "--source", str(source), "--checkpoint", str(ckpt),
+            "--output", str(out), "--format", "json", "--files-per-batch", "1", *params]
+    parts = 3
+    for i in range(parts):
+        write_file(source, f"part-{i:04d}.json", rows[i * len(rows) // parts:
+                                                     (i + 1) * len(rows) // parts], i, "json")
+    proc = subprocess.Popen([sys.executable, "-m", "streamspec.pipeline.cli", *argv,
+                             "--interval", "0.2", "--master", "local[2]",
+                             "--conf", "spark.sql.shuffle.partitions=2",
+                             "--conf", "spark.ui.enabled=false"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    try:
+        # kill when a micro-batch has written a part file its sink log does not list yet
+        # (else once most batches committed: the restart check holds either way)
+        while time.monotonic() < deadline and proc.poll() is None:
+            if uncommitted(out) or (out / "_spark_metadata" / str(parts - 2)).exists():
+                break
+            time.sleep(0.01)
+        print(f"killed after {time.monotonic() - deadline + 60:.1f} s; uncommitted: "
+              f"{uncommitted(out)}")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    # what a killed micro-batch may leave: also a 0-byte part file, never committed
+    (out / "_spark_metadata").mkdir(parents=True, exist_ok=True)
+    (out / "part-00000-00000000-dead-beef-0000-000000000000-c000.snappy.parquet").write_bytes(b"")
+    assert main([*argv, "--trigger-once"]) == 0
+    assert uncommitted(out) == []
+    got = pq.read_table(str(out)).to_pandas()
+    adapter = importlib.import_module(f"streamspec.pipeline.jobs.{problem}")
+    want = batch_rows(adapter, build_parser().parse_args(argv), rows)
+    assert len(want) > 0
+    assert canonical(got[list(want.columns)]) == canonical(want)

@@ -109,6 +109,33 @@ def test_a_stream_row_sparks_reader_refuses_is_located(case, spark, tmp_path, ca
     no_part_files(tmp_path / "out")
 
 
+def other_problem(problem: str, d) -> tuple[list[str], str, str]:
+    """Another problem's stream flags, a good JSON row and one Spark's reader refuses."""
+    if problem == "simjoin":
+        return (["--k", "2", "--window", "6", "--similarity", "jaccard"],
+                '{"id":1,"ts":1,"tokens":[1,2],"key":"a"}', '{"id":2,"ts":"soon","key":"a"}')
+    from ..kws.test_stream import argv
+    return (argv(["--window", "5"], "fullmesh"),
+            '{"key":"a","rel":"director","tid":"d1","t":1,"did":1,"name":"Q"}',
+            '{"key":"a","rel":"director","tid":"d2","t":[2],"did":2,"name":"R"}')
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("problem,column", [("simjoin", "ts"), ("kws", "t")])
+def test_every_problems_stream_locates_a_row_sparks_reader_refuses(problem, column, spark,
+                                                                     tmp_path, capsys):
+    flags, good, bad = other_problem(problem, tmp_path)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "part-0001.json").write_text(f"{good}\n\n{bad}\n")
+    argv = ["stream", problem, "--source", str(tmp_path / "in"), "--format", "json",
+            "--checkpoint", str(tmp_path / "ckpt"), "--output", str(tmp_path / "out"),
+            "--trigger-once", *flags]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{problem} stream stopped: part-0001.json:3: column {column}: expected " in err, err
+    no_part_files(tmp_path / "out")
+
+
 @pytest.mark.spark
 def test_a_null_in_a_stream_parquet_file_is_located_at_its_row(spark, tmp_path, capsys):
     (tmp_path / "in").mkdir()

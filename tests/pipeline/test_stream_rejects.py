@@ -114,6 +114,10 @@ def other_problem(problem: str, d) -> tuple[list[str], str, str]:
     if problem == "simjoin":
         return (["--k", "2", "--window", "6", "--similarity", "jaccard"],
                 '{"id":1,"ts":1,"tokens":[1,2],"key":"a"}', '{"id":2,"ts":"soon","key":"a"}')
+    if problem == "topkjoin":
+        from ..topkjoin.test_stream import keyed_case, stream_argv as topkjoin_argv
+        return (topkjoin_argv(d, keyed_case(11, False)[0].params, "oracle", "long"),
+                '{"id":1,"x":0.5,"ts":1,"key":"a"}', '{"id":2,"x":"high","ts":2,"key":"a"}')
     from ..kws.test_stream import argv
     return (argv(["--window", "5"], "fullmesh"),
             '{"key":"a","rel":"director","tid":"d1","t":1,"did":1,"name":"Q"}',
@@ -121,7 +125,8 @@ def other_problem(problem: str, d) -> tuple[list[str], str, str]:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("problem,column", [("simjoin", "ts"), ("kws", "t")])
+@pytest.mark.parametrize("problem,column", [("simjoin", "ts"), ("kws", "t"),
+                                                    ("topkjoin", "x")])
 def test_every_problems_stream_locates_a_row_sparks_reader_refuses(problem, column, spark,
                                                                      tmp_path, capsys):
     flags, good, bad = other_problem(problem, tmp_path)

@@ -155,13 +155,30 @@ def _json_lines(path: str) -> Iterator[tuple[str, dict]]:
             yield where, row
 
 
+def not_utf8(path: str, err: UnicodeDecodeError) -> "InputError":
+    """The ``InputError`` of a text input that is not UTF-8, at ``file:line`` of the first
+    line that does not decode (the decoder's error knows only its offset in a buffer)."""
+    try:
+        with open(path, "rb") as f:
+            for number, raw in enumerate(f, 1):
+                try:
+                    raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as bad:
+                    return InputError(f"{location(path, number)}: not a UTF-8 text file (byte "
+                                      f"{raw[bad.start]:#04x} at column {bad.start + 1}: "
+                                      f"{bad.reason}); binary inputs must be Parquet (.parquet)")
+    except OSError:
+        pass
+    return InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
+                      "binary inputs must be Parquet (.parquet)")
+
+
 def json_objects(path: str) -> Iterator[tuple[str, dict]]:
     """``(file:line, object)`` of each non-blank line of a JSON lines file."""
     try:
         yield from _json_lines(path)
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
-                         "binary inputs must be Parquet (.parquet)") from None
+        raise not_utf8(path, err) from None
 
 
 def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
@@ -180,8 +197,7 @@ def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
                 check_nul(line, location(path, number))
                 yield number, _FIELD_SEPARATOR.split(line)
         except UnicodeDecodeError as err:
-            raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
-                             "binary inputs must be Parquet (.parquet)") from None
+            raise not_utf8(path, err) from None
 
 
 def _open_quote_line(lines: list[str]) -> int | None:
@@ -280,8 +296,7 @@ def csv_table(path: str):
                 rows.append(fields)
                 wheres.append(where)
         except UnicodeDecodeError as err:
-            raise InputError(f"{path}: not a UTF-8 text file ({err.reason}); "
-                             "binary inputs must be Parquet (.parquet)") from None
+            raise not_utf8(path, err) from None
         except csv.Error as err:
             raise MalformedRecord(f"not CSV: {err}").at(location(path, number + 1)) from None
     if header is None:

@@ -120,7 +120,7 @@ FAST = {
     "simjoin: token beyond 64 bits": (simjoin("{big_token.jsonl}"),
                                       f"big_token.jsonl:1: token {BIG} does not fit in 64 bits"),
     "simjoin: key of a wrong type": (simjoin("{dict_key.jsonl}"), "dict_key.jsonl:1: key must be"),
-    "simjoin: binary input": (simjoin("{binary.txt}"), "binary.txt: not a UTF-8 text file"),
+    "simjoin: binary input": (simjoin("{binary.txt}"), "binary.txt:1: not a UTF-8 text file"),
     "simjoin: empty directory": (simjoin("{empty_dir}"), "directory holds no Parquet files"),
     "simjoin: NaN window": (simjoin(SETS, "--window", "nan"), "window w must be a finite number > 0"),
     "simjoin: window not a number": (simjoin(SETS, "-w", "ten"), "expected a number, got 'ten'"),

@@ -63,7 +63,7 @@ import attrs
 import numpy as np
 
 from streamspec.pipeline.io import (INT64, TEXT_ENCODING, InputError, csv_table, id_column, int64_or_none,
-                                    is_parquet, json_objects, parquet_files, preview)
+                                    is_parquet, json_objects, not_utf8, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
 from streamspec.spec.kws import AddEdge, AddRelation, Delete, Insert, RemoveEdge, RemoveRelation
 from streamspec.spec.kws_schema import JoinEdge, Relation, Schema
@@ -80,7 +80,7 @@ def _schema_doc(path: str):
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     except UnicodeDecodeError as err:
-        raise InputError(f"{path}: not a UTF-8 text file ({err.reason})") from None
+        raise not_utf8(path, err) from None
     if path.endswith((".yaml", ".yml")):
         try:
             import yaml

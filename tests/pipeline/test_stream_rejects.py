@@ -232,10 +232,12 @@ def test_kill_9_mid_stream_then_restart_reads_back_whole(problem, spark, tmp_pat
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     try:
-        # kill when a micro-batch has written a part file its sink log does not list yet
-        # (else once most batches committed: the restart check holds either way)
+        # kill when a micro-batch after the first committed one has written a part file its
+        # sink log does not list yet (else once most batches committed: the restart check
+        # holds either way)
+        log = out / "_spark_metadata"
         while time.monotonic() < deadline and proc.poll() is None:
-            if uncommitted(out) or (out / "_spark_metadata" / str(parts - 2)).exists():
+            if (log / "0").exists() and uncommitted(out) or (log / str(parts - 2)).exists():
                 break
             time.sleep(0.01)
         print(f"killed after {time.monotonic() - deadline + 60:.1f} s; uncommitted: "

@@ -389,7 +389,9 @@ def check_task_paths(spark, reads, writes) -> None:
     except Exception:   # noqa: BLE001  (py4j: an older or stubbed context; the count is a hint)
         executors = 0
     tasks = max(2, executors, sc.defaultParallelism)
-    problems = sc.parallelize(range(tasks), tasks).mapPartitions(probe).distinct().collect()
+    # collected as they are and deduplicated here: ``distinct()`` would add a shuffle stage
+    # (a second round of tasks) to every cluster job (bench/results/cluster/cluster-cost.md)
+    problems = set(sc.parallelize(range(tasks), tasks).mapPartitions(probe).collect())
     if problems:
         host, flag, path, reason = sorted(problems)[0]
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

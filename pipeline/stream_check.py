@@ -17,7 +17,7 @@ import os
 import re
 from urllib.parse import unquote, urlparse
 
-from streamspec.pipeline.io import INT64, check_nul, csv_records, int64_or_none, json_loads, \
+from streamspec.pipeline.io import INT64, check_nul, csv_records, int64_or_none, json_object, \
     location, preview
 from streamspec.spec.errors import MalformedRecord
 
@@ -99,14 +99,7 @@ def check_json(path: str, schema: str, shown: str) -> None:
         if not text.strip():
             continue
         where = location(shown, number)
-        try:
-            row = json_loads(text)
-        except MalformedRecord as err:
-            raise err.at(where) from None
-        except ValueError as err:       # json.JSONDecodeError, or 4300+ digits
-            raise MalformedRecord(f"not JSON: {getattr(err, 'msg', err)}").at(where) from None
-        if not isinstance(row, dict):
-            raise MalformedRecord(f"expected a JSON object, got {preview(row)}").at(where)
+        row = json_object(text, where)
         for name, kind in fields:
             why = _problem(row.get(name), kind)
             if why is not None:

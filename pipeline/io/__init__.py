@@ -110,6 +110,20 @@ def json_loads(text):
                               "than the reader's recursion limit)") from None
 
 
+def json_object(text: str, where: str) -> dict:
+    """One JSON-lines record: a JSON object, or a ``MalformedRecord`` at ``where`` (not JSON,
+    too deep, an integer of more than 4300 digits, or not an object)."""
+    try:
+        row = json_loads(text)
+    except MalformedRecord as err:
+        raise err.at(where) from None
+    except ValueError as err:       # json.JSONDecodeError, or an integer of 4300+ digits
+        raise MalformedRecord(f"not JSON: {getattr(err, 'msg', err)}").at(where) from None
+    if not isinstance(row, dict):
+        raise MalformedRecord(f"expected a JSON object, got {preview(row)}").at(where)
+    return row
+
+
 def open_binary(path: str):
     """``open(path, "rb")``, an ``InputError`` ("cannot read") when the file cannot be opened
     (permissions, a directory): what every reader says."""
@@ -142,17 +156,7 @@ def _json_lines(path: str) -> Iterator[tuple[str, dict]]:
             if not raw.strip():
                 continue
             where = location(path, number)
-            try:
-                row = json_loads(raw)
-            except MalformedRecord as err:
-                raise err.at(where) from None
-            except json.JSONDecodeError as err:
-                raise MalformedRecord(f"not JSON: {err.msg}").at(where) from None
-            except ValueError as err:   # e.g. an integer of more than 4300 digits
-                raise MalformedRecord(f"not JSON: {err}").at(where) from None
-            if not isinstance(row, dict):
-                raise MalformedRecord("expected a JSON object").at(where)
-            yield where, row
+            yield where, json_object(raw, where)
 
 
 def not_utf8(path: str, err: UnicodeDecodeError) -> "InputError":

@@ -116,7 +116,13 @@ def _check(name: str):
 
 
 def _attempt(check, engine_cls, example) -> None:
-    """Run ``check`` on ``example``; raise ``ConformanceFailure`` on any failure."""
+    """Run ``check`` on ``example``; raise ``ConformanceFailure`` on any failure.  While
+    ``run_check`` keeps its examples (``_KEEPING``), ``example`` is pickled first."""
+    if _KEEPING["drawn"] is not None:
+        try:
+            _KEEPING["drawn"].append(pickle.dumps(example))
+        except Exception:           # noqa: BLE001  (an example that does not pickle: no reuse)
+            _KEEPING["drawn"] = None
     problem = suite(engine_cls.problem)
     try:
         mismatch = check.run(problem, engine_cls, example)
@@ -235,16 +241,12 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
     reproducer as always."""
     problem = suite(engine_cls.problem)
     count = [0, None]
-    drawn: list | None = []         # the examples of this run, pickled, while they pickle
 
+    # NB: hypothesis derives a derandomized run's seed from this function's source: any
+    # edit to it changes every ci sequence (which example kills which mutant, and how long
+    # its shrink takes); the examples are kept by ``_attempt`` instead
     def probe(example):
-        nonlocal drawn
         count[0] += 1
-        if drawn is not None:
-            try:
-                drawn.append(pickle.dumps(example))
-            except Exception:       # noqa: BLE001  (an example that does not pickle: no reuse)
-                drawn = None
         try:
             _attempt(check, engine_cls, example)
         except ConformanceFailure:
@@ -267,9 +269,11 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
     fuzz = chosen_settings(given(check.examples(problem))(probe))
     if seed is not None:
         fuzz = hypothesis_seed(seed)(fuzz)
+    _KEEPING["drawn"] = [] if reuse is not None else None
     try:
         fuzz()
     except BaseException as exc:   # noqa: BLE001  (sorted below; anything else re-raised)
+        _KEEPING["drawn"] = None
         found, other = [], []
         for leaf in _flatten(exc):
             (found if isinstance(leaf, ConformanceFailure) else other).append(leaf)
@@ -287,6 +291,7 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
                                     None, "", f"{engine_label(engine_cls)} fails {check.name}: "
                                               f"{type(leaf).__name__}: {leaf}"))
         return failures, count[1]
+    drawn, _KEEPING["drawn"] = _KEEPING["drawn"], None
     if reuse is not None and drawn is not None:
         _PASSED.setdefault(reuse, drawn)
     return [], None
@@ -294,6 +299,8 @@ def run_check(engine_cls, check, examples: int, seed: int | None = None, *,
 
 # (problem, check, examples, phases) -> the pickled examples of a derandomized run that passed
 _PASSED: dict[tuple, list[bytes]] = {}
+# the examples ``run_check``'s fuzzing has given ``_attempt`` so far (None: not keeping them)
+_KEEPING: dict[str, list | None] = {"drawn": None}
 
 
 def _reuse_key(engine_cls, check, chosen: settings) -> tuple | None:

@@ -29,16 +29,12 @@ import os
 import pathlib
 import threading
 
+from streamspec.pipeline.flags import local_of
+
 DIRNAME = "streamspec-arrivals"
 _LOG = "_spark_metadata"
 _VERSION = "v1"
 _COMPACT_INTERVAL = 10          # Spark's default spark.sql.streaming.fileSink.log.compactInterval
-
-
-def _local(path: str) -> str | None:
-    if "://" in path and not path.startswith("file:"):
-        return None
-    return os.path.abspath(path[5:] if path.startswith("file:") else path)
 
 
 class Arrivals:
@@ -54,7 +50,7 @@ class Arrivals:
     def of(cls, args) -> "Arrivals | None":
         """The arrival log for ``args`` (``--source``, ``--checkpoint``), or None where
         the query reads ``--source`` directly (module docstring)."""
-        source, checkpoint = _local(args.source), _local(args.checkpoint)
+        source, checkpoint = local_of(args.source), local_of(args.checkpoint)
         if source is None or checkpoint is None or not os.path.isdir(source):
             return None
         if os.path.isdir(os.path.join(checkpoint, "sources")) and \
@@ -148,7 +144,7 @@ def tidy_output(output: str, err=None) -> list[str]:
     query running on ``output``; nothing is done without a sink log."""
     import sys
 
-    path = _local(output)
+    path = local_of(output)
     log = os.path.join(path, _LOG) if path is not None else None
     if log is None or not os.path.isdir(log):
         return []

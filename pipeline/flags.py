@@ -153,6 +153,17 @@ def scheme(value: str) -> str | None:
     return "file" if value[:5].lower() == "file:" else None
 
 
+def local_of(value: str) -> str | None:
+    """The absolute local path a path names (a plain path, relative to the working
+    directory, or a ``file:`` URI), None for another file system's URI (``hdfs://``...)."""
+    from urllib.parse import unquote, urlsplit
+
+    kind = scheme(value)
+    if kind is None:
+        return os.path.abspath(value)
+    return os.path.abspath(unquote(urlsplit(value).path)) if kind == "file" else None
+
+
 def local_path(value: str, flag: str, *, spark_schemes: bool = False) -> str:
     """A path flag's value as an absolute local path: a relative path is resolved against
     the driver's working directory (executors run elsewhere), a ``file:`` URI

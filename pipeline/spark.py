@@ -151,21 +151,10 @@ def _path_error(path: str, reason: str):
     return PathError(f"--checkpoint-dir {path}: cannot be created ({reason})")
 
 
-def _local(path: str) -> str | None:
-    """The local path of an absolute path or ``file:`` URI, None for another file system."""
-    from streamspec.pipeline.flags import scheme
-    kind = scheme(path)
-    if kind is None:
-        return path
-    if kind == "file":
-        from urllib.parse import unquote, urlsplit
-        return unquote(urlsplit(path).path)
-    return None
-
-
 def _make_dir(spark, path: str) -> bool:
     """Create the directory ``path``; whether it did not exist before."""
-    local = _local(path)
+    from streamspec.pipeline.flags import local_of
+    local = local_of(path)
     try:
         if local is not None:
             existed = os.path.isdir(local)
@@ -187,7 +176,8 @@ def _remove_dir(spark, path: str | None) -> None:
     """Remove ``path`` and what it holds, quietly (a job's end must not fail on it)."""
     if not path:
         return
-    local = _local(path)
+    from streamspec.pipeline.flags import local_of
+    local = local_of(path)
     if local is not None:
         shutil.rmtree(local, ignore_errors=True)
         return

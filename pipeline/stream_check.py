@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import unquote, urlparse
 
+from streamspec.pipeline.flags import local_of
 from streamspec.pipeline.io import INT64, check_nul, csv_records, int64_or_none, json_object, \
     location, preview
 from streamspec.spec.errors import MalformedRecord
@@ -181,9 +181,8 @@ def locate(message: str, fmt: str, schema: str) -> MalformedRecord | None:
     found = _FAILED_FILE.search(message)
     if found is None:
         return None
-    uri = found.group(1)
-    path = unquote(urlparse(uri).path) if uri.startswith("file:") else uri
-    if not os.path.isfile(path):
+    path = local_of(found.group(1))
+    if path is None or not os.path.isfile(path):
         return None
     try:
         check_file(path, fmt, schema)

@@ -79,13 +79,6 @@ def interval_seconds(text: str) -> float:
     return value
 
 
-def _local(path: str) -> str | None:
-    """The local path of a flag's value, None for another file system (Spark checks it)."""
-    if "://" in path and not path.startswith("file:"):
-        return None
-    return os.path.abspath(path[5:] if path.startswith("file:") else path)
-
-
 def check_paths(args) -> None:
     """``StreamPathError`` for a ``--source`` that is not an existing readable directory
     (or glob), or a ``--checkpoint``/``--output`` that is a file, lies under a file or in
@@ -95,7 +88,7 @@ def check_paths(args) -> None:
                         ("--output", args.output)):
         if not value.strip():
             raise StreamPathError(f"{flag}: the path is empty")
-    source = _local(args.source)
+    source = flags.local_of(args.source)
     if source is not None and not any(c in args.source for c in "*?[{"):
         if not os.path.exists(source):
             raise StreamPathError(f"--source {args.source}: no such directory (the stream watches "
@@ -107,7 +100,7 @@ def check_paths(args) -> None:
             raise StreamPathError(f"--source {args.source}: directory is not readable")
     places = {"--source": source}
     for flag, value in (("--checkpoint", args.checkpoint), ("--output", args.output)):
-        path = _local(value)
+        path = flags.local_of(value)
         if path is None:
             continue
         if os.path.exists(path) and not os.path.isdir(path):

@@ -57,9 +57,10 @@ def run_driver(cwd: Path, argvs: list[list[str]], timeout: float = 1500.0):
     code = ("import json, os, shutil, sys\n"
             "from streamspec.pipeline.cli import main\n"
             "import streamspec.pipeline.spark as S\n"
+            "import streamspec.pipeline.flags as F\n"
             "remove = S._remove_dir\n"
             "def said(spark, path):\n"     # the job's reliable checkpoints, just before removal
-            "    local = S._local(path) if path else None\n"
+            "    local = F.local_of(path) if path else None\n"
             "    rdds = local and any(d.startswith('rdd-') for _, ds, _ in os.walk(local) for d in ds)\n"
             "    print('== checkpoints', path, 'rdds' if rdds else 'none', flush=True)\n"
             "    remove(spark, path)\n"

@@ -172,7 +172,7 @@ def removed(monkeypatch):
     real = spark_mod._remove_dir
 
     def spy(spark, path):
-        local = spark_mod._local(path) if path else None
+        local = flags.local_of(path) if path else None
         seen.append((local, bool(local) and os.path.isdir(local) and bool(os.listdir(local))))
         real(spark, path)
     monkeypatch.setattr(spark_mod, "_remove_dir", spy)

@@ -69,18 +69,25 @@ def checkpoint_alone(work: Path, parquet: Path) -> None:
     spark.stop()
 
 
-def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--no-cluster", action="store_true")
-    args = p.parse_args()
+def inputs(prefix: str) -> tuple[Path, Path, Path, Path]:
+    """``(root, work, parquet, queries)``: a fresh directory ``root``, the driver's ``work``
+    directory in it, the 2M R-MAT edges as Parquet and 100 queries there."""
     from streamspec.bench.pipeline import make_inputs
 
-    root = Path(tempfile.mkdtemp(prefix="measure-ck-"))
+    root = Path(tempfile.mkdtemp(prefix=prefix))
     work = root / "driver"
     work.mkdir()
     sizes = argparse.Namespace(vertices=1_000_000, edges=2_000_000, per_timestamp=1000,
                                queries=100)
     _, _, parquet, queries = make_inputs(sizes, work)
+    return root, work, parquet, queries
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--no-cluster", action="store_true")
+    args = p.parse_args()
+    root, work, parquet, queries = inputs("measure-ck-")
     print(f"# {parquet.name}: {parquet.stat().st_size / 1e6:.1f} MB; rounds {ROUNDS}", flush=True)
     print(f"# load before: {open('/proc/loadavg').read().strip()}", flush=True)
     jobs(work, parquet, queries, "local[2]")

@@ -15,7 +15,6 @@ run/deserialize/GC times, and the tail (last job end to process exit).
 ``python bench/results/cluster/measure_cost.py [--rounds N] [--old-check] [--conf K=V ...]``
 """
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -27,11 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure_checkpoint import inputs, load  # noqa: E402  (the same job and inputs)
 
 
 def events(logdir: Path):
@@ -114,14 +110,7 @@ def main() -> None:
                     help="also the cluster with the path check before the cut (MEASURE_OLD_CHECK)")
     ap.add_argument("--cluster-only", action="store_true")
     args = ap.parse_args()
-    from streamspec.bench.pipeline import make_inputs
-
-    root = Path(tempfile.mkdtemp(prefix="measure-cost-"))
-    work = root / "driver"
-    work.mkdir()
-    sizes = argparse.Namespace(vertices=1_000_000, edges=2_000_000, per_timestamp=1000,
-                               queries=100)
-    _, _, parquet, queries = make_inputs(sizes, work)
+    root, work, parquet, queries = inputs("measure-cost-")
     print(f"# {parquet.name}: {parquet.stat().st_size / 1e6:.1f} MB; load "
           f"{open('/proc/loadavg').read().strip()}", flush=True)
     cc = load("cc", ROOT / "tests" / "cluster" / "conftest.py")

@@ -99,57 +99,42 @@ def json_row(u, v, t):
     return json.dumps({"u": u, "v": v, "t": t})
 
 
+def read_json_lines(path):
+    return list(json_objects(path))
+
+
+def check_stream_json(path):
+    return check_file(path, "json", SCHEMA)
+
+
+def check_stream_csv(path):
+    return check_file(path, "csv", SCHEMA)
+
+
+# (file name, header, record, its faults, reader): every text reader under test
+READERS = [
+    ("edges.txt", None, snap, SNAP_FAULTS, load_text_edges),
+    ("rows.csv", "u,v,t", csv_row, CSV_FAULTS, csv_table),
+    ("rows.json", None, json_row, JSON_FAULTS, read_json_lines),
+    ("part-0001.json", None, json_row, STREAM_JSON_FAULTS, check_stream_json),
+    ("part-0001.csv", "u,v,t", csv_row, STREAM_CSV_FAULTS, check_stream_csv),
+]
+READER_IDS = [f"{name}-{read.__name__}" for name, *_, read in READERS]
+
+
+@pytest.mark.parametrize("name,header,render,faults,read", READERS, ids=READER_IDS)
 @SETTINGS
-@given(case=corrupted(SNAP_FAULTS, None, snap))
-def test_snap_text_edges_name_the_corrupt_line(tmp_path, case):
-    data, line, _ = case
-    path = tmp_path / "edges.txt"
-    path.write_bytes(data)
-    expect_at(load_text_edges, path, line)
+@given(data=st.data())
+def test_a_corrupt_record_is_named_at_its_line(tmp_path, data, name, header, render, faults,
+                                               read):
+    content, line, _ = data.draw(corrupted(faults, header, render))
+    path = tmp_path / name
+    path.write_bytes(content)
+    expect_at(read, path, line)
 
 
-@SETTINGS
-@given(case=corrupted(CSV_FAULTS, "u,v,t", csv_row))
-def test_csv_tables_name_the_corrupt_line(tmp_path, case):
-    data, line, _ = case
-    path = tmp_path / "rows.csv"
-    path.write_bytes(data)
-    expect_at(csv_table, path, line)
-
-
-@SETTINGS
-@given(case=corrupted(JSON_FAULTS, None, json_row))
-def test_json_lines_name_the_corrupt_line(tmp_path, case):
-    data, line, _ = case
-    path = tmp_path / "rows.json"
-    path.write_bytes(data)
-    expect_at(lambda p: list(json_objects(p)), path, line)
-
-
-@SETTINGS
-@given(case=corrupted(STREAM_JSON_FAULTS, None, json_row))
-def test_stream_json_files_name_the_corrupt_line(tmp_path, case):
-    data, line, _ = case
-    path = tmp_path / "part-0001.json"
-    path.write_bytes(data)
-    expect_at(lambda p: check_file(p, "json", SCHEMA), path, line)
-
-
-@SETTINGS
-@given(case=corrupted(STREAM_CSV_FAULTS, "u,v,t", csv_row))
-def test_stream_csv_files_name_the_corrupt_line(tmp_path, case):
-    data, line, _ = case
-    path = tmp_path / "part-0001.csv"
-    path.write_bytes(data)
-    expect_at(lambda p: check_file(p, "csv", SCHEMA), path, line)
-
-
-@pytest.mark.parametrize("render,header,read", [
-    (snap, None, load_text_edges), (csv_row, "u,v,t", csv_table),
-    (json_row, None, lambda p: list(json_objects(p))),
-    (json_row, None, lambda p: check_file(p, "json", SCHEMA)),
-    (csv_row, "u,v,t", lambda p: check_file(p, "csv", SCHEMA))])
-def test_the_uncorrupted_files_read_whole(tmp_path, render, header, read):
+@pytest.mark.parametrize("name,header,render,faults,read", READERS, ids=READER_IDS)
+def test_the_uncorrupted_files_read_whole(tmp_path, name, header, render, faults, read):
     path = tmp_path / "good.txt"
     path.write_text("".join(f"{x}\n" for x in ([header] if header else [])
                             + [render(i, i + 1, 10 * i) for i in range(5)]))

@@ -1,0 +1,47 @@
+"""Generate connectivity engine packages with `streamspec new-engine`, plant one bug in each."""
+import re, subprocess, sys
+from pathlib import Path
+BIN = Path("/tmp/rv/venv/bin")
+BUGS = {
+    "okuf": None,
+    # window boundary: an edge at the window's start expired with the older ones (a first
+    # try, `time <= end` in the union, is no bug in this engine: an edge at a window's end is
+    # only appended after that window was evaluated, so both versions answer alike)
+    "bugend": ("self._edges = [e for e in self._edges if e[2] >= start]",
+               "self._edges = [e for e in self._edges if e[2] > start]"),
+    # state dropped at the next window's start: edges of the overlap forgotten
+    "bugdrop": ("self._edges = [e for e in self._edges if e[2] >= start]",
+                "self._edges = [e for e in self._edges if e[2] >= end - 1]"),
+}
+PICKLE = {
+    # pickling: the newest edge lost when pickled
+    "bugtail": '''
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if state.get("_edges"):
+            state["_edges"] = state["_edges"][:-1]
+        return state
+''',
+    # pickling: the ad-hoc answers' state (last window's roots) left out
+    "bugadhoc": '''
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_root"] = {}
+        return state
+''',
+}
+for name in list(BUGS) + list(PICKLE):
+    d = Path(f"/tmp/rv/pkgs/{name}")
+    subprocess.run([BIN / "streamspec", "new-engine", "connectivity", name, str(d)], check=True,
+                   capture_output=True)
+    engine = next(d.rglob("engine.py"))
+    src = engine.read_text()
+    if BUGS.get(name):
+        a, b = BUGS[name]
+        assert a in src, (name, a)
+        src = src.replace(a, b)
+    if name in PICKLE:
+        src = src.rstrip("\n") + "\n" + PICKLE[name]
+    engine.write_text(src)
+    subprocess.run([BIN / "pip", "install", "-q", str(d)], check=True, capture_output=True)
+    print("installed", name)

@@ -152,6 +152,30 @@ def test_a_null_in_a_stream_parquet_file_is_located_at_its_row(spark, tmp_path, 
     no_part_files(tmp_path / "out")
 
 
+@pytest.mark.spark
+@pytest.mark.parametrize("column,words", [("id", "record id must be an int or str, got None"),
+                                          ("ts", "timestamp must be a finite int or float, got nan"),
+                                          ("tokens", "tokens must be a collection, got None")])
+def test_a_null_in_a_simjoin_stream_parquet_file_is_located_at_its_row(column, words, spark,
+                                                                       tmp_path, capsys):
+    import pyarrow as pa
+
+    columns = {"id": pa.array([1, 2, 3, 4], pa.int64()), "ts": pa.array([1.0, 2.0, 3.0, 4.0]),
+               "tokens": pa.array([["a", "b"], ["a"], ["b"], ["c"]], pa.list_(pa.string()))}
+    values = columns[column].to_pylist()
+    columns[column] = pa.array(values[:2] + [None] + values[3:], columns[column].type)
+    (tmp_path / "in").mkdir()
+    pq.write_table(pa.table(columns), tmp_path / "in" / "part-0001.parquet")
+    argv = ["stream", "simjoin", "--source", str(tmp_path / "in"), "--format", "parquet",
+            "--checkpoint", str(tmp_path / "ckpt"), "--output", str(tmp_path / "out"),
+            "--trigger-once", "--k", "2", "--window", "6"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    assert "simjoin stream stopped: part-0001.parquet: row 3: " in err and words in err, err
+    no_part_files(tmp_path / "out")
+
+
 def test_a_text_query_id_with_long_ids_is_refused_before_spark(tmp_path, capsys, monkeypatch):
     import streamspec.pipeline.spark as spark_module
 
@@ -189,16 +213,28 @@ def test_tidy_output_removes_only_unlisted_part_files(tmp_path, capsys):
 
 
 # -- kill -9 mid-stream, restart: plain pyarrow reads the uninterrupted run's rows ------------
-def connectivity_case():
+def connectivity_case(d):
     rows = [{"u": i % 7, "v": (3 * i + 1) % 7, "t": i, "key": "ab"[i % 2]} for i in range(60)]
     (q := "0 3\n1 5\n")
     return rows, q, ["--window", "6", "--slide", "3"]
 
 
-def simjoin_case():
+def simjoin_case(d):
     from ..simjoin.test_stream import set_rows
     return set_rows(4, n=60), None, ["--k", "2", "--window", "6", "--similarity", "jaccard",
                                      "--engine", "swoop"]
+
+
+def kws_case(d):
+    from ..kws.test_stream import WINDOW, argv as kws_argv, stream_rows
+    # one key is enough to hold results across the three files: the smallest kws stream
+    return stream_rows(7, ("a",), WINDOW), None, kws_argv(["--window", str(WINDOW)], "fullmesh")
+
+
+def topkjoin_case(d):
+    from ..topkjoin.test_stream import keyed_case, stream_argv as topkjoin_argv
+    case, rows, _ = keyed_case(11, False)
+    return rows, None, topkjoin_argv(d, case.params, "at-bsm", "long")
 
 
 def uncommitted(out) -> list[str]:
@@ -209,11 +245,12 @@ def uncommitted(out) -> list[str]:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("problem", ["connectivity", "simjoin"])
+@pytest.mark.parametrize("problem", ["connectivity", "simjoin", "kws", "topkjoin"])
 def test_kill_9_mid_stream_then_restart_reads_back_whole(problem, spark, tmp_path):
     import importlib
 
-    rows, queries, params = {"connectivity": connectivity_case, "simjoin": simjoin_case}[problem]()
+    rows, queries, params = {"connectivity": connectivity_case, "simjoin": simjoin_case,
+                             "kws": kws_case, "topkjoin": topkjoin_case}[problem](tmp_path)
     source, out, ckpt = tmp_path / "in", tmp_path / "out", tmp_path / "ckpt"
     source.mkdir()
     if queries:

@@ -138,6 +138,9 @@ READ_FLAGS = ("input", "queries", "remote", "schema", "schema_changes", "deletio
 #: flags Spark's own Hadoop file systems read or write (``--output``, ``--checkpoint-dir``;
 #: the stream's ``--source`` and ``--checkpoint``): other URI schemes go to Spark unchanged
 SPARK_FLAGS = ("output", "source", "checkpoint", "checkpoint_dir")
+#: of the read flags, those whose readers open any ``pyarrow.fs`` URI as well
+#: (``streamspec.pipeline.fs``: ``s3://``, ``s3a://``, ``gs://``, ``hdfs://``)
+URI_READ_FLAGS = ("input",)
 #: of those, the ones Spark tasks open on the executors (``check_task_paths``)
 TASK_READ_FLAGS = ("input", "remote", "deletions", "source")
 TASK_WRITE_FLAGS = ("output", "checkpoint", "checkpoint_dir")
@@ -164,15 +167,18 @@ def local_of(value: str) -> str | None:
     return os.path.abspath(unquote(urlsplit(value).path)) if kind == "file" else None
 
 
-def local_path(value: str, flag: str, *, spark_schemes: bool = False) -> str:
+def local_path(value: str, flag: str, *, spark_schemes: bool = False,
+               read_uris: bool = False) -> str:
     """A path flag's value as an absolute local path: a relative path is resolved against
     the driver's working directory (executors run elsewhere), a ``file:`` URI
     (``file:///abs``, ``file:/abs``, ``file://localhost/abs``) means its local path.
 
     Another scheme (``hdfs://``, ``s3a://``...) is returned unchanged when
-    ``spark_schemes`` (Spark's Hadoop file systems read and write it), else refused:
-    ``PathError`` naming the flag, the scheme and what is supported.  An empty value is
-    returned as is: the flag's own check reports it."""
+    ``spark_schemes`` (Spark's Hadoop file systems read and write it), or when
+    ``read_uris`` and streamspec's readers open it through ``pyarrow.fs``
+    (``streamspec.pipeline.fs.READ_SCHEMES``: ``s3://``, ``s3a://``, ``gs://``,
+    ``hdfs://``), else refused: ``PathError`` naming the flag, the scheme and what is
+    supported.  An empty value is returned as is: the flag's own check reports it."""
     from urllib.parse import unquote, urlsplit
 
     from streamspec.spec.errors import PathError
@@ -183,7 +189,8 @@ def local_path(value: str, flag: str, *, spark_schemes: bool = False) -> str:
     if kind is None:
         return os.path.abspath(value)
     if kind != "file":
-        if spark_schemes:
+        from streamspec.pipeline.fs import READ_SCHEMES
+        if spark_schemes or (read_uris and kind in READ_SCHEMES):
             return value
         raise PathError(f"--{flag.replace('_', '-')} {value}: the {kind}:// scheme is not "
                         "supported here; streamspec reads local paths and file:// URIs (on a "
@@ -204,13 +211,18 @@ def _named(item: str, flag: str) -> str:
     if "=" not in item:
         return item
     rel, path = item.split("=", 1)
-    return f"{rel}={local_path(path, flag)}"
+    return f"{rel}={local_path(path, flag, read_uris=flag in URI_READ_FLAGS)}"
 
 
 def resolve_paths(args) -> None:
     """Every path flag of ``args`` (``READ_FLAGS``, ``SPARK_FLAGS``) made absolute and
     local in place, once, on the driver (``local_path``), before any reader or Spark task
-    sees it; ``PathError`` (exit 2) for a scheme that is not read."""
+    sees it; ``PathError`` (exit 2) for a scheme that is not read, and for an output,
+    checkpoint or stream source on an object store (``streamspec.pipeline.fs``).  The S3
+    settings of the AWS variables and ``--conf spark.hadoop.fs.s3a.*`` are taken here too
+    (``fs.configure``)."""
+    from streamspec.pipeline import fs
+    fs.configure(getattr(args, "conf", None))
     for flag in READ_FLAGS + SPARK_FLAGS:
         value = getattr(args, flag, None)
         if value is None:
@@ -218,7 +230,15 @@ def resolve_paths(args) -> None:
         if isinstance(value, (list, tuple)):        # kws: --input REL=FILE ...
             setattr(args, flag, type(value)(_named(v, flag) for v in value))
         elif isinstance(value, str):
-            setattr(args, flag, local_path(value, flag, spark_schemes=flag in SPARK_FLAGS))
+            setattr(args, flag, local_path(value, flag, spark_schemes=flag in SPARK_FLAGS,
+                                           read_uris=flag in URI_READ_FLAGS))
+    from streamspec.pipeline.fs import check_readable_by_spark, check_writable
+    for flag in TASK_WRITE_FLAGS:       # no output, staging or checkpoint on an object store
+        value = getattr(args, flag, None)
+        if isinstance(value, str):
+            check_writable(value, flag)
+    if isinstance(getattr(args, "source", None), str):     # a stream Spark itself reads
+        check_readable_by_spark(args.source, "source")
 
 
 def task_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from streamspec.pipeline.fs import parquet_source   # a local path, or an open s3://... file
 from streamspec.pipeline.io import is_parquet, parquet_files
 from streamspec.pipeline.replay import window_ranges
 from streamspec.pipeline.spark import materialise
@@ -79,12 +80,12 @@ def plan(path: str, lateness: str, origin: int | None, r: int, s: int) -> Plan |
     """
     import pyarrow.parquet as pq
 
-    if lateness != "error" or s > r or not is_parquet(path) or "://" in path:
+    if lateness != "error" or s > r or not is_parquet(path):
         return None
     files = parquet_files(path)             # typed errors for missing or non-Parquet files
     schema, lows, highs, groups, rows = None, [], [], [], 0
     for number, name in enumerate(files):
-        meta = pq.ParquetFile(name).metadata
+        meta = pq.ParquetFile(parquet_source(name)).metadata
         this = meta.schema.to_arrow_schema()
         if schema is not None and not this.equals(schema):
             return None                      # the tasks concatenate files: one schema
@@ -218,10 +219,11 @@ def _read(source: Plan, first: int, end: int | None):
     for (number, g), low, high in zip(source.groups, source.group_lows, source.group_highs):
         if high >= first and (end is None or low < end):
             wanted.setdefault(number, []).append(g)
-    tables = [pq.ParquetFile(source.files[n]).read_row_groups(gs, columns=["u", "v", "t"])
+    tables = [pq.ParquetFile(parquet_source(source.files[n])).read_row_groups(
+                  gs, columns=["u", "v", "t"])
               for n, gs in sorted(wanted.items())]
     if not tables:                  # a range inside a gap of the stream
-        return pq.read_schema(source.files[0]).empty_table().select(["u", "v", "t"])
+        return pq.read_schema(parquet_source(source.files[0])).empty_table().select(["u", "v", "t"])
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
 

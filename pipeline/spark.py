@@ -335,6 +335,8 @@ def session(master: str | None = None, app_name: str = "streamspec",
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
         raise SparkUnavailable(f"Spark could not start with master {master!r}: {first}") from err
     spark.sparkContext.setLogLevel("ERROR")
+    from streamspec.pipeline.fs import propagate
+    propagate(spark)        # the S3 settings of the inputs' URIs, to the tasks
     return spark
 
 

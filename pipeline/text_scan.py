@@ -50,6 +50,7 @@ import uuid
 import attrs
 import numpy as np
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import is_parquet
 from streamspec.pipeline.io.lines import line_cuts, read_span
 
@@ -84,14 +85,13 @@ def plan(path: str, lateness: str, r: int, s: int, min_bytes: int | None = None
     """
     from streamspec.pipeline.io import _FIELD_SEPARATOR
 
-    if lateness not in ("error", "drop") or s > r or is_parquet(path) or "://" in path \
-            or not os.path.isfile(path):
+    if lateness not in ("error", "drop") or s > r or is_parquet(path) or not fs.isfile(path):
         return None
-    size = os.path.getsize(path)
+    size = fs.getsize(path)
     if size < (MIN_BYTES if min_bytes is None else min_bytes):
         return None
     columns, offset = None, 0
-    with open(path, "rb") as f:
+    with fs.open_input(path) as f:
         while True:
             raw = f.readline(HEAD_BYTES)
             if not raw or (not raw.endswith(b"\n") and len(raw) == HEAD_BYTES):

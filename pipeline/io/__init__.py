@@ -44,6 +44,7 @@ from typing import Iterator
 import numpy as np
 
 from streamspec.spec.errors import MalformedRecord, StreamspecError
+from streamspec.pipeline import fs
 
 _FIELD_SEPARATOR = re.compile(r"[,\s]+")
 
@@ -128,7 +129,7 @@ def open_binary(path: str):
     """``open(path, "rb")``, an ``InputError`` ("cannot read") when the file cannot be opened
     (permissions, a directory): what every reader says."""
     try:
-        return open(path, "rb")
+        return fs.open_input(path)
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
 
@@ -148,7 +149,7 @@ TEXT_ENCODING = "utf-8-sig"
 
 def _json_lines(path: str) -> Iterator[tuple[str, dict]]:
     try:
-        f = open(path, encoding=TEXT_ENCODING)
+        f = fs.open_text(path, TEXT_ENCODING)
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     with f:
@@ -163,7 +164,7 @@ def not_utf8(path: str, err: UnicodeDecodeError) -> "InputError":
     """The ``InputError`` of a text input that is not UTF-8, at ``file:line`` of the first
     line that does not decode (the decoder's error knows only its offset in a buffer)."""
     try:
-        with open(path, "rb") as f:
+        with fs.open_input(path) as f:
             for number, raw in enumerate(f, 1):
                 try:
                     raw.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -189,7 +190,7 @@ def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
     """``(line number, fields)`` of each data line of a text file (a NUL character in a
     line is an error at that line)."""
     try:
-        f = open(path, encoding=TEXT_ENCODING)
+        f = fs.open_text(path, TEXT_ENCODING)
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     with f:
@@ -280,7 +281,7 @@ def csv_table(path: str):
     # fields as long as the file (a 5 MB id): the ids' own rules judge them, not csv's limit
     csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))
     try:
-        f = open(path, encoding=TEXT_ENCODING, newline="")
+        f = fs.open_text(path, TEXT_ENCODING, newline="")
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None
     header, rows, wheres = None, [], []
@@ -340,7 +341,7 @@ def id_column(tokens: list[str], where=None) -> np.ndarray:
 
 def is_parquet(path: str) -> bool:
     """A ``.parquet`` file or a directory (a Parquet dataset as Spark writes it)."""
-    return path.endswith(".parquet") or os.path.isdir(path)
+    return path.endswith(".parquet") or fs.isdir(path)
 
 
 def parquet_files(path: str) -> list[str]:
@@ -353,23 +354,19 @@ def parquet_files(path: str) -> list[str]:
     """
     import pyarrow.parquet as pq
 
-    if "://" in path and not path.startswith("file:"):
-        return [path]               # remote: Spark itself reads and reports it
+    # local paths, or URIs read through pyarrow.fs (s3://, hdfs://...: streamspec.pipeline.fs)
     local = path[5:] if path.startswith("file:") else path
-    if not os.path.exists(local):
+    if not fs.exists(local):
         raise InputError(f"{path}: no such file or directory")
-    if os.path.isdir(local):
-        files = []
-        for root, dirs, names in os.walk(local):
-            dirs[:] = sorted(d for d in dirs if not d.startswith(("_", ".")))
-            files += [os.path.join(root, n) for n in sorted(names) if not n.startswith(("_", "."))]
+    if fs.isdir(local):
+        files = fs.data_files(local)
         if not files:
             raise InputError(f"{path}: directory holds no Parquet files")
     else:
         files = [local]
     for f in files:
         try:
-            pq.read_schema(f)
+            pq.read_schema(fs.parquet_source(f))
         except (OSError, ValueError) as err:    # ArrowInvalid is a ValueError
             raise InputError(f"{f}: not a Parquet file ({str(err).splitlines()[0][:120]})") from None
     return files
@@ -656,9 +653,18 @@ class _HadoopOps:
 
 
 def read_parquet(spark, path: str):
-    """A Parquet dataset as a Spark DataFrame (``InputError`` when missing)."""
-    fs, hpath = _filesystem(spark, path)
-    if not fs.exists(hpath):
+    """A Parquet dataset as a Spark DataFrame (``InputError`` when missing).  A URI Spark
+    has no connector for (``s3://`` here: no hadoop-aws) is read through ``pyarrow.fs`` on
+    the driver and handed to Spark, said in one line on stderr."""
+    if fs.is_remote(path):
+        remote = fs.spark_cannot_read(spark, path)
+        if remote is not None:
+            print(f"streamspec: {path}: read on the driver through pyarrow ({remote})",
+                  file=sys.stderr)
+            parquet_files(path)             # typed errors: missing, not Parquet
+            return spark.createDataFrame(fs.read_table(path))
+    fs_, hpath = _filesystem(spark, path)
+    if not fs_.exists(hpath):
         raise InputError(f"{path}: no such file or directory")
     return spark.read.parquet(path)
 

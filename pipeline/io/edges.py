@@ -36,6 +36,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import (INT64, InputError, check_window_room, id_column,
                                     int64_or_none, is_parquet, location, parquet_files, preview,
                                     read_parquet, text_records)
@@ -221,8 +222,8 @@ def check_parquet_edges(path: str) -> list[str]:
         return "other"
 
     files = parquet_files(path)
-    for name in files if "://" not in path or path.startswith("file:") else ():
-        schema = pq.read_schema(name)
+    for name in files:
+        schema = pq.read_schema(fs.parquet_source(name))
         missing = [c for c in COLUMNS if c not in schema.names]
         if missing:
             raise InputError(f"{name}: Parquet edges need columns u, v, t[, key]; "

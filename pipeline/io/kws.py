@@ -62,6 +62,7 @@ import os
 import attrs
 import numpy as np
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import (INT64, TEXT_ENCODING, InputError, csv_table, id_column, int64_or_none,
                                     is_parquet, json_objects, not_utf8, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord
@@ -198,14 +199,14 @@ def _rows(path: str, declared=()) -> tuple[list[dict], list[str]]:
         import pyarrow.parquet as pq
         parquet_files(path)
         try:
-            table = pq.read_table(path)
+            table = fs.read_table(path)
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: cannot read Parquet: {err}") from None
         # Python values (lists stay lists, for the spec to refuse), NaN as missing
         rows = [{k: (None if isinstance(v, float) and np.isnan(v) else v) for k, v in r.items()}
                 for r in table.to_pylist()]
         return rows, [f"{path}:row {n}" for n in range(1, len(rows) + 1)]
-    if not os.path.exists(path):
+    if not fs.exists(path):
         raise InputError(f"{path}: no such file")
     if path.endswith((".json", ".jsonl")):
         pairs = list(json_objects(path))

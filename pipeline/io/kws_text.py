@@ -35,6 +35,7 @@ import re
 import attrs
 import numpy as np
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import csv_records, is_parquet, json_loads, parquet_files
 from streamspec.pipeline.io.kws import _key, csv_row, csv_value, delete_of, insert_of
 from streamspec.pipeline.io.lines import count_lines, line_cuts, lone_cr, read_span
@@ -99,7 +100,7 @@ def plan_files(inputs: list[tuple[str, str]], deletions: str | None,
         declared = tuple(sorted(((types or {}).get(rel, {}) if rel is not None else {}).items()))
         if any(a in ("t", "tid", "key") for a, _ in declared):
             return None
-        if "://" in path or not os.path.isfile(path):
+        if not fs.isfile(path):
             return None
         if rel is not None and rel not in {r.name for r in schema.relations}:
             return None
@@ -122,9 +123,9 @@ def _plan_parquet(order, rel, path, declared, attributes) -> TupleFile | None:
     import pyarrow.parquet as pq
 
     parquet_files(path)
-    pf = pq.ParquetFile(path)
+    pf = pq.ParquetFile(fs.parquet_source(path))
     meta = pf.metadata
-    f = TupleFile(order, rel, path, "parquet", os.path.getsize(path), declared, attributes,
+    f = TupleFile(order, rel, path, "parquet", fs.getsize(path), declared, attributes,
                   groups=tuple(meta.row_group(g).num_rows for g in range(meta.num_row_groups)))
     for batch in pf.iter_batches(batch_size=1):
         if batch.num_rows:
@@ -138,8 +139,8 @@ def _parquet_row(r: dict) -> dict:
 
 
 def _plan_text(order, rel, path, fmt, declared, attributes) -> TupleFile | None:
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
+    size = fs.getsize(path)
+    with fs.open_input(path) as f:
         head = f.read(HEAD_BYTES)
     if len(head) < size:
         cut = head.rfind(b"\n")
@@ -262,7 +263,7 @@ def chunk_rows(f: TupleFile, chunk: Chunk) -> tuple[list, list, int]:
     if f.fmt == "parquet":
         import pyarrow.parquet as pq
 
-        table = pq.ParquetFile(f.path).read_row_group(chunk.start)
+        table = pq.ParquetFile(fs.parquet_source(f.path)).read_row_group(chunk.start)
         rows = [_parquet_row(r) for r in table.to_pylist()]
         return rows, list(range(chunk.base + 1, chunk.base + 1 + len(rows))), len(rows)
     data = read_span(f.path, chunk.start, chunk.stop)
@@ -483,7 +484,7 @@ def _parquet_columns(f: TupleFile, chunk: Chunk):
 
     if f.declared:
         return None
-    table = pq.ParquetFile(f.path).read_row_group(chunk.start)
+    table = pq.ParquetFile(fs.parquet_source(f.path)).read_row_group(chunk.start)
     names, n = table.column_names, table.num_rows
     if len(set(names)) < len(names) or "key" in names or "t" not in names \
             or table["t"].type != pa.int64() or table["t"].null_count:

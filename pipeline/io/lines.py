@@ -11,13 +11,15 @@ numbers lines by ``\\n`` must first make sure the bytes hold no lone ``\\r``
 """
 from __future__ import annotations
 
+from streamspec.pipeline.fs import open_input   # a local path or a URI (s3://...)
+
 
 def line_cuts(path: str, size: int, parts: int) -> list[int]:
     """Byte offsets cutting the file into about ``parts`` chunks, each at the start of a
     line (just after a newline byte, which no UTF-8 character contains and which ends a
     line in Python's universal newlines too); first 0, last the size, no empty chunk."""
     cuts = [0]
-    with open(path, "rb") as f:
+    with open_input(path) as f:
         for p in range(1, parts):
             at = max(size * p // parts, cuts[-1])
             f.seek(at)
@@ -38,7 +40,7 @@ def line_cuts(path: str, size: int, parts: int) -> list[int]:
 
 def read_span(path: str, start: int, stop: int) -> bytes:
     """Bytes ``[start, stop)`` of the file."""
-    with open(path, "rb") as f:
+    with open_input(path) as f:
         f.seek(start)
         return f.read(stop - start)
 

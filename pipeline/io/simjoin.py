@@ -43,6 +43,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import (InputError, check_nul, is_parquet, json_loads, json_objects,
                                     open_binary, parquet_files, preview)
 from streamspec.pipeline.io.lines import read_span
@@ -103,7 +104,7 @@ def _parquet_rows(path: str):
     import pyarrow.parquet as pq
     parquet_files(path)
     try:
-        table = pq.read_table(path)
+        table = fs.read_table(path)
     except (OSError, ValueError) as err:
         raise InputError(f"{path}: cannot read Parquet: {err}") from None
     missing = {"id", "ts"} - set(table.column_names)
@@ -176,9 +177,9 @@ def sides_present(path: str) -> bool:
         import pyarrow.parquet as pq
         files = parquet_files(path)
         try:
-            if not any("side" in pq.read_schema(f).names for f in files):
+            if not any("side" in pq.read_schema(fs.parquet_source(f)).names for f in files):
                 return False
-            side = pq.read_table(path, columns=["side"]).column("side")
+            side = fs.read_table(path, columns=["side"]).column("side")
         except (OSError, ValueError):
             rows = _parquet_rows(path)      # its typed error for an unreadable input
             return any(row.get("side") is not None for _, row in rows)
@@ -231,12 +232,12 @@ def plan_scan(path: str, params: Params) -> ScanPlan | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if params.lateness != "error" or not is_parquet(path) or "://" in path:
+    if params.lateness != "error" or not is_parquet(path):
         return None
     files = parquet_files(path)
     schema, groups, starts, lows, highs, rows = None, [], [], [], [], 0
     for number, name in enumerate(files):
-        meta = pq.ParquetFile(name).metadata
+        meta = pq.ParquetFile(fs.parquet_source(name)).metadata
         this = meta.schema.to_arrow_schema()
         if schema is not None and not this.equals(schema):
             return None
@@ -299,7 +300,7 @@ def read_groups(plan: ScanPlan, first: int, last: int):
     for number, g in plan.groups[first:last + 1]:
         wanted.setdefault(number, []).append(g)
     columns = ["id", "ts", plan.tokens] + (["side"] if plan.sides else [])
-    tables = [pq.ParquetFile(plan.files[n]).read_row_groups(gs, columns=columns)
+    tables = [pq.ParquetFile(fs.parquet_source(plan.files[n])).read_row_groups(gs, columns=columns)
               for n, gs in sorted(wanted.items())]
     return pa.concat_tables(tables) if len(tables) > 1 else tables[0]
 
@@ -418,9 +419,9 @@ def plan_lines(path: str, params: Params) -> LinesPlan | None:
     by the task that parses it, after Spark has started."""
     import os
 
-    if params.lateness != "error" or is_parquet(path) or "://" in path or not os.path.isfile(path):
+    if params.lateness != "error" or is_parquet(path) or not fs.isfile(path):
         return None
-    size = os.path.getsize(path)
+    size = fs.getsize(path)
     try:
         with open_binary(path) as f:
             head = f.read(1 << 16)
@@ -442,6 +443,14 @@ def mentions_side(path: str) -> bool:
     and report it, so that case is still caught)."""
     import mmap
 
+    if fs.is_remote(path):                  # no mmap of an object: read it in blocks
+        with open_binary(path) as f:
+            tail = b""
+            for block in iter(lambda: f.read(1 << 22), b""):
+                if (tail + block).find(b'"side"') >= 0:
+                    return True
+                tail = block[-5:]
+        return False
     with open_binary(path) as f:
         if not f.seek(0, 2):
             return False
@@ -461,9 +470,9 @@ def plan_keyed_lines(path: str, params: Params, min_bytes: int | None = None
     it; each key's engine validates its records (``jobs.simjoin.replay_keyed_lines``)."""
     import os
 
-    if params.lateness != "error" or is_parquet(path) or "://" in path or not os.path.isfile(path):
+    if params.lateness != "error" or is_parquet(path) or not fs.isfile(path):
         return None
-    size = os.path.getsize(path)
+    size = fs.getsize(path)
     if size < (KEYED_MIN_BYTES if min_bytes is None else min_bytes):
         return None
     try:
@@ -551,7 +560,7 @@ def json_records(data: bytes, where: str) -> list[tuple[Record, object]]:
 
 def chunk_records(plan: LinesPlan, start: int, stop: int) -> list[tuple[Record, object]]:
     """The records whose lines start in bytes ``[start, stop)`` (cut by ``line_cuts``)."""
-    with open(plan.source, "rb") as f:
+    with fs.open_input(plan.source) as f:
         f.seek(start)
         return json_records(f.read(stop - start), plan.source)
 
@@ -567,7 +576,7 @@ def halo_records(plan: LinesPlan, start: int, w: float) -> list[Record]:
     size = HALO_BLOCK
     while True:
         lo = max(0, start - size)
-        with open(plan.source, "rb") as f:
+        with fs.open_input(plan.source) as f:
             f.seek(lo)
             data = f.read(start - lo)
         if lo > 0:                        # from the first whole line of the block on

@@ -54,6 +54,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import (INT64, InputError, check_window_room, csv_table, id_column, is_parquet,
                                     json_objects, parquet_files, preview)
 from streamspec.spec.errors import InvalidParameter, MalformedRecord, OutOfOrder, RecordError
@@ -74,13 +75,13 @@ class ItemStream:
 
 def _read_table(path: str, needed: tuple[str, ...]) -> tuple[pd.DataFrame, list[str]]:
     """The rows as strings-or-values and the ``file:line`` of each row."""
-    if not is_parquet(path) and not os.path.exists(path):
+    if not is_parquet(path) and not fs.exists(path):
         raise InputError(f"{path}: no such file")
     if is_parquet(path):
         import pyarrow.parquet as pq
         parquet_files(path)
         try:
-            frame = pq.read_table(path).to_pandas()
+            frame = fs.read_table(path).to_pandas()
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: cannot read Parquet: {err}") from None
         wheres = [f"{path}:row {n}" for n in range(1, len(frame) + 1)]
@@ -362,7 +363,7 @@ def plan_parquet_items(path: str) -> ParquetItems | None:
     kinds, groups, count = None, [], 0
     for number, name in enumerate(files):
         try:
-            meta = pq.ParquetFile(name).metadata
+            meta = pq.ParquetFile(fs.parquet_source(name)).metadata
         except (OSError, ValueError):
             return None
         schema = meta.schema.to_arrow_schema()
@@ -401,7 +402,7 @@ def read_groups(items: ParquetItems, numbers, as_long: frozenset = frozenset()):
     for g in numbers:
         number, group, first, rows = items.groups[g]
         if number not in opened:
-            opened[number] = pq.ParquetFile(items.files[number])
+            opened[number] = pq.ParquetFile(fs.parquet_source(items.files[number]))
         table = opened[number].read_row_group(group, columns=items.columns())
         seq = np.arange(first, first + rows, dtype=np.int64) | np.int64(number << FILE_SHIFT)
         cols = {"seq": pa.array(seq)}
@@ -438,7 +439,8 @@ def string_verdicts(items: ParquetItems, numbers) -> list[tuple[str, str]]:
     out = []
     for g in numbers:
         number, group, _, _ = items.groups[g]
-        table = pq.ParquetFile(items.files[number]).read_row_group(group, columns=names)
+        table = pq.ParquetFile(fs.parquet_source(items.files[number])).read_row_group(
+            group, columns=names)
         for name in names:
             tokens = [t for t in table.column(name).to_pylist() if t is not None]
             try:

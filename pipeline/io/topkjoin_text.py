@@ -50,6 +50,7 @@ import os
 import attrs
 import numpy as np
 
+from streamspec.pipeline import fs
 from streamspec.pipeline.io import id_column, is_parquet, json_loads
 from streamspec.pipeline.io.lines import lone_cr
 from streamspec.spec.errors import MalformedRecord, RecordError
@@ -89,7 +90,7 @@ class TextItems:
 
 def _head(path: str, size: int, lines: int) -> bytes:
     """The file's bytes up to the end of its ``lines``-th line (or all of it)."""
-    with open(path, "rb") as f:
+    with fs.open_input(path) as f:
         head = f.read(HEAD_BLOCK)
         while head.count(b"\n") < lines and len(head) < size:
             head += f.read(HEAD_BLOCK)
@@ -128,10 +129,10 @@ def plan_text_items(path: str, origin: int | None = None, small: int | None = No
     and the spec accepts; None otherwise (``read_items`` then reads the file on the driver
     and names its first bad line before Spark starts).  A bad line further on is found by
     the task that parses it, after Spark has started."""
-    if is_parquet(path) or "://" in path or not os.path.isfile(path):
+    if is_parquet(path) or not fs.isfile(path):
         return None
     fmt = "json" if path.endswith((".json", ".jsonl")) else "csv"
-    size = os.path.getsize(path)
+    size = fs.getsize(path)
     if size < (SMALL if small is None else small):
         return None
     try:

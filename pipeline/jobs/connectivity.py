@@ -32,7 +32,7 @@ import attrs
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline import flags, range_scan, text_scan
+from streamspec.pipeline import flags, fs, range_scan, text_scan
 from streamspec.pipeline.job import Summary, materialised
 from streamspec.pipeline.summary import counted
 from streamspec.spec.connectivity import PROBLEM, EdgeBatch, Params
@@ -161,7 +161,7 @@ def prepare(args) -> Plan:
             workload, plan.id_kind = edge_io.typed_workload(pairs, plan.fast.vertex_type,
                                                             query_lines)
             plan.params = attrs.evolve(base, workload=workload)
-    elif not os.path.exists(args.input):
+    elif not fs.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     else:
         plan.staged = text_scan.plan(args.input, args.lateness, base.r, base.s) \

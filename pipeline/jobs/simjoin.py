@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from streamspec.pipeline import flags
+from streamspec.pipeline import flags, fs
 from streamspec.pipeline.job import Summary, materialised
 from streamspec.pipeline.spark import materialise
 from streamspec.pipeline.summary import counted
@@ -385,6 +385,12 @@ def _renumbered(spark, kept, checks, id_type: str):
 
 def _duplicate_ids(spark, scan) -> bool:
     """Whether an id occurs twice in the input (one aggregation over the id column)."""
+    if any(fs.is_remote(f) for f in scan.files):    # no s3 connector in Spark: pyarrow
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        column = pa.chunked_array([fs.read_table(f, columns=["id"]).column("id")
+                                   for f in scan.files])
+        return len(pc.unique(column)) < len(column)
     ids = spark.read.parquet(*scan.files).select("id")
     return bool(ids.groupBy("id").count().where("count > 1").limit(1).collect())
 
@@ -576,14 +582,14 @@ def prepare(args) -> Plan:
     from streamspec.pipeline.io.simjoin import (mentions_side, plan_keyed_lines, plan_lines,
                                                 plan_scan)
 
-    if not is_parquet(args.input) and not os.path.exists(args.input):
+    if not is_parquet(args.input) and not fs.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     given = args.join is not None
     parquet = is_parquet(args.input)
     # without the bytes "side" no record names a side and the default join is the self
     # join, without reading the file; a side written with escapes is seen by the tasks
     # (replay_lines) or, on the driver's path, by sides_present below
-    guess = not given and not parquet and os.path.isfile(args.input) \
+    guess = not given and not parquet and fs.isfile(args.input) \
         and not mentions_side(args.input)
     params = _params(args, args.join or ("self" if guess else _default_join(args.input)))
     if parquet:

@@ -64,10 +64,15 @@ def test_resolve_paths_covers_every_path_flag_and_kws_named_inputs(tmp_path, mon
 
 
 def test_a_scheme_on_an_input_is_exit_2_before_spark(capsys):
-    rc = main(["run", "connectivity", "--input", "s3a://bucket/edges.parquet", "--queries", "q",
+    # s3://, s3a://, gs://, hdfs:// inputs are read through pyarrow.fs (test_object_store)
+    rc = main(["run", "connectivity", "--input", "ftp://host/edges.parquet", "--queries", "q",
                "--window", "10", "--slide", "5", "--output", "out"])
     assert rc == 2
-    assert "s3a:// scheme is not supported" in capsys.readouterr().err
+    assert "ftp:// scheme is not supported" in capsys.readouterr().err
+    rc = main(["run", "connectivity", "--input", "edges.parquet", "--queries", "s3a://b/q",
+               "--window", "10", "--slide", "5", "--output", "out"])
+    assert rc == 2
+    assert "--queries s3a://b/q: the s3a:// scheme is not supported" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("text", ["spark.executor.memory=4g", "spark.a.b=x=y", "spark.c="])

@@ -77,23 +77,16 @@ def assert_pickling_breakage_is_caught(broken, examples: int = 100) -> None:
     """``broken`` agrees with the oracle when never pickled (the step-by-step check with no
     round trips), but the checks with round trips must catch it within ``examples``
     derandomized examples."""
-    from hypothesis import Phase
     from hypothesis import strategies as st
     suite = runner.suite(broken.problem)
     caught = []
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=profiles.SLOW, phases=[Phase.generate])
-    @given(case=suite.cases())
     def plain(case):
         runner.assert_conforms(broken, case)
 
-    plain()
+    _derandomized(("plain", broken.problem, examples), suite.cases(), examples, plain)
     step = checks.get("step_by_step")
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-              suppress_health_check=profiles.SLOW, phases=[Phase.generate])
-    @given(example=st.tuples(suite.cases(), checks.trips()))
     def fuzz(example):
         mismatch = step.run(suite, broken, example)
         if mismatch is not None:
@@ -101,7 +94,50 @@ def assert_pickling_breakage_is_caught(broken, examples: int = 100) -> None:
             raise AssertionError(str(mismatch))
 
     try:
-        fuzz()
+        _derandomized(("trips", broken.problem, examples),
+                      st.tuples(suite.cases(), checks.trips()), examples, fuzz)
     except AssertionError:
         pass
     assert caught, f"{broken.name} slipped through the pickle round trips"
+
+
+_DRAWN: dict[tuple, tuple[list[bytes], bool]] = {}
+
+
+def _derandomized(key: tuple, strategy, examples: int, body) -> None:
+    """``body`` on the examples of a derandomized hypothesis run of ``strategy`` (``examples``
+    of them, generation only: no shrinking), up to the first one ``body`` fails on (its
+    exception propagates).
+
+    A derandomized run draws the same sequence whatever ``body`` is, up to the first example
+    that fails (nothing else steers hypothesis), so the examples drawn are kept per process
+    under ``key`` (pickled) with whether they were the whole run, and the next call with
+    ``key`` (the next mutant of the problem) runs ``body`` on those first: when they are the
+    whole run, or ``body`` fails among them, that is what hypothesis would have done; else
+    hypothesis runs afresh (and longer kept examples replace the shorter)."""
+    import pickle
+
+    from hypothesis import Phase
+    from hypothesis.control import current_build_context
+    kept, whole = _DRAWN.get(key, ([], False))
+    for blob in kept:
+        body(pickle.loads(blob))
+    if whole:
+        return
+    drawn: list[bytes] = []
+
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+              suppress_health_check=profiles.SLOW, phases=[Phase.generate])
+    @given(example=strategy)
+    def run(example):
+        if not current_build_context().is_final:    # not hypothesis' replay for its report
+            drawn.append(pickle.dumps(example))
+        body(example)
+
+    try:
+        run()
+    except BaseException:
+        if len(drawn) > len(kept):
+            _DRAWN[key] = (drawn, False)
+        raise
+    _DRAWN[key] = (drawn, True)

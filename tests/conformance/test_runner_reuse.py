@@ -96,3 +96,39 @@ def test_the_ci_sequence_is_the_one_the_gate_was_tuned_on():
     assert {k: (r.check, r.examples) for k, r in kills.items()} == {
         ("kws", "broken-below-t-max"): ("step_by_step", 19),
         ("connectivity", "broken-late-admitted"): ("step_by_step", 312)}
+
+
+def test_the_pickling_helper_runs_the_next_body_on_the_sequence_hypothesis_draws(monkeypatch):
+    """``testing._derandomized`` (the pickling helper's runs): a body given the kept examples
+    sees what a fresh derandomized run would show it, whether the kept ones were a whole run
+    or stopped at an earlier body's failure."""
+    from hypothesis import strategies as st
+
+    from streamspec.conformance import testing
+    monkeypatch.setattr(testing, "_DRAWN", {})
+    strategy = st.lists(st.integers(0, 50), max_size=5)
+
+    def seen(key, fail_on=None):
+        out = []
+
+        def body(x):
+            out.append(x)
+            if x == fail_on:
+                raise AssertionError(x)
+        try:
+            testing._derandomized(key, strategy, 40, body)
+        except AssertionError:
+            pass
+        return out
+
+    fresh = seen("a")                       # hypothesis draws them
+    assert len(fresh) == 40 and testing._DRAWN["a"][1]
+    assert seen("a") == fresh               # the kept ones, the same
+    first = [i for i, x in enumerate(fresh) if x not in fresh[:i]]     # first occurrences
+    late, early = first[len(first) // 2], first[2]
+    failed = seen("b", fresh[late])         # stops there (hypothesis shows it once more)
+    assert failed[:late + 1] == fresh[:late + 1]
+    assert testing._DRAWN["b"] == (testing._DRAWN["a"][0][:late + 1], False)
+    assert seen("b", fresh[early]) == fresh[:early + 1]     # fails among the kept: no hypothesis
+    assert seen("b") == fresh[:late + 1] + fresh            # past them: hypothesis afresh
+    assert testing._DRAWN["b"][1]

@@ -116,6 +116,11 @@ def check_csv(path: str, schema: str, shown: str) -> None:
         where = location(shown, number)
         if header is None:
             header = [name.strip() for name in fields]
+            if [h.lower() for h in header] != [name.lower() for name in kinds]:
+                raise MalformedRecord(
+                    f"the CSV header is {','.join(header)}: a stream's CSV files need the "
+                    f"header {','.join(kinds)} (every column, in this order: Spark's CSV "
+                    "reader maps columns by position; empty fields are nulls)").at(where)
             continue
         if len(fields) != len(header):
             raise MalformedRecord(f"expected {len(header)} fields ({','.join(header)}), got "

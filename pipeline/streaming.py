@@ -122,6 +122,28 @@ def check_paths(args) -> None:
         places[flag] = path
 
 
+def check_format(adapter, args) -> None:
+    """``--format csv`` for a stream whose rows hold an array (simjoin's ``tokens``): an
+    ``InvalidParameter`` before Spark starts (Spark's CSV reader has no arrays)."""
+    from streamspec.pipeline.stream_check import schema_fields
+    from streamspec.spec.errors import InvalidParameter
+
+    if args.format != "csv":
+        return
+    for name, kind in schema_fields(source_schema(adapter, args)):
+        if kind.startswith(("array", "map", "struct")):
+            raise InvalidParameter(f"--format csv: a {adapter.PROBLEM} stream row has column "
+                                   f"{name} of type {kind}, which CSV cannot hold; use --format "
+                                   "json or parquet")
+
+
+def csv_header(adapter, args) -> str:
+    """The header line every CSV file of the stream needs (Spark reads CSV columns by
+    position): the source schema's columns, in order."""
+    from streamspec.pipeline.stream_check import schema_fields
+    return ",".join(name for name, _ in schema_fields(source_schema(adapter, args)))
+
+
 def source_schema(adapter, args) -> str:
     schema = adapter.source_schema(args) if hasattr(adapter, "source_schema") else adapter.SOURCE_SCHEMA
     return f"{schema}, key {args.key_type}"
@@ -247,7 +269,9 @@ def read_source(spark, args, schema: str, path: str | None = None):
     if args.files_per_batch:
         reader = reader.option("maxFilesPerTrigger", args.files_per_batch)
     if args.format == "csv":
-        reader = reader.option("header", True)
+        # Spark maps CSV columns by position: with enforceSchema off it refuses a file whose
+        # header does not name the schema's columns in order (stream_check says which)
+        reader = reader.option("header", True).option("enforceSchema", False)
     return getattr(reader, args.format)(path or args.source)
 
 
@@ -283,6 +307,7 @@ def run(adapter, args, out=None) -> int:
     out = out or sys.stdout
     engine_cls = engine_of(adapter, args)
     params = adapter.stream_params(args)     # bad parameters fail before Spark starts
+    check_format(adapter, args)
     check_paths(args)                        # so do unusable paths: nothing created yet
     # relative paths and file: URIs made absolute on the driver, once checked (the checks'
     # messages name the paths as given)

@@ -11,7 +11,7 @@ This package holds what every problem shares:
   first, finishes or removes what a killed run left beside the output, saying so.
 - ``text_records(path)``: the lines of a text file that carry data, with their
   1-based line numbers (``#`` comments and blank lines skipped), split on
-  commas and/or whitespace; ``location(path, line)`` is the ``file:line``
+  commas and/or whitespace (no quoting: a ``"`` is an error at its line); ``location(path, line)`` is the ``file:line``
   every ``RecordError`` from a reader carries.
 - ``csv_table(path)``: a CSV file with a header as a frame of strings and the
   ``file:line`` of each row; a row with more or fewer fields than the header
@@ -84,7 +84,8 @@ def check_window_room(times, width: int, where, what: str = "time") -> None:
     """Every time ``t`` of ``times`` (in input order) leaves room for its window: ``t +
     width`` (the end of a window holding ``t``, a 64-bit time in the output) fits in 64
     bits; else a ``MalformedRecord`` at ``where(i)`` of the first one that does not (it
-    would end in an ``OverflowError`` inside a Spark task)."""
+    would end in an ``OverflowError`` inside a Spark task); with ``where`` None, its
+    ``index`` is ``i`` (a stream's step names the row's file and line)."""
     times = np.asarray(times)
     if not len(times) or width <= 0:
         return
@@ -92,8 +93,10 @@ def check_window_room(times, width: int, where, what: str = "time") -> None:
     bad = np.flatnonzero(times > limit) if limit >= INT64[0] else np.arange(len(times))
     if bad.size:
         t = int(times[bad[0]])
-        raise MalformedRecord(f"{what} {t} leaves no room for the window: {t} + {width} does not "
-                              f"fit in 64 bits (times must be at most {limit})").at(where(int(bad[0])))
+        err = MalformedRecord(f"{what} {t} leaves no room for the window: {t} + {width} does "
+                              f"not fit in 64 bits (times must be at most {limit})",
+                              index=int(bad[0]))
+        raise err.at(where(int(bad[0]))) if where is not None else err
 
 
 def location(path: str, line: int) -> str:
@@ -187,8 +190,8 @@ def json_objects(path: str) -> Iterator[tuple[str, dict]]:
 
 
 def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
-    """``(line number, fields)`` of each data line of a text file (a NUL character in a
-    line is an error at that line)."""
+    """``(line number, fields)`` of each data line of a text file (a NUL character or a
+    double quote in a line is an error at that line)."""
     try:
         f = fs.open_text(path, TEXT_ENCODING)
     except OSError as err:
@@ -200,6 +203,12 @@ def text_records(path: str) -> Iterator[tuple[int, list[str]]]:
                 if not line or line.startswith("#"):
                     continue
                 check_nul(line, location(path, number))
+                if '"' in line:
+                    # not quoted CSV: '"1"' would silently be the text id '"1"', and every
+                    # other id text with it (the id_column rule)
+                    raise MalformedRecord('a double quote in the line: edge and query fields '
+                                          'are never quoted (they are separated by whitespace '
+                                          'or commas)').at(location(path, number))
                 yield number, _FIELD_SEPARATOR.split(line)
         except UnicodeDecodeError as err:
             raise not_utf8(path, err) from None

@@ -347,6 +347,7 @@ def stream_params(args) -> Params:
 
 
 def stream_events(pdf: pd.DataFrame, params: Params) -> EdgeBatch:
+    from streamspec.pipeline.io import check_window_room
     from streamspec.spec.errors import MalformedRecord
 
     for column in ("u", "v", "t"):
@@ -355,6 +356,7 @@ def stream_events(pdf: pd.DataFrame, params: Params) -> EdgeBatch:
             # ``index`` is the row's position here: the streaming step names its file and line
             raise MalformedRecord(f"edge {column} is missing (null or absent)",
                                   index=int(missing[0]))
+    check_window_room(pdf["t"].to_numpy(), params.r, None, "edge time")
     return edge_batch(pdf)
 
 

@@ -985,6 +985,7 @@ def stream_params(args) -> Params:
 def stream_events(pdf: pd.DataFrame, params: Params) -> ItemBatch:
     """A key's rows of a micro-batch as an ``ItemBatch``; the engine's spec check does the
     rest (types, finite x, time order), each error carrying the row's position."""
+    from streamspec.pipeline.io import check_window_room
     from streamspec.spec.errors import MalformedRecord
 
     for column in ("id", "x", "ts"):
@@ -993,6 +994,7 @@ def stream_events(pdf: pd.DataFrame, params: Params) -> ItemBatch:
             # ``index`` is the row's position here: the streaming step names its file and line
             raise MalformedRecord(f"item {column} is missing (null or absent)",
                                   index=int(missing[0]))
+    check_window_room(pdf["ts"].to_numpy(), params.omega, None, "item time")
     ids = pdf["id"].to_numpy()
     ids = ids.astype(np.int64) if ids.dtype.kind in "iu" else ids.astype(object)
     return ItemBatch(ids, pdf["x"].to_numpy(np.float64), pdf["ts"].to_numpy(np.int64))

@@ -77,6 +77,21 @@ def test_topkjoin_unterminated_quote_names_the_opening_line(tmp_path, capsys, no
     assert f"{items}:6: unterminated quote" in err
 
 
+@pytest.mark.parametrize("text,line,kind", [
+    ('u,v,t\n1,2,1\n"2,3,2\n3,4,3\n', 3, "edges"),     # was exit 0: '"2' a text id
+    ('1 2 1\n"2" "3" 2\n', 2, "edges"),
+    ('0 1\n1 "2"\n', 2, "queries")])
+def test_a_quote_in_connectivity_text_is_an_error_at_its_line(text, line, kind, tmp_path, capsys,
+                                                              no_spark):
+    """Edge and query text is never quoted: a ``"`` used to become part of a text id (and
+    every other id text with it, the id rule), silently."""
+    path = tmp_path / f"{kind}.txt"
+    path.write_text(text)
+    argv = connectivity(str(path)) if kind == "edges" else connectivity(EDGES, queries=str(path))
+    err = fails(argv, {}, tmp_path, capsys)
+    assert f"{path}:{line}: a double quote in the line" in err
+
+
 @FIXTURES
 @given(data=st.data())
 def test_an_unterminated_quote_anywhere_is_located(tmp_path_factory, capsys, no_spark, data):

@@ -108,7 +108,8 @@ def check_stream_json(path):
 
 
 def check_stream_csv(path):
-    return check_file(path, "csv", SCHEMA)
+    # a stream's CSV header must be its schema's columns in order: the records' u,v,t
+    return check_file(path, "csv", SCHEMA.removesuffix(", key string"))
 
 
 # (file name, header, record, its faults, reader): every text reader under test

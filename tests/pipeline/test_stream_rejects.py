@@ -42,15 +42,15 @@ BAD = {
     "array": ("json", "[1,2,3]", "expected a JSON object"),
     "array id": ("json", '{"u":[2],"v":3,"t":2}', "column u: expected an integer"),
     "invalid UTF-8": ("json", b'{"u":2,"v":3,"t":2,"x":"\xff"}', "not UTF-8 text"),
-    "CSV field count": ("csv", "2,3,4,5", "expected 3 fields"),
-    "CSV word time": ("csv", "2,3,soon", "column t: expected an integer"),
+    "CSV field count": ("csv", "2,3,4,5,6", "expected 4 fields"),
+    "CSV word time": ("csv", "2,3,soon,", "column t: expected an integer"),
     "missing t": ("json", '{"u":2,"v":3}', "edge t is missing"),
 }
 
 
 def write_bad(path, fmt: str, bad) -> int:
     """A two-record file, the second ``bad``; the bad record's line."""
-    good = "u,v,t\n1,2,1\n" if fmt == "csv" else GOOD + "\n"
+    good = "u,v,t,key\n1,2,1,\n" if fmt == "csv" else GOOD + "\n"
     bad = bad if isinstance(bad, bytes) else bad.encode()
     path.write_bytes(good.encode() + bad + b"\n")
     return 3 if fmt == "csv" else 2
@@ -77,6 +77,21 @@ def test_the_driver_check_accepts_what_spark_reads(tmp_path):
     check_file(str(tmp_path / "c.parquet"), "parquet", "u long, v long, t long")
     assert schema_fields("`a b` array<struct<x:int,y:int>>, c long") == \
         [("a b", "array<struct<x:int,y:int>>"), ("c", "long")]
+
+
+# a CSV stream file's header: Spark reads CSV columns by position, so the header must be
+# the stream's columns in order (a header in another order was read silently by position)
+HEADERS = {"another order": "t,u,v,key\n1,2,1,\n",
+           "no key column": "u,v,t\n1,2,1\n"}
+
+
+@pytest.mark.parametrize("case", list(HEADERS))
+def test_a_csv_header_spark_would_read_by_position_is_refused_at_line_1(case, tmp_path):
+    (tmp_path / "part-0001.csv").write_text(HEADERS[case])
+    with pytest.raises(MalformedRecord) as caught:
+        check_file(str(tmp_path / "part-0001.csv"), "csv", "u long, v long, t long, key string")
+    assert caught.value.location == "part-0001.csv:1"
+    assert "need the header u,v,t,key" in str(caught.value)
 
 
 def test_a_parquet_column_of_the_wrong_type_is_named(tmp_path):
@@ -138,6 +153,70 @@ def test_every_problems_stream_locates_a_row_sparks_reader_refuses(problem, colu
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{problem} stream stopped: part-0001.json:3: column {column}: expected " in err, err
+    no_part_files(tmp_path / "out")
+
+
+@pytest.mark.spark
+def test_csv_streams_take_the_header_in_schema_order_and_refuse_others(spark, tmp_path, capsys):
+    (tmp_path / "in").mkdir()
+    rows = [{"u": 1, "v": 2, "t": 1, "key": "k"}, {"u": 2, "v": 3, "t": 2, "key": "k"},
+            {"u": 1, "v": 3, "t": 7, "key": "k"}]
+    (tmp_path / "in" / "part-0001.csv").write_text(     # a byte order mark is skipped
+        "\ufeffu,v,t,key\n" + "".join("{u},{v},{t},{key}\n".format(**r) for r in rows))
+    argv = stream_argv(tmp_path, "csv", "--trigger-once")
+    assert main(argv) == 0
+    got = pq.read_table(str(tmp_path / "out")).to_pandas()
+    from streamspec.pipeline.jobs import connectivity
+    want = batch_rows(connectivity, build_parser().parse_args(argv), rows)
+    assert len(want) > 0 and canonical(got[list(want.columns)]) == canonical(want)
+    for n, case in enumerate(HEADERS):
+        capsys.readouterr()
+        d = tmp_path / f"bad{n}"
+        (d / "in").mkdir(parents=True)
+        (d / "in" / "part-0001.csv").write_text(HEADERS[case])
+        assert main(stream_argv(d, "csv", "--trigger-once")) == 2, case
+        err = capsys.readouterr().err
+        assert "connectivity stream stopped: part-0001.csv:1: " in err, err
+        no_part_files(d / "out")
+
+
+def test_a_csv_stream_of_a_problem_with_array_columns_is_refused_before_spark(
+        tmp_path, capsys, monkeypatch):
+    import streamspec.pipeline.spark as spark_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("Spark was started for a stream CSV cannot hold")
+    monkeypatch.setattr(spark_module, "session", refuse)
+    (tmp_path / "in").mkdir()
+    argv = ["stream", "simjoin", "--source", str(tmp_path / "in"), "--format", "csv",
+            "--checkpoint", str(tmp_path / "ckpt"), "--output", str(tmp_path / "out"),
+            "--k", "2", "--window", "6"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "--format csv: a simjoin stream row has column tokens of type array<string>" in err
+    assert not (tmp_path / "ckpt").exists() and not (tmp_path / "out").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("problem", ["connectivity", "topkjoin"])
+def test_a_stream_time_without_room_for_its_window_is_located(problem, spark, tmp_path, capsys):
+    # was an unlocated numpy allocation error (4 EiB) or "array is too big" from the engine
+    (tmp_path / "in").mkdir()
+    top = 2**63 - 2
+    if problem == "connectivity":
+        argv = stream_argv(tmp_path, "json", "--trigger-once")
+        lines = [GOOD, f'{{"u":2,"v":3,"t":{top}}}']
+    else:
+        flags, good, _ = other_problem(problem, tmp_path)
+        argv = ["stream", problem, "--source", str(tmp_path / "in"), "--format", "json",
+                "--checkpoint", str(tmp_path / "ckpt"), "--output", str(tmp_path / "out"),
+                "--trigger-once", *flags]
+        lines = [good, f'{{"id":2,"x":0.5,"ts":{top},"key":"a"}}']
+    (tmp_path / "in" / "part-0001.json").write_text("\n".join(lines) + "\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{problem} stream stopped: part-0001.json:2: " in err, err
+    assert f"time {top} leaves no room for the window" in err, err
     no_part_files(tmp_path / "out")
 
 

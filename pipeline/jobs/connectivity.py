@@ -221,6 +221,8 @@ def replay_staged_keys(spark, plan: Plan, engine_cls, partitions: int, staging: 
     staged = text_scan.stage(spark, plan.staged, staging, partitions)
     if staged is None or not staged.edges:
         return None
+    if staged.last_t is not None and staged.last_t > 2**63 - 1 - plan.base.r:
+        return None     # (a window end beyond 64 bits: the reader names the edge's line)
     stream = edge_io.EdgeStream(spark.read.parquet(staging), plan.args.input, True, int,
                                 staged.edges, 0, staged.first_t, staged.last_t)
     workload, plan.stream = edge_io.workload(plan.pairs, stream, plan.query_lines)

@@ -10,6 +10,8 @@ header in any column order, CRLF line ends, blank lines.
 """
 from __future__ import annotations
 
+import os
+
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, strategies as st
@@ -277,6 +279,9 @@ def test_cli_keyed_staged_output_equals_the_driver_read(spark, tmp_path, monkeyp
 @pytest.mark.parametrize("why, edit, extra, message", [
     ("a key's edge out of order deep", {250: "1 0 0 3"}, [], "e.txt:253: "),
     ("an edge before the origin", {}, ["--origin", "1"], "e.txt:3: "),
+    # its window's end beyond 64 bits: was a raw OverflowError from a Spark task
+    ("a time without room for its window deep", {250: f"9 0 0 {2**63 - 2}"}, [],
+     "e.txt:253: edge time 9223372036854775806 leaves no room for the window"),
 ])
 def test_cli_keyed_bad_order_deep_in_a_staged_file_is_located(spark, tmp_path, monkeypatch,
                                                               capsys, why, edit, extra, message):
@@ -290,6 +295,7 @@ def test_cli_keyed_bad_order_deep_in_a_staged_file_is_located(spark, tmp_path, m
     err = capsys.readouterr().err
     assert message in err and "OutOfOrder" not in err.split(message)[0], (why, err)
     assert not (tmp_path / "out").exists()
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(".out.")]   # staging removed
 
 
 # -- lateness drop: the late edges removed from the staged files ------------------------------

@@ -3,9 +3,10 @@ kill every mutant of ``conformance/broken/<problem>.py``; and a mutant named on 
 command line of either route (``streamspec conform``, ``pytest --pyargs
 streamspec.conformance``) fails there.
 
-Each mutant is one test (its id ``problem.broken-name``); the examples it took to kill
-are printed (``pytest -rA`` or ``-s`` shows them; ``python -m
-streamspec.conformance.mutation`` prints the whole table).  A mutant that survives is a
+Each mutant is one test (its id ``problem.broken-name``): killed by the first check of its
+class, with a shrunk reproducer that replays (the check that killed it is printed:
+``pytest -rA`` or ``-s`` shows it; ``python -m streamspec.conformance.mutation`` prints the
+whole table with the examples each kill took).  A mutant that survives is a
 gap of the suite: ``conformance.broken.KNOWN_SURVIVORS`` records those known, as strict
 xfails naming what is missing, so the gap shows in every report and the entry must go
 once it is closed.
@@ -34,13 +35,22 @@ def _param(m):
 
 
 @pytest.mark.parametrize("mutant", [_param(m) for m in ALL])
-def test_the_ci_profile_kills_the_mutant(mutant):
-    result = mutation.run_mutant(mutant, examples=mutation.ci_examples())
-    print(f"{result.label} ({result.mutation}): "
-          + (f"killed by {result.check} after {result.examples} examples" if result.killed
-             else "SURVIVED") + f", {result.seconds:.1f} s\n  {result.text}")
-    assert result.killed, (f"{result.label} ({result.mutation}) survived every check with "
-                           f"{mutation.ci_examples()} examples: {result.per_check}")
+def test_the_ci_profile_kills_the_mutant(mutant, tmp_path):
+    """The first check of ``mutation.check_order`` kills the mutant with the ci profile's
+    examples (derandomized, as the gate runs it), shrunk and written as the suite does; each
+    reproducer fails the mutant again and passes the oracle.  (One run for both claims: the
+    gate's own route, ``mutation.run_mutant``, draws the same examples up to the kill;
+    ``test_the_kill_is_deterministic`` runs it.)"""
+    check = mutation.check_order(mutant)[0]
+    replays = mutation.replay_kill(mutant, check, mutation.ci_examples(), tmp_path)
+    print(f"{mutant.problem}.{mutant.name} ({mutant.mutation}): "
+          + (f"killed by {check}, {len(replays)} reproducer(s)" if replays else "SURVIVED"))
+    assert replays, (f"{mutant.problem}.{mutant.name} ({mutant.mutation}) survived {check} with "
+                     f"{mutation.ci_examples()} examples")
+    assert sorted(tmp_path.glob("*.jsonl")) == sorted(path for path, _, _ in replays)
+    for path, on_mutant, on_oracle in replays:
+        assert on_mutant is not None, f"{path} does not fail {mutant.name} again"
+        assert on_oracle is None, f"{path} fails the oracle: {on_oracle}"
 
 
 def test_the_kill_is_deterministic():

@@ -40,14 +40,18 @@ _COMPACT_INTERVAL = 10          # Spark's default spark.sql.streaming.fileSink.l
 class Arrivals:
     """The arrival log of one query (module docstring)."""
 
-    def __init__(self, source: str, checkpoint: str):
+    def __init__(self, source: str, checkpoint: str, check=None):
         self.source = source
         self.dir = os.path.join(checkpoint, DIRNAME)
         self.log = os.path.join(self.dir, _LOG)
         self._lock = threading.Lock()
+        # ``check(path)`` raises a located ``RecordError`` for a file the stream must not
+        # take (a CSV file the project's readers refuse); the first such error is kept here
+        # and no file from it on is logged
+        self.check, self.error = check, None
 
     @classmethod
-    def of(cls, args) -> "Arrivals | None":
+    def of(cls, args, check=None) -> "Arrivals | None":
         """The arrival log for ``args`` (``--source``, ``--checkpoint``), or None where
         the query reads ``--source`` directly (module docstring)."""
         source, checkpoint = local_of(args.source), local_of(args.checkpoint)
@@ -56,7 +60,7 @@ class Arrivals:
         if os.path.isdir(os.path.join(checkpoint, "sources")) and \
                 not os.path.isdir(os.path.join(checkpoint, DIRNAME)):
             return None             # a checkpoint that read --source directly: keep doing so
-        return cls(source, checkpoint)
+        return cls(source, checkpoint, check)
 
     def _batches(self) -> list[tuple[int, str]]:
         return _log_batches(self.log)
@@ -66,14 +70,25 @@ class Arrivals:
         return log_entries(self.log)
 
     def update(self) -> int:
-        """Log the files of ``--source`` not taken yet, by name; how many were added."""
+        """Log the files of ``--source`` not taken yet, by name; how many were added.  With
+        ``check``, only the files before the first one it refuses (kept in ``error``)."""
         with self._lock:
+            if self.error is not None:
+                return 0
             os.makedirs(self.log, exist_ok=True)
             entries = self.entries()
             taken = {pathlib.PurePosixPath(_uri_path(e["path"])).name for e in entries}
             new = sorted(n for n in os.listdir(self.source)
                          if not n.startswith(("_", ".")) and n not in taken
                          and os.path.isfile(os.path.join(self.source, n)))
+            if self.check is not None:
+                from streamspec.spec.errors import RecordError
+                for k, name in enumerate(new):
+                    try:
+                        self.check(os.path.join(self.source, name))
+                    except RecordError as err:
+                        self.error, new = err, new[:k]
+                        break
             if not new:
                 return 0
             added = []

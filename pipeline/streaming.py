@@ -137,6 +137,19 @@ def check_format(adapter, args) -> None:
                                    "json or parquet")
 
 
+def csv_check(adapter, args):
+    """For ``--format csv``: ``check(path)``, the project's CSV reader over one arriving
+    file (``stream_check.check_file``: quoting as ``streamspec run`` reads it, an
+    unterminated quote at the line it opened, the header, field counts, the types); else
+    None."""
+    if args.format != "csv":
+        return None
+    import functools
+
+    from streamspec.pipeline.stream_check import check_file
+    return functools.partial(check_file, fmt="csv", schema=source_schema(adapter, args))
+
+
 def csv_header(adapter, args) -> str:
     """The header line every CSV file of the stream needs (Spark reads CSV columns by
     position): the source schema's columns, in order."""
@@ -272,6 +285,9 @@ def read_source(spark, args, schema: str, path: str | None = None):
         # Spark maps CSV columns by position: with enforceSchema off it refuses a file whose
         # header does not name the schema's columns in order (stream_check says which)
         reader = reader.option("header", True).option("enforceSchema", False)
+        # quoting as Python's csv module reads it (the checked rule): "" inside quotes is a
+        # quote, a backslash is text, a quoted field may hold newlines
+        reader = reader.option("escape", '"').option("multiLine", True)
     return getattr(reader, args.format)(path or args.source)
 
 
@@ -320,7 +336,9 @@ def run(adapter, args, out=None) -> int:
     check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
     from streamspec.pipeline.arrivals import Arrivals, tidy_output
     tidy_output(args.output)     # what a killed run's uncommitted micro-batch left
-    arrivals = Arrivals.of(args)     # files taken by name, whatever their modification times
+    # files taken by name, whatever their modification times; CSV files checked by the
+    # project's CSV reader first (Spark's would read an unterminated quote without a word)
+    arrivals = Arrivals.of(args, csv_check(adapter, args))
     if arrivals is not None:
         arrivals.update()
     rows = read_source(spark, args, source_schema(adapter, args),
@@ -336,7 +354,14 @@ def run(adapter, args, out=None) -> int:
     following = arrivals.follow(min(args.interval, 5.0)) \
         if arrivals is not None and not args.trigger_once else None
     try:
-        query.awaitTermination()
+        if following is None:
+            query.awaitTermination()
+        else:
+            while not query.awaitTermination(1.0):
+                if arrivals.error is not None:     # a file refused: the ones before it first
+                    query.processAllAvailable()
+                    query.stop()
+                    break
     except KeyboardInterrupt:
         query.stop()
     except Exception as err:     # pyspark's StreamingQueryException and its relatives
@@ -346,6 +371,9 @@ def run(adapter, args, out=None) -> int:
             following.set()
     if query.exception() is not None:
         raise _failed(adapter, args, query.exception())
+    if arrivals is not None and arrivals.error is not None:
+        raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {arrivals.error} (the files "
+                           "before it were streamed)")
     batches = [p for p in (query.recentProgress or []) if p.get("numInputRows")]
     rows_in = sum(int(p["numInputRows"]) for p in batches)
     print(f"{adapter.PROBLEM}: streamed {rows_in} input rows in {len(batches)} micro-batches "

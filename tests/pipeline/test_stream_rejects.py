@@ -44,6 +44,8 @@ BAD = {
     "invalid UTF-8": ("json", b'{"u":2,"v":3,"t":2,"x":"\xff"}', "not UTF-8 text"),
     "CSV field count": ("csv", "2,3,4,5,6", "expected 4 fields"),
     "CSV word time": ("csv", "2,3,soon,", "column t: expected an integer"),
+    # Spark's CSV reader took this without a word (exit 0): the files are read first
+    "CSV unterminated quote": ("csv", '2,3,2,"k', "unterminated quote"),
     "missing t": ("json", '{"u":2,"v":3}', "edge t is missing"),
 }
 
@@ -159,10 +161,11 @@ def test_every_problems_stream_locates_a_row_sparks_reader_refuses(problem, colu
 @pytest.mark.spark
 def test_csv_streams_take_the_header_in_schema_order_and_refuse_others(spark, tmp_path, capsys):
     (tmp_path / "in").mkdir()
-    rows = [{"u": 1, "v": 2, "t": 1, "key": "k"}, {"u": 2, "v": 3, "t": 2, "key": "k"},
-            {"u": 1, "v": 3, "t": 7, "key": "k"}]
+    key = 'k,"1"\nz'       # quoted as Python's csv module writes it: comma, "", newline
+    rows = [{"u": 1, "v": 2, "t": 1, "key": key}, {"u": 2, "v": 3, "t": 2, "key": key},
+            {"u": 1, "v": 3, "t": 7, "key": key}]
     (tmp_path / "in" / "part-0001.csv").write_text(     # a byte order mark is skipped
-        "\ufeffu,v,t,key\n" + "".join("{u},{v},{t},{key}\n".format(**r) for r in rows))
+        "\ufeffu,v,t,key\n" + "".join('{u},{v},{t},"k,""1""\nz"\n'.format(**r) for r in rows))
     argv = stream_argv(tmp_path, "csv", "--trigger-once")
     assert main(argv) == 0
     got = pq.read_table(str(tmp_path / "out")).to_pandas()
@@ -178,6 +181,27 @@ def test_csv_streams_take_the_header_in_schema_order_and_refuse_others(spark, tm
         err = capsys.readouterr().err
         assert "connectivity stream stopped: part-0001.csv:1: " in err, err
         no_part_files(d / "out")
+
+
+@pytest.mark.spark
+def test_a_refused_csv_file_stops_a_running_stream_after_the_files_before_it(spark, tmp_path,
+                                                                              capsys):
+    """Without ``--trigger-once``: the arrival listing reads each CSV file first; the good
+    file before the bad one is streamed and committed, then the query stops, located."""
+    (tmp_path / "in").mkdir()
+    rows = [{"u": 1, "v": 2, "t": 1, "key": "a"}, {"u": 2, "v": 3, "t": 2, "key": "a"},
+            {"u": 1, "v": 3, "t": 7, "key": "a"}]
+    (tmp_path / "in" / "part-0001.csv").write_text(
+        "u,v,t,key\n" + "".join("{u},{v},{t},{key}\n".format(**r) for r in rows))
+    (tmp_path / "in" / "part-0002.csv").write_text('u,v,t,key\n1,2,8,a\n3,"4,9,a\n')
+    argv = stream_argv(tmp_path, "csv", "--interval", "0.5")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "connectivity stream stopped: part-0002.csv:3: unterminated quote" in err, err
+    got = pq.read_table(str(tmp_path / "out")).to_pandas()
+    from streamspec.pipeline.jobs import connectivity
+    want = batch_rows(connectivity, build_parser().parse_args(argv), rows)
+    assert len(want) > 0 and canonical(got[list(want.columns)]) == canonical(want)
 
 
 def test_a_csv_stream_of_a_problem_with_array_columns_is_refused_before_spark(

@@ -122,7 +122,9 @@ def json_object(text: str, where: str) -> dict:
     except MalformedRecord as err:
         raise err.at(where) from None
     except ValueError as err:       # json.JSONDecodeError, or an integer of 4300+ digits
-        raise MalformedRecord(f"not JSON: {getattr(err, 'msg', err)}").at(where) from None
+        why = str(err) if not hasattr(err, "colno") else \
+            f"{err.msg.removesuffix(' at')} at column {err.colno}"     # not a dangling "at"
+        raise MalformedRecord(f"not JSON: {why}").at(where) from None
     if not isinstance(row, dict):
         raise MalformedRecord(f"expected a JSON object, got {preview(row)}").at(where)
     return row

@@ -168,6 +168,15 @@ def test_a_nul_in_a_csv_field_is_an_error_at_its_line(tmp_path, capsys, no_spark
     assert f"{items}:3: a NUL byte in the line" in err
 
 
+def test_a_nul_inside_a_json_string_is_an_error_at_its_line_and_column(tmp_path, capsys,
+                                                                        no_spark):
+    """Raw control bytes are not JSON: named with the column (was "... character at", cut)."""
+    items = tmp_path / "items.jsonl"
+    items.write_text('{"id": 1, "x": 1, "ts": 10}\n{"id": "a\x00b", "x": 1, "ts": 11}\n')
+    err = fails(topkjoin(str(items)), {}, tmp_path, capsys)
+    assert f"{items}:2: not JSON: Invalid control character at column 10" in err
+
+
 # -- 3. missing fields, JSON nested too deep -----------------------------------------------
 @pytest.mark.parametrize("problem,text,words", [
     ("topkjoin", '{"id": 1, "x": 1, "ts": 1}\n{"id": 2, "x": 1}\n', ":2: ts is missing"),

@@ -252,7 +252,8 @@ def parquet_source(path: str):
     file of it otherwise."""
     if not is_remote(path):
         return path
-    return resolve(path)[0].open_input_file(resolve(path)[1])
+    filesystem, inner = resolve(path)
+    return filesystem.open_input_file(inner)
 
 
 def check_writable(path: str, flag: str) -> None:

@@ -7,8 +7,8 @@
   prepared input, then ``flush`` (``bench.workloads``).  The input is built
   once before any run; constructing the engine (and filling a window where
   the workload says so) is done before the clock starts.  Around the timed
-  call the collector is frozen (``gc.collect(); gc.freeze()``) so a full pass
-  over the harness's own objects does not land in one run and not another.
+  call the collector is frozen (``gc.collect(); gc.freeze()``, ``bench.heap``) so a
+  full pass over the harness's own objects does not land in one run and not another.
 - **Warm-up.** ``warmup`` untimed rounds of every subject first (numba
   compilation, first-call caches, the allocator's first growth).
 - **Rounds.** ``repeats`` rounds; each runs every subject once, in the order
@@ -46,6 +46,7 @@ from pathlib import Path
 import attrs
 
 from streamspec.spec.errors import InvalidParameter
+from streamspec.bench import heap
 
 FORMAT = "streamspec-bench/1"
 
@@ -64,12 +65,8 @@ class Run:
 def timed(call) -> tuple[float, float, int, float]:
     """``(cpu seconds, wall seconds, outputs, system seconds)`` of one call, the collector
     frozen around it."""
-    gc.collect()
-    gc.freeze()
-    try:
+    with heap.frozen():
         return _clocked(call)
-    finally:
-        gc.unfreeze()
 
 
 def _clocked(call) -> tuple[float, float, int, float]:
@@ -141,14 +138,10 @@ def _stepwise_round(case, order: list[str], label: int) -> list[Run]:
     steps = {name: case.stepwise(name) for name in order}
     count = len(steps[order[0]])
     totals = {name: [0.0, 0.0, 0, 0.0] for name in order}   # cpu, wall, outputs, sys
-    gc.collect()
-    gc.freeze()
-    try:
+    with heap.frozen():
         for k in range(count):
             for name in (order if k % 2 == 0 else order[::-1]):
                 totals[name] = [a + b for a, b in zip(totals[name], _clocked(steps[name][k]))]
-    finally:
-        gc.unfreeze()
     return [Run(label, name, *totals[name]) for name in order]
 
 

@@ -38,7 +38,7 @@ path (the collector has nothing to free), so the pass is pure harness noise.
 With ``freeze_gc=True`` (default) the harness, not the engine (an engine
 must not change the process's GC state behind its user's back), runs
 ``gc.collect(); gc.freeze()`` after warm-up and construction, so later passes
-only walk objects made during the run, and ``gc.unfreeze()`` at the end.
+only walk objects made during the run, and ``gc.unfreeze()`` at the end (``bench.heap``).
 Either way every collector pass that starts inside a timed triggering call
 is counted with its time (``gc_passes_in_triggers``, ``gc_ms_in_triggers``,
 ``gc_full_in_triggers``), so the rows show whether GC touched the latency.
@@ -78,6 +78,7 @@ Two ways to feed the same calls (``KINDS``):
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 
@@ -86,6 +87,7 @@ import numpy as np
 
 from streamspec.spec.connectivity import Params
 
+from streamspec.bench import heap
 from streamspec.bench.connectivity.generators import Stream, rmat_stream, workload
 from streamspec.bench.connectivity.peers import create
 
@@ -243,17 +245,13 @@ def _measure(name, stream, params, budget, warm, clock, kind, record, build="def
     now = CLOCKS[clock]
     watch = _GcWatch(now)
     gc.callbacks.append(watch)
-    if freeze_gc:
-        gc.collect()
-        gc.freeze()
     try:
-        return _timed(name, engine, stream, params, budget, now, prepare, feed, record, watch,
-                      dict(clock=clock, kind=kind, build=build, defers=defers,
-                           gc_frozen=freeze_gc))
+        with heap.frozen() if freeze_gc else contextlib.nullcontext():
+            return _timed(name, engine, stream, params, budget, now, prepare, feed, record,
+                          watch, dict(clock=clock, kind=kind, build=build, defers=defers,
+                                      gc_frozen=freeze_gc))
     finally:
         gc.callbacks.remove(watch)
-        if freeze_gc:
-            gc.unfreeze()
 
 
 def _timed(name, engine, stream, params, budget, now, prepare, feed, record, watch, how):

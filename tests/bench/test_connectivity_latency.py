@@ -63,6 +63,7 @@ def test_unknown_build_is_refused(small):
         measure.run("bic", stream, params, build="later")
 
 
+@pytest.mark.own_gc
 def test_gc_is_frozen_during_the_run_and_restored(small, monkeypatch):
     stream, params = small
     seen = []

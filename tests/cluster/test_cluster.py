@@ -77,7 +77,9 @@ def run_driver(cwd: Path, argvs: list[list[str]], timeout: float = 1500.0):
             "        continue\n"
             "    print('== streamspec', ' '.join(argv), flush=True)\n"
             "    print('== streamspec', ' '.join(argv), file=sys.stderr, flush=True)\n"
-            "    print('== rc', main(argv), flush=True)\n")
+            "    started = time.monotonic()\n"
+            "    print('== rc', main(argv), flush=True)\n"
+            "    print(f'== took {time.monotonic() - started:.1f} s', flush=True)\n")
     tmp = cwd / ".driver-tmp"
     tmp.mkdir(exist_ok=True)
     env = {**os.environ, "TMPDIR": str(tmp), "PYTHONUNBUFFERED": "1", "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -167,6 +169,8 @@ def test_every_job_and_a_stream_restart_on_the_cluster_equal_local_mode(
     # the executors' check of the paths, asked of one the driver never looked at
     argvs.append(["!probe", standalone.url, str(cluster / "nowhere.parquet")])
     done = run_driver(cluster, argvs)
+    print("\n".join(line for line in done.stdout.splitlines()      # -s / -rA show the times
+                    if line.startswith(("== streamspec", "== took"))))
     report = f"stdout:\n{done.stdout[-4000:]}\nstderr:\n{done.stderr[-6000:]}"
     assert done.returncode == 0, report
     assert done.stdout.count("== rc 0") == len([a for a in argvs if not a[0].startswith("!")]), \

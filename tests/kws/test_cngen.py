@@ -1,5 +1,6 @@
 """CNGen (paper Section 3.2): complete and duplicate-free, checked against brute-force
 enumeration of all labelled trees up to t_max nodes, compared up to isomorphism."""
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from streamspec.engines.kws.cngen import brute_force_cns, canonical_form, cngen, expanded_nodes, is_cn
@@ -182,6 +183,7 @@ def test_grown_mesh_sets_every_slot_on_the_benchmark_schema():
     assert sum(op.cn for op in grown) == 9031
 
 
+@pytest.mark.own_gc
 def test_a_large_build_is_promoted_unexamined_and_its_garbage_still_collected(monkeypatch):
     """collector_off promotes a large build to the oldest generation (no young collection
     walks it on leaving; one does without promotion) and freezes nothing for good: a
@@ -236,6 +238,7 @@ def test_a_large_build_is_promoted_unexamined_and_its_garbage_still_collected(mo
             gc.disable()
 
 
+@pytest.mark.own_gc
 def test_objects_the_process_froze_stay_frozen(monkeypatch):
     """A process that froze objects itself (e.g. a harness after warm-up) keeps them frozen
     across a large build: collector_off skips its promotion then."""

@@ -371,6 +371,9 @@ def run(adapter, args, out=None) -> int:
             following.set()
     if query.exception() is not None:
         raise _failed(adapter, args, query.exception())
+    # a driver killed with -9 leaves its JVM running a moment: a task of its micro-batch may
+    # write a part file after this run's start tidied; what the sink log does not list goes
+    tidy_output(args.output)
     if arrivals is not None and arrivals.error is not None:
         raise StreamFailed(f"{adapter.PROBLEM} stream stopped: {arrivals.error} (the files "
                            "before it were streamed)")

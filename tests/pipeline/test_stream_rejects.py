@@ -369,7 +369,8 @@ def test_kill_9_mid_stream_then_restart_reads_back_whole(problem, spark, tmp_pat
                              "--interval", "0.2", "--master", "local[2]",
                              "--conf", "spark.sql.shuffle.partitions=2",
                              "--conf", "spark.ui.enabled=false"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     deadline = time.monotonic() + 60
     try:
         # kill when a micro-batch after the first committed one has written a part file its
@@ -383,7 +384,9 @@ def test_kill_9_mid_stream_then_restart_reads_back_whole(problem, spark, tmp_pat
         print(f"killed after {time.monotonic() - deadline + 60:.1f} s; uncommitted: "
               f"{uncommitted(out)}")
     finally:
-        proc.send_signal(signal.SIGKILL)
+        # the driver and its JVM at once, as a lost machine: a JVM outliving its killed driver
+        # goes on with the micro-batch a moment (the restart's end tidies what it writes)
+        os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     # what a killed micro-batch may leave: also a 0-byte part file, never committed
     (out / "_spark_metadata").mkdir(parents=True, exist_ok=True)

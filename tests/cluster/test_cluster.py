@@ -54,7 +54,7 @@ def run_driver(cwd: Path, argvs: list[list[str]], timeout: float = 1500.0):
     copies a file between two commands,
     ``["!probe", MASTER, PATH]`` prints what ``check_task_paths`` says of an input PATH.
     The output has ``== rc N`` after each command."""
-    code = ("import json, os, shutil, sys\n"
+    code = ("import json, os, shutil, sys, time\n"
             "from streamspec.pipeline.cli import main\n"
             "import streamspec.pipeline.spark as S\n"
             "import streamspec.pipeline.flags as F\n"
@@ -206,5 +206,8 @@ def test_every_job_and_a_stream_restart_on_the_cluster_equal_local_mode(
         assert expected, name
         assert _rows(cluster / "out" / "rel" / name) == expected, f"{name}, relative paths"
         assert _rows(cluster / "out" / "uri" / name) == expected, f"{name}, file:// URIs"
+    # the stream's state partitions: the cluster's cores, not Spark's 200 (streaming.state_partitions)
+    offsets = (cluster / "stream-out-checkpoint" / "offsets" / "0").read_text()
+    assert '"spark.sql.shuffle.partitions":"2"' in offsets, offsets
     streamed = _rows(cluster / "stream-out")
     assert streamed and streamed == _rows(local / "stream-out")

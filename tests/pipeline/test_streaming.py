@@ -70,3 +70,20 @@ def test_a_late_edge_in_a_later_micro_batch_is_located_in_its_own_file(spark, tm
                  "--slide", "2", "--queries", queries])
     assert code == 2
     assert "part-0001.json:2: edge time 5 is earlier than 12" in capsys.readouterr().err
+
+
+@pytest.mark.spark
+def test_state_partitions_set_anywhere_are_left_alone(spark):
+    """``streamspec.pipeline.streaming.state_partitions``: a value the session was built with
+    (the tests' 2 here), or one given with ``--conf``, is never replaced by the default (the
+    cluster lane checks the default itself: a new checkpoint of the 2-core cluster says 2)."""
+    from streamspec.pipeline.streaming import SHUFFLE_PARTITIONS, state_partitions
+    before = spark.conf.get(SHUFFLE_PARTITIONS)
+    try:
+        spark.conf.set(SHUFFLE_PARTITIONS, "7")
+        state_partitions(spark, {SHUFFLE_PARTITIONS: "7"})
+        assert spark.conf.get(SHUFFLE_PARTITIONS) == "7"
+        state_partitions(spark, {})              # the session's builder set it
+        assert spark.conf.get(SHUFFLE_PARTITIONS) == "7"
+    finally:
+        spark.conf.set(SHUFFLE_PARTITIONS, before)

@@ -25,9 +25,11 @@ import time
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from streamspec.spec._numba import njit    # streamspec's cache locator, as every kernel module
 
 from streamspec.bench.simjoin.generators import tweet_like
 from streamspec.bench.simjoin.throughput import window_slice

@@ -55,16 +55,3 @@ def _older_heap_frozen(request):
     finally:
         gc.unfreeze()
 
-
-# The slow lanes, each a few minutes of one worker on its own (real JVMs, a real pip install
-# into a fresh venv, kill -9 of a streaming driver): run first, so that with ``-n 2`` the
-# other worker takes the many short tests meanwhile and the run does not end on one of them.
-SLOW_FIRST = ("tests/cluster/", "tests/packaging/test_install.py",
-              "tests/pipeline/test_stream_rejects.py::test_kill_9")
-
-
-def pytest_collection_modifyitems(config, items):
-    first = [item for item in items if item.nodeid.startswith(SLOW_FIRST)]
-    if first:
-        chosen = {id(item) for item in first}
-        items[:] = first + [item for item in items if id(item) not in chosen]

@@ -27,11 +27,12 @@ import os
 import re
 from urllib.parse import urlsplit
 
+from streamspec.pipeline.flags import scheme     # one URI-scheme rule for flags and readers
+
 #: URI schemes of object stores (no atomic rename; Spark needs a connector for each)
 OBJECT_STORES = ("s3", "s3a", "s3n", "gs", "gcs", "abfs", "abfss", "wasb", "wasbs", "oss")
 #: URI schemes streamspec's readers open through pyarrow.fs (s3a and s3n read as s3)
 READ_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "hdfs", "viewfs")
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 # --conf keys (Hadoop's s3a names) and the S3FileSystem option each one sets
 _S3A = {"spark.hadoop.fs.s3a.endpoint": "endpoint",
@@ -51,13 +52,6 @@ _PROPERTY = {"endpoint": "streamspec.s3.endpoint", "region": "streamspec.s3.regi
 
 _settings: dict[str, str] = {}      # the driver's, set by configure
 _cache: dict = {}
-
-
-def scheme(path: str) -> str | None:
-    """The lower-case URI scheme of ``path``, None for a plain path (``file:`` included:
-    ``flags.local_path`` has made those plain before any reader sees them)."""
-    found = _SCHEME.match(path)
-    return found.group(1).lower() if found else None
 
 
 def is_remote(path: str) -> bool:

@@ -92,6 +92,8 @@ BUILD_DEFER = 1024
 # the full reverse scan (the pre-reduction saves nothing worth its bookkeeping
 # there, and small examples keep the paper's forest)
 PREREDUCE_MIN = 1 << 14
+# st[PRE_MIN] of ``bic:prereduce=false``: no chunk reaches it, every build is the full scan
+NO_PREREDUCE = 1 << 62
 # last-slot edges linked in W per insert once the pre-reduction is done: one
 # for the edge itself, the rest to catch up with the edges that arrived before
 L_STEP = 4

@@ -13,22 +13,31 @@ evaluated window may see yet.
 Where the backward build lands (TR Section 5.2).  The paper builds the
 backward buffer of a completed chunk when the next chunk's first edge is
 inserted; that edge triggers a window, so every ``K`` windows one window's
-latency holds a whole-chunk build.  Two things here change that:
+latency holds a whole-chunk build.  Two things here change that, each an
+engine option (``streamspec.spec.registry``) whose other value is the paper's:
 
-- ``build_defer`` (default ``lay.BUILD_DEFER`` = 1024): the build waits until
-  the next chunk holds that many edges or a slot closes (``kern.rollover``,
-  ``kern.settle``): the same work, moved out of the triggering call into a
-  call that answers no window.  ``build_defer = 0`` is the paper's placement
-  (``bench/connectivity/measure.py`` reports both, side by side).
-- ``prereduce_min`` (default ``lay.PREREDUCE_MIN`` = 16384 edges in slots
-  ``0 .. K-2``): on chunks that large, the build's reverse scan over
-  slots ``K-2 .. 1`` is pre-reduced while the last slot's edges arrive (a few
-  edges of it per insert; ``_bic_build``), so whichever call builds B scans
-  the last slot and a spanning forest of the rest: on the 10M-edge stream
-  about 290K edges instead of 950K, with the paper's placement too.  Once
-  that is done, the last slot's own edges are linked in the build's
-  union-find as they arrive, so the build enters their vertices and scans
-  only the survivors (about 245K edges).
+- ``build`` (``"deferred"`` by default; ``bic:build=inside`` is the paper's
+  placement): deferred, the build waits until the next chunk holds
+  ``build_defer`` edges (``lay.BUILD_DEFER`` = 1024) or a slot closes
+  (``kern.rollover``, ``kern.settle``): the same work, moved out of the
+  triggering call into a call that answers no window.  ``inside`` builds on
+  the chunk's first edge, in the triggering call.
+- ``prereduce`` (true by default; ``bic:prereduce=false`` is the paper's full
+  reverse scan): on chunks whose slots ``0 .. K-2`` hold at least
+  ``prereduce_min`` edges (``lay.PREREDUCE_MIN`` = 16384), the build's reverse
+  scan over slots ``K-2 .. 1`` is pre-reduced while the last slot's edges
+  arrive (a few edges of it per insert; ``_bic_build``), so whichever call
+  builds B scans the last slot and a spanning forest of the rest: on the
+  10M-edge stream about 290K edges instead of 950K, with the paper's
+  placement too.  Once that is done, the last slot's own edges are linked in
+  the build's union-find as they arrive, so the build enters their vertices
+  and scans only the survivors (about 245K edges).  The forest answers every
+  snapshot as the full scan's does (``_bic_build``), though its shape may
+  differ.
+
+``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes
+it.  Both options change where work is done, never an answer: every spelling
+passes the conformance suite (``tests/connectivity/test_bic_options.py``).
 """
 from __future__ import annotations
 
@@ -47,11 +56,17 @@ class BicEngine(ConnectivityEngine):
     name = "bic"
     exact = True
     description = "BIC: forward/backward union-find buffers per chunk bridged by the BFBG (numba)"
-    # edges of a new chunk that may arrive before the completed chunk's backward
-    # buffer is built (0: build on the first one, as the paper does)
+    # engine options (``bic:build=inside``, ``bic:prereduce=false``): the
+    # paper's placement and scan are the second values (see the module docstring)
+    options = {"build": ("deferred", "inside"), "prereduce": (True, False)}
+    build = "deferred"
+    prereduce = True
+    # with build="deferred": edges of a new chunk that may arrive before the
+    # completed chunk's backward buffer is built (0 builds on the first one, as
+    # build="inside" does)
     build_defer = lay.BUILD_DEFER
-    # chunks whose slots 0..K-2 hold at least this many edges have their
-    # backward build pre-reduced while the last slot arrives (``_bic_build``)
+    # with prereduce: chunks whose slots 0..K-2 hold at least this many edges have
+    # their backward build pre-reduced while the last slot arrives (``_bic_build``)
     prereduce_min = lay.PREREDUCE_MIN
 
     def _start(self) -> None:
@@ -64,10 +79,11 @@ class BicEngine(ConnectivityEngine):
             self._st[ep] = 1            # stamps start at 0 = absent
         self._st[lay.C_OLD] = -1       # no backward build pending
         self._st[lay.REPLAY] = -1
-        self._st[lay.DEFER] = self.build_defer
+        self._st[lay.DEFER] = 0 if self.build == "inside" else self.build_defer
         self._st[lay.PRE_HI] = -1
         self._st[lay.PRE_POS] = -1
-        self._st[lay.PRE_MIN] = self.prereduce_min
+        # no pre-reduction: no chunk is ever that large
+        self._st[lay.PRE_MIN] = self.prereduce_min if self.prereduce else lay.NO_PREREDUCE
         self._st[lay.L_POS] = -1
         # the workload is fixed once the vertex index exists (before _start)
         q = self.queries

@@ -12,6 +12,7 @@ import pytest
 from streamspec.engines.connectivity.bic import BicEngine
 from streamspec.reference.connectivity import evaluate, window_answers
 from streamspec.spec.connectivity import EdgeBatch, Params
+from streamspec.spec.registry import Registry
 
 N_RANDOM = int(os.environ.get("BIC_RANDOM_STREAMS", "300"))
 
@@ -348,7 +349,7 @@ def test_prereduced_build_gives_every_snapshot_of_the_full_scan(seed):
     assert all(lo > 0 for lo in survivors[1:])
 
 
-def test_prereduction_spreads_over_the_last_slot(monkeypatch):
+def test_prereduction_spreads_over_the_last_slot():
     # on a chunk past PREREDUCE_MIN the pre-reduction starts with the last
     # slot's first edge and is finished by the inserts of that slot (each reads
     # PRE_STEP edges of it), not by the build; the answers equal the full scan's
@@ -371,9 +372,10 @@ def test_prereduction_spreads_over_the_last_slot(monkeypatch):
     assert 0 < st[lay.PRE_LO] < st[lay.PRE_HI]
     got += engine.process(EdgeBatch(u[K * per_slot:], v[K * per_slot:], t[K * per_slot:]))
     got += engine.flush()
-    monkeypatch.setattr(BicEngine, "prereduce_min", 1 << 62)            # the paper's full scan
-    full = BicEngine(params, hold_back=False)
+    # the paper's full reverse scan, by name (tests/connectivity/test_bic_options.py)
+    full = Registry.get("connectivity", "bic:prereduce=false")(params, hold_back=False)
     expected = list(full.process(EdgeBatch(u, v, t))) + full.flush()
+    assert full._st[lay.PRE_LO] == 0 and full._st[lay.PRE_HI] == -1       # never pre-reduced
     assert got == expected and any(any(w.answers) for w in got)
 
 

@@ -18,9 +18,10 @@ same run, so ``python -m streamspec.bench.ratios`` can compare medians within th
   the round's setup); the median is the typical window latency (BIC answers
   most windows without rebuilding anything, RWC rebuilds the whole window).
   BIC runs as it ships: its backward build is deferred out of the triggering
-  call (``BicEngine.build_defer``), so no round holds one; the build-inside
+  call (``bic:build=deferred``), so no round holds one; the build-inside
   placement (the paper's) is measured by ``python -m
-  streamspec.bench.connectivity.targets`` (``measure``'s ``build="inside"``).
+  streamspec.bench.connectivity.targets`` (``measure``'s ``build="inside"``), or
+  here by naming it (``streamspec bench connectivity --engine bic:build=inside``).
 
 Engines come from the registry; one that is not registered is skipped with
 its reason, and ``streamspec.bench.ratios`` then reports its floors as missing.

@@ -12,9 +12,10 @@ paper's per-window latency (TR Section 7.1; ``streamspec.bench.connectivity.
 measure``): engines built with ``hold_back=False``, each window's latency is
 the ``process`` call with its triggering edge (queries and that edge's
 insert), the rest of the slide goes in a second call.  Where BIC's backward
-build lands is chosen by ``--build``: ``deferred`` (the engine as it ships,
-the build in a later call that answers no window), ``inside`` (the paper's
-placement, ``build_defer = 0``: the build in the triggering call), or
+build lands is chosen by ``--build``, which sets BIC's engine option of that
+name on each engine that has it: ``deferred`` (``bic``, as it ships, the build
+in a later call that answers no window), ``inside`` (``bic:build=inside``, the
+paper's placement: the build in the triggering call), or
 ``both`` (default: engines with a deferrable build get one row per
 placement, the others one row; the ``build`` column says which).  ``--engine-alone`` measures the same calls without the spec
 boundary (``measure.run_engine``: ids remapped up front, as the paper's
@@ -50,8 +51,8 @@ from streamspec.spec.registry import Registry
 
 from streamspec.bench.connectivity.generators import rmat_stream, workload
 from streamspec.bench.connectivity.loaders import load_edge_list
-from streamspec.bench.connectivity.measure import run, run_engine, warm_up
-from streamspec.bench.connectivity.peers import PEERS, create
+from streamspec.bench.connectivity.measure import has_build, run, run_engine, warm_up
+from streamspec.bench.connectivity.peers import PEERS
 
 RESULTS = Path("bench", "results", "connectivity")   # relative to the working directory (the checkout)
 SLIDES_PER_WINDOW = (10, 20, 40, 80)
@@ -88,8 +89,9 @@ def arguments(argv=None):
                    help="wall (perf_counter, the paper's metric; default) or cpu (process_time, "
                         "robust on a busy shared machine)")
     p.add_argument("--build", choices=["deferred", "inside", "both"], default="both",
-                   help="where BIC's backward build lands: deferred (as shipped), inside the "
-                        "triggering call (the paper's), or both (default; one row each)")
+                   help="where BIC's backward build lands, its engine option build=: deferred "
+                        "(as shipped), inside the triggering call (the paper's, bic:build=inside), "
+                        "or both (default; one row each)")
     p.add_argument("--engine-alone", action="store_true",
                    help="leave the spec boundary out (ids remapped up front, measure.run_engine)")
     p.add_argument("--out", help="CSV path (default bench/results/connectivity/experiment[-quick].csv)")
@@ -175,8 +177,7 @@ def main(argv=None) -> int:
              f"per run, {args.clock} clock, {how}")
     measure = run_engine if args.engine_alone else run
     builds = ["deferred", "inside"] if args.build == "both" else [args.build]
-    defers = {name: hasattr(create(name, Params(r=1, s=1, workload=[])), "build_defer")
-              for name in engines}
+    defers = {name: has_build(name) for name in engines}
     print(title, flush=True)
     rows = []
     for experiment, r, s in settings(args.window, args.slide):

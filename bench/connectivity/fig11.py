@@ -21,7 +21,8 @@ Latency is the paper's, measured by ``measure.run`` (TR Section
 7.1): ``hold_back=False``, the ``process`` call with each window's triggering
 edge, CPU clock (``time.process_time``: the machine is shared), GC frozen after
 warm-up.  BIC gets two rows, its backward build deferred as shipped and inside
-the triggering call (the paper's placement), as ``experiment.py`` does.
+the triggering call (``bic:build=inside``, the paper's placement), as
+``experiment.py`` does.
 Engines that would take too long stop after ``budget`` CPU seconds per
 setting: the row says ``truncated`` and its method ``SAMPLED`` (numbers from
 the windows reached; the plot's hollow rings, where the paper draws 'X').
@@ -35,8 +36,7 @@ from streamspec.spec.connectivity import Params
 from streamspec.bench import pipeline_util
 from streamspec.bench.connectivity.experiment import label
 from streamspec.bench.connectivity.generators import rmat_stream, workload
-from streamspec.bench.connectivity.measure import run, warm_up
-from streamspec.bench.connectivity.peers import create
+from streamspec.bench.connectivity.measure import has_build, run, warm_up
 
 WORKLOAD_SIZES = (1, 10, 100, 1000, 10000)
 FULL = dict(edges=2_000_000, vertices=200_000, rate=1000, r=200, s=10, budget=20.0)
@@ -61,8 +61,7 @@ def measure_all(engines, size: dict, sizes=None, *, mode: str = "full",
     commit = pipeline_util.commit()
     for name in engines:
         warm_up(name)
-    defers = {name: hasattr(create(name, Params(r=1, s=1, workload=[])), "build_defer")
-              for name in engines}
+    defers = {name: has_build(name) for name in engines}
     rows = []
     for n in sizes:
         params = Params(r=size["r"], s=size["s"], workload=largest[:n])

@@ -18,16 +18,20 @@ and the stream is cut at the window ends ``end(n) = t0 + r + n*s`` (and every
 paper's BIC builds the backward buffer of a completed chunk when the chunk's
 first edge after it is inserted, which is a window's triggering edge: that
 window's latency includes a whole-chunk build every ``K`` windows.  This
-project's ``BicEngine`` defers that build by default until the new chunk
-holds ``BicEngine.build_defer`` edges (1024), i.e. into a call that answers
-no window.  ``build="deferred"`` measures the engine as it ships (the build
-in throughput, not in latency); ``build="inside"`` sets ``build_defer = 0``
-on the engine so the build runs inside the triggering call, the paper's
-placement and the honest worst case of a window.  Engines without a
-``build_defer`` attribute defer nothing, and both settings measure the same
-thing (``Measurement.defers`` is then False).  Reports show both side by
-side (``targets`` and ``experiment``); a latency column never says "build
-included" unless ``build == "inside"``.
+project's ``bic`` defers that build by default until the new chunk holds
+``BicEngine.build_defer`` edges (1024), i.e. into a call that answers no
+window; its engine option ``build`` selects the placement (``bic`` is
+``bic:build=deferred``, ``bic:build=inside`` the paper's, any other option of
+the name kept: ``bic:prereduce=false`` with ``build="inside"`` runs
+``bic:build=inside,prereduce=false``).  ``build=None`` (default) runs the
+engine as named; ``"deferred"`` or ``"inside"`` set the option on the name
+(``engine_name``), so ``build="deferred"`` measures the engine as it ships
+(the build in throughput, not in latency) and ``build="inside"`` the paper's
+placement, the honest worst case of a window.  Engines that declare no
+``build`` option defer nothing, and both settings measure the same thing
+(``Measurement.defers`` is then False).  Reports show both side by side
+(``targets`` and ``experiment``); a latency column never says "build
+included" unless the engine ran with ``build=inside``.
 
 **Garbage collection** (``freeze_gc``).  CPython's cyclic collector runs when
 allocations outnumber deallocations by a threshold, wherever that happens; a
@@ -86,16 +90,17 @@ import attrs
 import numpy as np
 
 from streamspec.spec.connectivity import Params
+from streamspec.spec.registry import Registry
 
 from streamspec.bench import heap
 from streamspec.bench.connectivity.generators import Stream, rmat_stream, workload
-from streamspec.bench.connectivity.peers import create
+from streamspec.bench.connectivity.peers import PEERS, create
 
 CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 KINDS = {"contract": "through process(), hold_back=False",
          "engine": "engine alone (ids remapped up front, the driver's _evaluate called directly)"}
-BUILDS = {"deferred": "backward build deferred out of the triggering call (engine default)",
-          "inside": "backward build inside the triggering call (build_defer=0, the paper's)"}
+BUILDS = {"deferred": "backward build deferred out of the triggering call (build=deferred, bic's default)",
+          "inside": "backward build inside the triggering call (build=inside, the paper's)"}
 LATENCY = "latency = the triggering edge's call (queries + its insert)"
 
 
@@ -111,8 +116,8 @@ class Measurement:
     stream_edges: int             # length of the whole stream
     clock: str = "wall"
     kind: str = "contract"        # "contract" (run) or "engine" (run_engine)
-    build: str = "deferred"       # where BIC's backward build lands (BUILDS)
-    defers: bool = False          # the engine has a deferrable build (build_defer)
+    build: str = "deferred"       # where BIC's backward build lands (BUILDS): the engine's option
+    defers: bool = False          # the engine has a deferrable build (a ``build`` option)
     gc_frozen: bool = False       # gc.freeze() after warm-up and construction
     gc_passes_in_triggers: int = 0    # collector passes started inside a triggering call
     gc_full_in_triggers: int = 0      # of which full (generation 2) passes
@@ -141,7 +146,7 @@ class Measurement:
 
     @property
     def method(self) -> str:
-        build = BUILDS[self.build] if self.defers else "nothing deferred (no build_defer)"
+        build = BUILDS[self.build] if self.defers else "nothing deferred (no build option)"
         gc_how = "gc frozen after warm-up" if self.gc_frozen else "gc not frozen"
         how = f"{KINDS[self.kind]}; {LATENCY}; {build}; {gc_how}; {self.clock} clock"
         if self.truncated:
@@ -177,6 +182,28 @@ def pieces(stream: Stream, params: Params) -> list[tuple[int, int]]:
     cuts = first + params.s * np.arange(n + 1, dtype=np.int64)
     bounds = [0] + np.searchsorted(stream.t, cuts, side="left").tolist() + [len(stream)]
     return [(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:]) if hi > lo]
+
+
+def has_build(name: str) -> bool:
+    """Whether engine ``name`` declares the ``build`` option (a deferrable backward build: BIC)."""
+    if name in PEERS:
+        return False
+    return "build" in (getattr(Registry.get("connectivity", name), "options", None) or {})
+
+
+def engine_name(name: str, build: str | None = None) -> str:
+    """``name`` with its engine's ``build`` option set to ``build`` (``None``: ``name``
+    unchanged), its other options kept: ``engine_name("bic:prereduce=false", "inside")``
+    is ``"bic:build=inside,prereduce=false"``.  Names of engines that declare no
+    ``build`` option (every engine but BIC, the peers) come back unchanged."""
+    if build is not None and build not in BUILDS:
+        raise ValueError(f"build must be one of {sorted(BUILDS)}, got {build!r}")
+    if build is None or not has_build(name):
+        return name
+    cls = Registry.get("connectivity", name)
+    options = dict(getattr(cls, "configured", None) or {}, build=build)
+    return Registry.configure(Registry.get("connectivity", name.partition(":")[0].strip()),
+                              options).name
 
 
 def warm_up(name: str) -> None:
@@ -230,16 +257,14 @@ class _GcWatch:
             self._start = None
 
 
-def _measure(name, stream, params, budget, warm, clock, kind, record, build="deferred",
+def _measure(name, stream, params, budget, warm, clock, kind, record, build=None,
              freeze_gc=True) -> Measurement:
-    if build not in BUILDS:
-        raise ValueError(f"build must be one of {sorted(BUILDS)}, got {build!r}")
+    named = engine_name(name, build)
     if warm:
-        warm_up(name)
-    engine = create(name, params, hold_back=False)
-    defers = hasattr(engine, "build_defer")
-    if defers and build == "inside":
-        engine.build_defer = 0          # read when the engine starts (first edge)
+        warm_up(named)
+    engine = create(named, params, hold_back=False)
+    defers = has_build(named)
+    build = engine.build if defers else (build or "deferred")
     prepare, feed = _engine_feed(engine, stream, params) if kind == "engine" else \
         _contract_feed(engine, stream)
     now = CLOCKS[clock]
@@ -301,14 +326,14 @@ def _timed(name, engine, stream, params, budget, now, prepare, feed, record, wat
 
 def run(name: str, stream: Stream, params: Params, budget: float | None = None,
         warm: bool = True, clock: str = "wall", record: list | None = None,
-        build: str = "deferred", freeze_gc: bool = True) -> Measurement:
+        build: str | None = None, freeze_gc: bool = True) -> Measurement:
     """Feed ``stream`` to engine ``name`` through ``process`` (triggering edge, then the rest).
 
     ``record``: a list that receives every ``WindowResult`` in order (flush's
     too), so tests can check the measured run against the oracle.
-    ``build``: ``"deferred"`` (the engine's default) or ``"inside"`` (BIC's
-    backward build in the triggering call, the paper's); ``freeze_gc``: see
-    the module docstring.
+    ``build``: ``None`` (the engine as named), ``"deferred"`` (BIC's default) or
+    ``"inside"`` (BIC's backward build in the triggering call, the paper's): the
+    engine's ``build`` option (``engine_name``); ``freeze_gc``: see the module docstring.
     """
     return _measure(name, stream, params, budget, warm, clock, "contract", record, build,
                     freeze_gc)
@@ -316,7 +341,7 @@ def run(name: str, stream: Stream, params: Params, budget: float | None = None,
 
 def run_engine(name: str, stream: Stream, params: Params, budget: float | None = None,
                warm: bool = True, clock: str = "wall", record: list | None = None,
-               build: str = "deferred", freeze_gc: bool = True) -> Measurement:
+               build: str | None = None, freeze_gc: bool = True) -> Measurement:
     """The same calls without the spec boundary (ids remapped up front); the
     other arguments as in ``run``."""
     if len(stream) == 0:

@@ -20,7 +20,7 @@ a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
 Engines: ``msf``; ``bic`` with its default deferral (the backward build of a
 completed chunk waits for ``build_defer`` edges of the next chunk, outside the
 triggering call); ``bic-inline``, BIC measured with ``build="inside"``
-(``measure`` sets ``build_defer = 0``: the paper's driver, the build runs
+(``measure`` runs ``bic:build=inside``: the paper's driver, the build runs
 inside the triggering call).  Each is measured by
 ``measure.run`` (through ``process``, ``hold_back=False``: a window's latency
 is the call with its triggering edge, i.e. its queries and that edge's insert,

@@ -50,6 +50,26 @@ def test_inside_sets_the_engine_to_build_in_the_triggering_call(small, monkeypat
     assert [int(e._st[lay.DEFER]) for e in made] == [0, lay.BUILD_DEFER]
 
 
+def test_build_is_the_engines_option_and_keeps_its_other_options():
+    assert measure.engine_name("bic") == "bic"                       # as named
+    assert measure.engine_name("bic", "inside") == "bic:build=inside"
+    assert measure.engine_name("bic:prereduce=false", "inside") == "bic:build=inside,prereduce=false"
+    assert measure.engine_name("bic:build=inside", "deferred") == "bic:build=deferred"
+    assert measure.engine_name("rwc", "inside") == "rwc"             # nothing to defer
+    assert measure.engine_name("scipy", "inside") == "scipy"         # a peer
+    with pytest.raises(ValueError, match="build must be one of"):
+        measure.engine_name("bic", "later")
+
+
+def test_a_named_placement_is_measured_as_named(small):
+    # the paper's BIC by name (bic:build=inside,prereduce=false): build=None runs it as named
+    stream, params = small
+    record = []
+    m = measure.run("bic:build=inside,prereduce=false", stream, params, record=record, warm=False)
+    assert record == evaluate(edges_of(stream), params)
+    assert m.defers and m.build == "inside" and "build=inside, the paper's" in m.method
+
+
 def test_engines_without_a_deferred_build_say_so(small):
     stream, params = small
     m = measure.run("rwc", stream, params, build="inside")

@@ -1,4 +1,4 @@
-"""Table 7 of the AcquaTop paper (§6.6): which policy is best, per hypothesis and metric.
+"""Table 7 of the AcquaTop paper (§6, "Wrap up"): which policy is best, per hypothesis and metric.
 
 Table 7 ("Summary of the verification of the hypotheses") has one row per
 hypothesis (Hp.1 budget, Hp.2 CH, Hp.3 K, Hp.4 N) and metric (relevancy =
@@ -6,7 +6,7 @@ nDCG@K, accuracy = precision@K), plus two "Overall" rows, and three policy
 columns, AT-TSM, AT-BSM and WSJ-LRU, holding the condition under which that
 policy is the best one ("✓": every value of the experiment's grid).  The
 text extraction of the table keeps the cells in order but not their column;
-single ✓ cells are placed by §6.6's text (relevancy: AT-TSM, accuracy:
+single ✓ cells are placed by the wrap-up's text (relevancy: AT-TSM, accuracy:
 AT-BSM); Hp.3 relevancy's text names AT-TSM *and* AT-BSM while the table has
 one ✓, read as AT-TSM's like the other relevancy rows (``note`` column).
 
@@ -61,7 +61,7 @@ PAPER = [
     ("Hp.2", "relevancy", "CH", "ch", {"at-tsm": "✓"}, ""),
     ("Hp.2", "accuracy", "CH", "ch", {"at-bsm": "✓"}, ""),
     ("Hp.3", "relevancy", "K", "k", {"at-tsm": "✓"},
-     "the table has one ✓, §6.6's text names AT-TSM and AT-BSM"),
+     "the table has one ✓, the wrap-up's text names AT-TSM and AT-BSM"),
     ("Hp.3", "accuracy", "K", "k", {"at-bsm": "K < 7", "wsj-lru": "K ⩾ 10"}, ""),
     ("Hp.4", "relevancy", "N", "n", {"at-tsm": "✓"}, HP4),
     ("Hp.4", "accuracy", "N", "n", {"at-bsm": "✓"}, HP4),

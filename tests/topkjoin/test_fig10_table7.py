@@ -1,5 +1,5 @@
 """Figure 10 (``fig10``: the distribution of changes in the DS-CH-x datasets) and Table 7
-(``table7``: the best policy per hypothesis, paper §6.6) on tiny synthetic inputs: no shared data,
+(``table7``: the best policy per hypothesis, paper §6, "Wrap up") on tiny synthetic inputs: no shared data,
 no engine runs."""
 import csv
 

@@ -1,0 +1,309 @@
+"""Static competitor kernels (numba): Xiao et al.'s one-time top-k set similarity
+join (ICDE 2009) rerun over the window whenever it changes (SWOOP Section 7.1,
+"Static"; Section 7.2 (4), "Static algorithm").  One ``run_ops`` call processes
+a whole batch of operations; ``streamspec.engines.simjoin.static`` keeps the
+state arrays and ``topk_join`` there is the readable reference this compiles.
+
+The join is the reference's, step for step, so the two agree bit for bit:
+
+- tokens of each window set ordered by ``(frequency in the window, dense id)``,
+  rare first (the static global order a one-time join can afford);
+- prefix events ``(set, pos)`` with the positional upper bound
+  ``ub(|x|, pos + 1)`` processed in the order ``(-ub, seq, pos)``; here by a
+  binary heap holding each set's next event (a set's bounds never increase
+  with ``pos`` for the five measures, so popping the heap gives exactly the
+  sorted order of the reference, and stops early without sorting the rest);
+- each event probes the inverted list of its token (the other side's, for the
+  R-S join) built from the events processed so far, verifies each new pair by
+  a merge of the two ordered token arrays, then joins that list;
+- the run stops before an event whose bound (with the reference's 1e-9 margin)
+  is below the k-th best score: a pair tying the k-th score is still looked for,
+  since the canonical order breaks ties (``streamspec.spec.simjoin.order_key``).
+
+A pair is met once per common token in both processed prefixes; the reference
+skips repeats with a set of pairs.  Here: the pair was met before iff the
+prefixes processed *before* this event (``x[:pos]`` and ``y[:done[y]]``)
+share a token, because the later of the two events of that token probed the
+earlier one's list.  Checking that is a merge of two short prefixes: no hash
+set in the kernel, the same pairs verified.
+
+Data layout (numpy, so the engine pickles): window records by row ``L``
+(insertion order, so row order is seq order), ``r_seq``, ``r_ts``, ``r_side``,
+and their distinct tokens (ascending dense id) ``p_tok[r_ptr[L]:r_ptr[L + 1]]``.
+``meta`` holds the counters below.  The per-run scratch (frequencies, the
+ordered token keys, heap, inverted lists) lives only during one call.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from streamspec.spec._numba import njit
+from streamspec.spec._simjoin_similarity import positional_upper_bound, similarity
+
+# meta fields: rows in use, oldest valid row, tokens in use, output events and rows written,
+# size of the last emitted top-k list, then statistics (runs of the join, prefix events
+# processed, inverted-list items met = the paper's pre-candidates, pairs verified, pairs
+# that entered a run's running top-k)
+N_REC, OLDEST, N_POST, OUT_EV, OUT_ROW, N_LAST, RUNS, EVENTS, PRECAND, VERIFIED, CAND, META = range(12)
+NEED_OUT = 1         # status: the output buffers are full, grow them and call again from ``pos``
+
+
+@njit(cache=True)
+def _before(sc1, e1, i1, j1, sc2, e2, i2, j2):
+    """Canonical order (``order_key``): higher score, later end, smaller seqs first."""
+    if sc1 != sc2:
+        return sc1 > sc2
+    if e1 != e2:
+        return e1 > e2
+    if i1 != i2:
+        return i1 < i2
+    return j1 < j2
+
+
+@njit(cache=True)
+def _heap_above(ub, row, a, b):
+    """Heap entry ``a`` pops before ``b``: larger bound, then smaller row (= smaller seq)."""
+    if ub[a] != ub[b]:
+        return ub[a] > ub[b]
+    return row[a] < row[b]
+
+
+@njit(cache=True)
+def _sift_down(ub, row, n, i):
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            return
+        if c + 1 < n and _heap_above(ub, row, c + 1, c):
+            c += 1
+        if not _heap_above(ub, row, c, i):
+            return
+        ub[i], ub[c] = ub[c], ub[i]
+        row[i], row[c] = row[c], row[i]
+        i = c
+
+
+@njit(cache=True)
+def _met_before(key, ax, nx, ay, ny):
+    """The ordered key arrays ``key[ax:ax+nx]`` and ``key[ay:ay+ny]`` share an element."""
+    i, j = ax, ay
+    ex, ey = ax + nx, ay + ny
+    while i < ex and j < ey:
+        if key[i] == key[j]:
+            return True
+        if key[i] < key[j]:
+            i += 1
+        else:
+            j += 1
+    return False
+
+
+@njit(cache=True)
+def _overlap(key, ax, nx, ay, ny):
+    i, j, o = ax, ay, 0
+    ex, ey = ax + nx, ay + ny
+    while i < ex and j < ey:
+        if key[i] == key[j]:
+            o += 1
+            i += 1
+            j += 1
+        elif key[i] < key[j]:
+            i += 1
+        else:
+            j += 1
+    return o
+
+
+@njit(cache=True)
+def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, freq, bfill, meta,
+              b_sc, b_e, b_i, b_j):
+    """One run of the static join over the window rows ``lo..hi-1``; the top list goes to
+    ``b_*`` (best first) and its length is returned.  ``freq`` and ``bfill`` (one and two
+    entries per dense token id) are zero on entry and on return."""
+    base = r_ptr[lo]
+    n_tok = r_ptr[hi] - base
+    nt = freq.shape[0]
+    # token frequencies in the window (both sides: the reference's Counter)
+    touched = np.empty(n_tok, np.int64)
+    n_touched = 0
+    for g in range(base, r_ptr[hi]):
+        t = p_tok[g]
+        if freq[t] == 0:
+            touched[n_touched] = t
+            n_touched += 1
+        freq[t] += 1
+    # each set's tokens by (frequency, id): keys equal across sets for the same token
+    key = np.empty(n_tok, np.int64)
+    for g in range(base, r_ptr[hi]):
+        t = p_tok[g]
+        key[g - base] = freq[t] * nt + t
+    for r in range(lo, hi):
+        a, b = r_ptr[r] - base, r_ptr[r + 1] - base
+        if b - a > 1:
+            key[a:b].sort()
+    # inverted lists: one segment per (token, side) in ``lists``, as long as the token's
+    # frequency (a set meets each of its tokens once); ``bfill[2t + side]`` counts its entries
+    sides = 2 if two else 1
+    seg = np.empty(n_touched * sides, np.int64)
+    off = 0
+    for x in range(n_touched):
+        t = touched[x]
+        for s in range(sides):
+            seg[x * sides + s] = off
+            off += freq[t]
+        freq[t] = x            # from here on: token -> its slot in ``touched`` (zeroed at the end)
+    lists = np.empty(off, np.int64)
+    # heap of each non-empty set's next event
+    n_w = hi - lo
+    h_ub = np.empty(n_w, np.float64)
+    h_row = np.empty(n_w, np.int64)
+    done = np.zeros(n_w, np.int64)
+    n_h = 0
+    for r in range(lo, hi):
+        ln = r_ptr[r + 1] - r_ptr[r]
+        if ln > 0:
+            h_ub[n_h] = positional_upper_bound(kind, ln, 1)
+            h_row[n_h] = r
+            n_h += 1
+    for i in range(n_h // 2 - 1, -1, -1):
+        _sift_down(h_ub, h_row, n_h, i)
+    nb = 0
+    events = 0
+    met = 0
+    verified = 0
+    entered = 0
+    while n_h > 0:
+        ub = h_ub[0]
+        if nb == k and ub + 1e-9 * max(1.0, abs(ub)) < b_sc[k - 1]:
+            break
+        x = h_row[0]
+        xl = x - lo
+        ax = r_ptr[x] - base
+        lx = r_ptr[x + 1] - r_ptr[x]
+        pos = done[xl]
+        kx = key[ax + pos]
+        t = kx % nt
+        slot = freq[t]
+        side = r_side[x]
+        probe = (1 - side) if two else side
+        ps = seg[slot * sides + probe]
+        pn = bfill[2 * t + probe]
+        events += 1
+        met += pn
+        for q in range(ps, ps + pn):
+            y = lists[q]
+            yl = y - lo
+            ay = r_ptr[y] - base
+            if _met_before(key, ax, pos, ay, done[yl]):
+                continue
+            ly = r_ptr[y + 1] - r_ptr[y]
+            o = _overlap(key, ax, lx, ay, ly)
+            verified += 1
+            if x > y:
+                a_row, b_row = x, y
+            else:
+                a_row, b_row = y, x
+            sc = similarity(kind, r_ptr[a_row + 1] - r_ptr[a_row], r_ptr[b_row + 1] - r_ptr[b_row], o)
+            sa, sb = r_seq[a_row], r_seq[b_row]
+            e = r_ts[b_row] + w
+            if nb == k and not _before(sc, e, sa, sb, b_sc[k - 1], b_e[k - 1], b_i[k - 1], b_j[k - 1]):
+                continue
+            # insertion into the sorted top list (at most k, best first)
+            m = nb if nb < k else k - 1
+            while m > 0 and _before(sc, e, sa, sb, b_sc[m - 1], b_e[m - 1], b_i[m - 1], b_j[m - 1]):
+                b_sc[m], b_e[m], b_i[m], b_j[m] = b_sc[m - 1], b_e[m - 1], b_i[m - 1], b_j[m - 1]
+                m -= 1
+            b_sc[m], b_e[m], b_i[m], b_j[m] = sc, e, sa, sb
+            if nb < k:
+                nb += 1
+            entered += 1
+        # x joins its own token's list, then its next event replaces this one
+        own = seg[slot * sides + side]
+        lists[own + bfill[2 * t + side]] = x
+        bfill[2 * t + side] += 1
+        done[xl] = pos + 1
+        if pos + 1 < lx:
+            h_ub[0] = positional_upper_bound(kind, lx, pos + 2)
+        else:
+            n_h -= 1
+            h_ub[0], h_row[0] = h_ub[n_h], h_row[n_h]
+        _sift_down(h_ub, h_row, n_h, 0)
+    for x in range(n_touched):
+        t = touched[x]
+        freq[t] = 0
+        bfill[2 * t] = 0
+        bfill[2 * t + 1] = 0
+    meta[RUNS] += 1
+    meta[EVENTS] += events
+    meta[PRECAND] += met
+    meta[VERIFIED] += verified
+    meta[CAND] += entered
+    return nb
+
+
+@njit(cache=True)
+def _insert_tokens(p_tok, g, tok, a, b):
+    """Copy ``tok[a:b]`` to ``p_tok[g:]`` as a sorted set; returns its size."""
+    n = b - a
+    if n == 0:
+        return 0
+    p_tok[g:g + n] = tok[a:b]
+    p_tok[g:g + n].sort()
+    m = 1
+    for i in range(1, n):
+        if p_tok[g + i] != p_tok[g + m - 1]:
+            p_tok[g + m] = p_tok[g + i]
+            m += 1
+    return m
+
+
+@njit(cache=True)
+def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq, r_ts, r_side,
+            r_ptr, p_tok, freq, bfill, last_i, last_j, last_sc, last_e, b_i, b_j, b_sc, b_e,
+            out_pos, out_ptr, out_i, out_j, out_sc, out_e):
+    """Operations ``start..`` of a batch: expire, insert, rerun the join when the window
+    changed, record the top list when it differs from the last one.  Returns
+    ``(next position, 0)`` when done or ``(position, NEED_OUT)`` when the output
+    buffers cannot take one more list (nothing of that operation happened yet)."""
+    for pos in range(start, op.shape[0]):
+        if meta[OUT_EV] + 1 > out_pos.shape[0] or meta[OUT_ROW] + k > out_i.shape[0]:
+            return pos, NEED_OUT
+        t = ts[pos]
+        changed = False
+        while meta[OLDEST] < meta[N_REC] and not (t < r_ts[meta[OLDEST]] + w):
+            meta[OLDEST] += 1
+            changed = True
+        if op[pos] == 0:
+            r = meta[N_REC]
+            g = meta[N_POST]
+            n = _insert_tokens(p_tok, g, tok, tok_ptr[pos], tok_ptr[pos + 1])
+            r_seq[r], r_ts[r], r_side[r] = seq[pos], t, side[pos]
+            r_ptr[r + 1] = g + n
+            meta[N_REC] = r + 1
+            meta[N_POST] = g + n
+            changed = changed or n > 0
+        if not changed:
+            continue
+        nb = topk_join(meta[OLDEST], meta[N_REC], r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w,
+                       two, freq, bfill, meta, b_sc, b_e, b_i, b_j)
+        same = nb == meta[N_LAST]
+        if same:
+            for x in range(nb):
+                if (b_i[x] != last_i[x] or b_j[x] != last_j[x] or b_sc[x] != last_sc[x]
+                        or b_e[x] != last_e[x]):
+                    same = False
+                    break
+        if same:
+            continue
+        ev, row = meta[OUT_EV], meta[OUT_ROW]
+        out_pos[ev] = pos
+        out_ptr[ev] = row
+        for x in range(nb):
+            last_i[x], last_j[x], last_sc[x], last_e[x] = b_i[x], b_j[x], b_sc[x], b_e[x]
+            out_i[row + x], out_j[row + x], out_sc[row + x], out_e[row + x] = b_i[x], b_j[x], b_sc[x], b_e[x]
+        meta[N_LAST] = nb
+        meta[OUT_EV] = ev + 1
+        meta[OUT_ROW] = row + nb
+    return op.shape[0], 0

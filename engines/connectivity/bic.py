@@ -21,7 +21,7 @@ engine option (``streamspec.spec.registry``) whose other value is the paper's:
   ``build_defer`` edges (``lay.BUILD_DEFER`` = 1024) or a slot closes
   (``kern.rollover``, ``kern.settle``): the same work, moved out of the
   triggering call into a call that answers no window.  ``inside`` builds on
-  the chunk's first edge, in the triggering call.
+  the next chunk's first edge, in the triggering call.
 - ``prereduce`` (true by default; ``bic:prereduce=false`` is the paper's full
   reverse scan): on chunks whose slots ``0 .. K-2`` hold at least
   ``prereduce_min`` edges (``lay.PREREDUCE_MIN`` = 16384), the build's reverse

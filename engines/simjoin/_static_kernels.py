@@ -141,8 +141,16 @@ def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, freq, 
         key[g - base] = freq[t] * nt + t
     for r in range(lo, hi):
         a, b = r_ptr[r] - base, r_ptr[r + 1] - base
-        if b - a > 1:
+        if b - a > 32:
             key[a:b].sort()
+        else:          # short sets (TWEET: 13 tokens): insertion sort, no call per set
+            for i in range(a + 1, b):
+                v = key[i]
+                j = i - 1
+                while j >= a and key[j] > v:
+                    key[j + 1] = key[j]
+                    j -= 1
+                key[j + 1] = v
     # inverted lists: one segment per (token, side) in ``lists``, as long as the token's
     # frequency (a set meets each of its tokens once); ``bfill[2t + side]`` counts its entries
     sides = 2 if two else 1

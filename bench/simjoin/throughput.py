@@ -11,7 +11,11 @@ the window with ``w`` sets (one set per time unit, so |W| = w), then measures
 clock (``time.process_time``) so a shared machine's load does not count.  A
 run stops early after ``--budget`` CPU seconds (slow baselines); its rate is
 then over the sets it did.  Writes ``throughput-<generator>-k<k>.csv`` and
-``.png`` under ``--out`` (default ``bench/results/simjoin``).
+``.png`` under ``--out`` (default ``bench/results/simjoin``).  With ``--append``
+the rows are added to that CSV instead (its older rows kept), each with the
+``commit``, ``machine``, 1-minute ``load`` average at the start and end of the
+row's measurement (the machine is shared) and ``--label``; the plot then shows,
+for each engine and window, the newest row.
 
 The baseline's stock holds every overlapping pair, O(|W|^2): on the TWEET-like
 stream 60% of the pairs overlap, ~3e7 pairs (several GB of Python tuples) at
@@ -29,6 +33,7 @@ import csv
 import os
 import time
 
+from streamspec.bench.pipeline_util import commit, load, machine
 from streamspec.bench.simjoin.generators import dblp_like, enron_like, tweet_like
 from streamspec.spec.registry import Registry
 from streamspec.spec.simjoin import Params, RecordBatch
@@ -37,7 +42,8 @@ GENERATORS = {"tweet": tweet_like, "enron": enron_like, "dblp": dblp_like}
 STEP = 10_000
 # largest window an engine is filled to; above it base runs from an empty window up to
 # FROM_EMPTY's window (see the module docstring), the others are skipped
-MAX_WINDOW = {"base": 2000, "static": 1000, "scase": 10_000, "swoop-noindex": 10_000}
+MAX_WINDOW = {"base": 2000, "static": 10_000, "static:compiled=false": 1000, "scase": 10_000,
+              "swoop-noindex": 10_000}
 FROM_EMPTY = {"base": 10_000}
 
 
@@ -111,6 +117,39 @@ def write_csv(rows: list[dict], path: str) -> None:
         writer.writerows(rows)
 
 
+def append_csv(rows: list[dict], path: str) -> list[dict]:
+    """``rows`` added after the rows already in ``path`` (columns: the union, old first;
+    a column an older row lacks stays empty); returns every row, parsed back as the plot
+    wants them (numbers as numbers)."""
+    old: list[dict] = []
+    if os.path.exists(path):
+        with open(path, newline="") as f:
+            old = list(csv.DictReader(f))
+    fields = list(dict.fromkeys([*(old[0] if old else {}), *rows[0]]))
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, restval="")
+        writer.writeheader()
+        writer.writerows(old + rows)
+
+    def num(v):
+        try:
+            return int(v)
+        except (TypeError, ValueError):
+            try:
+                return float(v)
+            except (TypeError, ValueError):
+                return v
+    return [{key: num(v) for key, v in r.items()} for r in old] + rows
+
+
+def newest(rows: list[dict]) -> list[dict]:
+    """The last row of each (engine, window, warm or not), in first-appearance order."""
+    last = {}
+    for r in rows:
+        last[(r["engine"], r["w"], r["warm"] > 0)] = r
+    return list(last.values())
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--engines", default="swoop,swoop-noindex,swoop-noincrement,swoop-noheap,scase,base")
@@ -121,6 +160,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=20.0, help="CPU seconds per run at most")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=os.path.join("bench", "results", "simjoin"))
+    ap.add_argument("--append", action="store_true", help="add the rows to the existing CSV")
+    ap.add_argument("--label", default="", help="a note stored in each appended row")
     args = ap.parse_args(argv)
     windows = [int(x) for x in args.windows.split(",")]
     engines = args.engines.split(",")
@@ -132,8 +173,11 @@ def main(argv=None) -> int:
             fill = w <= MAX_WINDOW.get(engine, w)
             if not fill and w > FROM_EMPTY.get(engine, 0):
                 continue
+            load0 = load()
             row = measure(engine, stream, w, args.k, args.sets, args.budget, fill=fill)
             row["generator"] = args.generator
+            if args.append:
+                row.update(commit=commit(), machine=machine(), load=f"{load0}-{load()}", label=args.label)
             print(row, flush=True)
             mine.append(row)
         swoop = next((r["sets_per_s"] for r in mine if r["engine"] == "swoop"), None)
@@ -142,7 +186,10 @@ def main(argv=None) -> int:
         rows.extend(mine)
     os.makedirs(args.out, exist_ok=True)
     name = f"throughput-{args.generator}-k{args.k}"
-    write_csv(rows, os.path.join(args.out, f"{name}.csv"))
+    if args.append:
+        rows = newest(append_csv(rows, os.path.join(args.out, f"{name}.csv")))
+    else:
+        write_csv(rows, os.path.join(args.out, f"{name}.csv"))
     plot(rows, os.path.join(args.out, f"{name}.png"))
     return 0
 

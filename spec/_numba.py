@@ -18,13 +18,28 @@ machine code stale.  So our stamp also covers every module of the kernel's
 folder and of ``spec/`` (where the shared kernels live); editing any of them
 recompiles the kernels that could have inlined it.  ``NUMBA_CACHE_DIR``,
 when a user sets it, still wins; functions outside streamspec are untouched.
+
+One compile per kernel, however many processes start cold at once.  numba looks a
+kernel up in its cache and, on a miss, compiles it; two processes that miss at the
+same moment (the two Python workers of a ``local[2]`` Spark job, the executors of a
+cluster on one host, two test workers) both compile it, each paying seconds of CPU
+for the same machine code.  So ``njit`` here gives each cached kernel a compile that
+holds an exclusive ``flock`` on a lock file beside the kernel's cache index while it
+looks up and compiles: the second process waits for the first, then loads what it
+saved.  The lock is per kernel (a caller being compiled needs its callees' locks,
+never the other way round, so two processes cannot wait on each other), taken only
+on the first call of each signature in a process, released by the kernel if the
+process dies, and skipped where ``flock`` is not available.
 """
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
 
-from numba import njit
-from numba.core import caching
+import numba
+from numba.core import caching, sigutils
+from numba.core.compiler_lock import global_compiler_lock
 
 __all__ = ["njit", "cache_root"]
 
@@ -91,3 +106,59 @@ def _install() -> None:
 
 
 _install()
+
+
+_HELD: set[str] = set()     # lock files this process holds (a kernel compiling itself again)
+
+
+def _lock_path(dispatcher) -> str | None:
+    index = getattr(getattr(getattr(dispatcher, "_cache", None), "_cache_file", None),
+                    "_index_path", None)        # numba's NullCache (no cache=True) has none
+    return index[:-len(".nbi")] + ".lock" if index and index.endswith(".nbi") else None
+
+
+def _one_compile(dispatcher) -> None:
+    """Make ``dispatcher.compile`` look up and compile under the kernel's file lock."""
+    compile_ = dispatcher.compile
+    lock = _lock_path(dispatcher)
+    if lock is None:
+        return
+
+    @functools.wraps(compile_)
+    def compile(sig):
+        # in-process first (numba's own lock, re-entrant), then the file: a thread never
+        # holds the file while it waits for the compiler another thread holds
+        with global_compiler_lock:
+            args, _ = sigutils.normalize_signature(sig)
+            if lock in _HELD or dispatcher.overloads.get(tuple(args)) is not None:
+                return compile_(sig)        # compiled here already, or compiling now
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError:
+                return compile_(sig)        # a read-only cache: numba does without it too
+            try:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                except OSError:
+                    pass                    # no flock on this file system: compile unlocked
+                _HELD.add(lock)
+                return compile_(sig)        # numba's own lookup first: hits what the other saved
+            finally:
+                _HELD.discard(lock)
+                os.close(fd)                # releases the flock
+
+    dispatcher.compile = compile
+
+
+def njit(*args, **options):
+    """numba's ``njit``; a kernel with ``cache=True`` compiles once across processes."""
+    made = numba.njit(*args, **options)
+    if isinstance(made, numba.core.dispatcher.Dispatcher):
+        _one_compile(made)
+        return made
+
+    def decorate(func):
+        dispatcher = made(func)
+        _one_compile(dispatcher)
+        return dispatcher
+    return decorate

@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import time
 import tomllib
 from pathlib import Path
 
@@ -127,3 +128,44 @@ def test_kernel_modules_take_njit_from_the_cache_locator_module():
                  for path in sorted((ROOT / layer).rglob("*.py"))
                  if path != ROOT / "spec" / "_numba.py" and direct.search(path.read_text())]
     assert offenders == []
+
+
+def test_processes_that_start_cold_together_compile_a_kernel_once(tmp_path):
+    """Two processes miss the cache at the same moment (the Python workers of a ``local[2]``
+    job): the first compiles under the kernel's lock, the second waits and loads what the
+    first saved.  Without the lock both compiled (the simjoin demo compiled its kernels
+    twice).  Each process reports numba's own hit and miss counts for the kernel."""
+    (tmp_path / "kern.py").write_text(textwrap.dedent("""
+        import numpy as np
+        from streamspec.spec._numba import njit
+
+        @njit(cache=True)
+        def f(a):          # a compile of about a second: long enough for the other to miss too
+            return np.sort(a)[0] + a.sum()
+    """))
+    go = tmp_path / "go"
+    code = textwrap.dedent(f"""
+        import os, sys, time
+        import numpy as np
+        sys.path.insert(0, {str(tmp_path)!r})
+        from kern import f
+        open(os.path.join({str(tmp_path)!r}, f"ready-{{os.getpid()}}"), "w").close()
+        while not os.path.exists({str(go)!r}):
+            time.sleep(0.001)
+        f(np.arange(10.0))
+        print(sum(f.stats.cache_hits.values()), sum(f.stats.cache_misses.values()))
+    """)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("NUMBA_DISABLE_JIT", None)
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.glob("ready-*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)          # both imported, neither has looked the kernel up yet
+    go.write_text("")
+    counts = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        counts.append(tuple(map(int, out.split())))
+    assert sorted(counts) == [(0, 1), (1, 0)], counts     # one compiled, the other loaded

@@ -1,6 +1,6 @@
 """Inputs in an S3 bucket equal the same inputs on local disk (issue 29).
 
-An S3-compatible server from PyPI, moto's (``pip install 'moto[server]'``), runs on
+An S3-compatible server from PyPI, moto's (``pip install 'moto[s3]' flask flask-cors``: its S3 service and the server's web app), runs on
 127.0.0.1 on a free port for this module.  Every problem's ``streamspec run`` (the
 ``streamspec demo`` arguments) reads its inputs from the bucket, as ``s3://`` and as
 ``s3a://`` URIs (the same bucket and key), with a local output: the rows equal those of
@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 pytest.importorskip("moto", reason="the object-store test needs moto's S3 server: "
-                                   "pip install 'moto[server]'")
+                                   "pip install 'moto[s3]' flask flask-cors")
 
 from streamspec.pipeline import fs, text_scan   # noqa: E402
 from streamspec.pipeline.cli import _jobs, main  # noqa: E402

@@ -1,7 +1,7 @@
 """Inputs in an S3 bucket equal the same inputs on local disk (issue 29).
 
-An S3-compatible server from PyPI, moto's (``pip install 'moto[s3]' flask flask-cors``: its S3 service and the server's web app), runs on
-127.0.0.1 on a free port for this module.  Every problem's ``streamspec run`` (the
+An S3-compatible server from PyPI, moto's (``pip install 'moto[s3]' flask flask-cors``:
+its S3 service and the server's web app), runs on 127.0.0.1 on a free port for this module.  Every problem's ``streamspec run`` (the
 ``streamspec demo`` arguments) reads its inputs from the bucket, as ``s3://`` and as
 ``s3a://`` URIs (the same bucket and key), with a local output: the rows equal those of
 the same run from local files.  The S3 settings come the way a user gives them to Spark,

@@ -4,30 +4,149 @@ stock S, a binary search tree (``SortedList``) ordered by the canonical key, so
 S holds all valid pairs, O(|W|^2).  ``topk`` reads the first k of S.  Expired
 pairs are removed when their older set leaves the window (the pairs ending
 then were listed with it), instead of the paper's full scan of S.
+
+``BaseEngine`` (registered as ``base``) runs compiled: one
+``_base_kernels.run_ops`` call per batch over numpy arrays (S as a sorted list of
+blocks, the pairs of each set in an arena), the way SWOOP and SCase run, so a
+benchmark compares algorithms.  The option ``base:compiled=false`` runs the plain
+Python version below (``_apply_plain``), the readable reference: same outputs.
 """
 from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
 from sortedcontainers import SortedList
 
+from streamspec.engines.simjoin import _base_kernels as K
+from streamspec.engines.simjoin.static import _grow
+
 from streamspec.spec._simjoin_similarity import similarity
-from streamspec.spec.simjoin import SimJoinEngine, order_key
+from streamspec.spec.simjoin import Changes, SimJoinEngine, order_key
+
+
+def _grow2(a: np.ndarray, rows: int) -> np.ndarray:
+    """A 2-d ``a`` with at least ``rows`` rows (doubling)."""
+    if rows <= a.shape[0]:
+        return a
+    out = np.zeros((max(rows, 2 * a.shape[0], 16),) + a.shape[1:], a.dtype)   # as _grow: same rows
+    out[:a.shape[0]] = a
+    return out
 
 
 class BaseEngine(SimJoinEngine):
-    """All pairs with overlap > 0 kept in a sorted stock."""
+    """All pairs with overlap > 0 kept in a sorted stock (compiled; ``compiled=false``:
+    the plain Python reference)."""
 
     name = "base"
     exact = True
-    description = "baseline of the paper: all window pairs with overlap > 0 in a sorted stock"
+    description = "baseline of the paper: all window pairs with overlap > 0 in a sorted stock (numba)"
+    options = {"compiled": (True, False)}
+    compiled = True
 
     def _start(self):
-        self._window: deque = deque()       # (seq, tokens, ts + w, side, keys ending with it)
-        self._stock = SortedList()
-        self._last: tuple = ()
+        if not self.compiled:
+            self._window: deque = deque()       # (seq, tokens, ts + w, side, keys ending with it)
+            self._stock = SortedList()
+            self._last: tuple = ()
+            return
+        k, i8, f8 = self.params.k, np.int64, np.float64
+        self.meta = np.zeros(K.META, i8)
+        self.meta[K.A_FREE] = -1
+        self.r_seq, self.r_side, self.r_head = np.zeros(64, i8), np.zeros(64, i8), np.zeros(64, i8)
+        self.r_ts = np.zeros(64, f8)
+        self.r_ptr = np.zeros(65, i8)
+        self.p_tok = np.zeros(256, i8)
+        self.blk, self.s_len, self.free_blk = np.zeros(4, i8), np.zeros(4, i8), np.zeros(4, i8)
+        self.s_sc, self.s_e = np.zeros((4, K.BLOCK), f8), np.zeros((4, K.BLOCK), f8)
+        self.s_i, self.s_j = np.zeros((4, K.BLOCK), i8), np.zeros((4, K.BLOCK), i8)
+        self.a_sc, self.a_i, self.a_next = np.zeros(64, f8), np.zeros(64, i8), np.zeros(64, i8)
+        self.last_i, self.last_j = np.zeros(k, i8), np.zeros(k, i8)
+        self.last_sc, self.last_e = np.zeros(k, f8), np.zeros(k, f8)
+        self.out_pos, self.out_ptr = np.zeros(64, i8), np.zeros(64, i8)
+        self.out_i, self.out_j = np.zeros(64, i8), np.zeros(64, i8)
+        self.out_sc, self.out_e = np.zeros(64, f8), np.zeros(64, f8)
+
+    # -- state housekeeping (compiled) -----------------------------------------------
+    def _compact(self) -> None:
+        """Drop the expired rows and their tokens once they are half the arrays (their
+        pairs left S and the arena when they expired)."""
+        m = self.meta
+        d = int(m[K.OLDEST])
+        if d == 0 or 2 * d < m[K.N_REC]:
+            return
+        live = int(m[K.N_REC]) - d
+        dp = int(self.r_ptr[d])
+        n_post = int(m[K.N_POST]) - dp
+        for a in (self.r_seq, self.r_side, self.r_head, self.r_ts):
+            a[:live] = a[d:d + live].copy()
+        self.r_ptr[:live + 1] = self.r_ptr[d:d + live + 1] - dp
+        self.p_tok[:n_post] = self.p_tok[dp:dp + n_post].copy()
+        m[K.OLDEST], m[K.N_REC], m[K.N_POST] = 0, live, n_post
+
+    def _reserve(self, prep) -> None:
+        m = self.meta
+        need = int(m[K.N_REC]) + int((prep.op == 0).sum())
+        self.r_seq, self.r_side, self.r_head, self.r_ts = (
+            _grow(a, need) for a in (self.r_seq, self.r_side, self.r_head, self.r_ts))
+        self.r_ptr = _grow(self.r_ptr, need + 1)
+        self.p_tok = _grow(self.p_tok, int(m[K.N_POST]) + int(prep.tok.size))
+
+    def _grow_room(self) -> None:
+        """Room for one more insert: an arena entry and a block's worth of slack per window set."""
+        m = self.meta
+        window = int(m[K.N_REC] - m[K.OLDEST])
+        self.a_sc, self.a_i, self.a_next = (_grow(a, int(m[K.A_TOP]) + window)
+                                            for a in (self.a_sc, self.a_i, self.a_next))
+        blocks = int(m[K.BLK_TOP]) + 2 * window // K.BLOCK + 2
+        self.blk, self.s_len, self.free_blk = (_grow(a, blocks) for a in (self.blk, self.s_len, self.free_blk))
+        self.s_sc, self.s_e, self.s_i, self.s_j = (_grow2(a, blocks) for a in (self.s_sc, self.s_e, self.s_i, self.s_j))
+
+    def _grow_out(self) -> None:
+        m = self.meta
+        ev, rows = int(m[K.OUT_EV]) + 1, int(m[K.OUT_ROW]) + self.params.k
+        self.out_pos, self.out_ptr = _grow(self.out_pos, ev), _grow(self.out_ptr, ev)
+        self.out_i, self.out_j = _grow(self.out_i, rows), _grow(self.out_j, rows)
+        self.out_sc, self.out_e = _grow(self.out_sc, rows), _grow(self.out_e, rows)
 
     def _apply(self, prep):
+        if not self.compiled:
+            return self._apply_plain(prep)
+        self._compact()
+        self._reserve(prep)
+        p = self.params
+        start = 0
+        while True:
+            start, status = K.run_ops(
+                start, prep.op, prep.ts, prep.side, prep.seq, prep.tok_ptr, prep.tok, p.kind, p.k, p.wf,
+                p.join == "rs", self.meta, self.r_seq, self.r_ts, self.r_side, self.r_ptr, self.r_head,
+                self.p_tok, self.blk, self.s_len, self.s_sc, self.s_e, self.s_i, self.s_j, self.free_blk,
+                self.a_sc, self.a_i, self.a_next, self.last_i, self.last_j, self.last_sc, self.last_e,
+                self.out_pos, self.out_ptr, self.out_i, self.out_j, self.out_sc, self.out_e)
+            if status == 0:
+                break
+            if status == K.NEED_OUT:
+                self._grow_out()
+            else:
+                self._grow_room()
+        m = self.meta
+        n_ev, n_rows = int(m[K.OUT_EV]), int(m[K.OUT_ROW])
+        ptr = np.empty(n_ev + 1, np.int64)
+        ptr[:n_ev] = self.out_ptr[:n_ev]
+        ptr[n_ev] = n_rows
+        m[K.OUT_EV] = m[K.OUT_ROW] = 0
+        return Changes(self.out_pos[:n_ev].copy(), ptr, self.out_i[:n_rows].copy(),
+                       self.out_j[:n_rows].copy(), self.out_sc[:n_rows].copy(), self.out_e[:n_rows].copy())
+
+    @property
+    def stats(self) -> dict:
+        """Pairs in S now and at most, and pairs inserted (the paper's candidates of Base)."""
+        if not self.compiled:
+            return {}
+        m = self.meta
+        return {"stock": int(m[K.NS]), "max_stock": int(m[K.MAX_STOCK]), "candidates": int(m[K.INSERTED])}
+
+    def _apply_plain(self, prep):
         p = self.params
         w, kind, two, k = p.wf, p.kind, p.join == "rs", p.k
         changes = []

@@ -1,9 +1,10 @@
-"""The compiled Static competitor (``static``, ``engines/simjoin/_static_kernels.py``)
-against the plain Python reference it follows (``static:compiled=false``): the
-same outputs, list for list, on seeded streams with many ties (few tokens, equal
+"""The compiled Static competitor and baseline (``static`` and ``base``,
+``engines/simjoin/_static_kernels.py`` and ``_base_kernels.py``) against the plain
+Python references they follow (``static:compiled=false``, ``base:compiled=false``):
+the same outputs, list for list, on seeded streams with many ties (few tokens, equal
 times, gaps longer than the window, empty sets), for each measure and both joins,
 fed in batches so the kernel restarts after growing its output buffers.  The
-conformance suite checks ``static`` itself against the oracle
+conformance suite checks ``static`` and ``base`` themselves against the oracle
 (``tests/simjoin/test_conformance.py``)."""
 from __future__ import annotations
 
@@ -37,9 +38,26 @@ def run(engine: str, params: Params, b: RecordBatch, step: int) -> list:
 
 @pytest.mark.parametrize("similarity", SIMILARITIES)
 @pytest.mark.parametrize("join", ["self", "rs"])
-def test_compiled_static_equals_the_plain_reference(similarity, join):
+@pytest.mark.parametrize("engine", ["static", "base"])
+def test_compiled_equals_the_plain_reference(engine, similarity, join):
     params = Params(k=4, w=15, similarity=similarity, join=join)
     b = stream(SIMILARITIES.index(similarity) + 7 * (join == "rs"), sides=join == "rs")
-    compiled = run("static", params, b, step=97)
+    compiled = run(engine, params, b, step=97)
     assert compiled, "the stream produced no top-k change: the comparison would be empty"
-    assert compiled == run("static:compiled=false", params, b, step=400)
+    assert compiled == run(f"{engine}:compiled=false", params, b, step=400)
+
+
+def test_compiled_base_splits_and_frees_stock_blocks():
+    """A window of 250 sets over 8 tokens holds ~3e4 overlapping pairs: S splits into
+    dozens of blocks, and expiry empties and reuses them; same lists as the reference."""
+    params = Params(k=5, w=250)
+    rng = np.random.default_rng(5)
+    n = 600
+    ptr = np.arange(0, 3 * n + 1, 3, dtype=np.int64)
+    b = RecordBatch(np.arange(n, dtype=np.int64), np.arange(n, dtype=np.int64), ptr,
+                    rng.integers(0, 8, 3 * n).astype(np.int64))
+    compiled = run("base", params, b, step=200)
+    eng = Registry.get("simjoin", "base")(params)
+    list(eng.process(b))
+    assert eng.stats["max_stock"] > 40 * 512
+    assert compiled == run("base:compiled=false", params, b, step=600)

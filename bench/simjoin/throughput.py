@@ -94,7 +94,7 @@ def plot(rows: list[dict], path: str) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     for engine in dict.fromkeys(r["engine"] for r in rows):
         mine = [r for r in rows if r["engine"] == engine and r["warm"] > 0]
         line = ax.plot([r["w"] for r in mine], [r["sets_per_s"] for r in mine], marker="o", label=engine)
@@ -106,7 +106,7 @@ def plot(rows: list[dict], path: str) -> None:
     ax.set_xscale("log"), ax.set_yscale("log")
     ax.set_xlabel("window size |W| (sets)"), ax.set_ylabel("sets / s (CPU)")
     ax.set_title(f"simjoin stream rate, k={rows[0]['k']}")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))   # outside: the lines fill the axes
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
@@ -128,7 +128,7 @@ def append_csv(rows: list[dict], path: str) -> list[dict]:
             old = list(csv.DictReader(f))
     fields = list(dict.fromkeys([*(old[0] if old else {}), *rows[0]]))
     with open(path, "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=fields, restval="")
+        writer = csv.DictWriter(f, fieldnames=fields, restval="", lineterminator="\n")
         writer.writeheader()
         writer.writerows(old + rows)
 

@@ -134,6 +134,14 @@ def stock_remove(meta, blk, s_len, s_sc, s_e, s_i, s_j, free_blk, sc, e, i, j):
 
 
 @njit(cache=True)
+def blocks_needed(meta, window):
+    """Blocks S may have allocated after one more insert into a window of ``window`` sets:
+    its at most ``window`` keys reach at most ``min(blocks, window)`` blocks, each of which
+    may split once, and a half block needs ``BLOCK / 2`` keys to split again."""
+    return meta[BLK_TOP] + min(meta[N_BLK], window) + 2 * window // BLOCK + 2
+
+
+@njit(cache=True)
 def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq, r_ts, r_side,
             r_ptr, r_head, p_tok, blk, s_len, s_sc, s_e, s_i, s_j, free_blk, a_sc, a_i, a_next,
             last_i, last_j, last_sc, last_e, out_pos, out_ptr, out_i, out_j, out_sc, out_e):
@@ -144,8 +152,10 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq
         window = meta[N_REC] - meta[OLDEST]
         if meta[OUT_EV] + 1 > out_pos.shape[0] or meta[OUT_ROW] + k > out_i.shape[0]:
             return pos, NEED_OUT
+        # an insert adds at most ``window`` pairs: at most one split per block it reaches,
+        # then one per BLOCK / 2 more keys (``blocks_needed``)
         if op[pos] == 0 and (meta[A_TOP] + window > a_sc.shape[0]
-                             or meta[BLK_TOP] + 2 * window // BLOCK + 2 > min(s_len.shape[0], s_sc.shape[0])):
+                             or blocks_needed(meta, window) > min(s_len.shape[0], s_sc.shape[0])):
             return pos, NEED_ROOM
         t = ts[pos]
         while meta[OLDEST] < meta[N_REC] and not (t < r_ts[meta[OLDEST]] + w):

@@ -285,6 +285,16 @@ def executor_python(conf: dict[str, str] | None = None,
             or os.environ.get("PYSPARK_PYTHON") or sys.executable)
 
 
+# The JVMs JIT-compile with the quick compiler only (C1).  A streamspec JVM schedules Python
+# tasks and moves Arrow batches; the engines run in Python workers.  C2, the optimising
+# compiler, spent more CPU compiling Spark's own code than its faster code saved: a small
+# ``streamspec run connectivity`` 18 -> 11 CPU-s in the driver's JVM, the 2M-edge Parquet job
+# 24 -> 16 CPU-s and no slower (``bench/results/pipeline/jit.log``).  A setting of
+# ``spark.driver.extraJavaOptions`` / ``spark.executor.extraJavaOptions`` (``--conf``,
+# spark-defaults) replaces it.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+
+
 def session(master: str | None = None, app_name: str = "streamspec",
             conf: dict[str, str] | None = None):
     """A ``SparkSession``: ``master`` or ``$SPARK_MASTER`` or ``local[*]``.
@@ -320,7 +330,9 @@ def session(master: str | None = None, app_name: str = "streamspec",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # a driver-local file: the driver's JVM only, never the executors'
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()}",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_log4j2_file()} "
+                                         f"{QUICK_JIT}",
+        "spark.executor.extraJavaOptions": QUICK_JIT,
         # executors inherit the driver's warning filter for the pandas notice
         "spark.executorEnv.PYTHONWARNINGS": "ignore::FutureWarning",
     }

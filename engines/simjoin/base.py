@@ -30,7 +30,7 @@ def _grow2(a: np.ndarray, rows: int) -> np.ndarray:
     quarter, not doubled: at |W| = 1e4 the pool holds ~1e5 blocks (16 KB each per column)."""
     if rows <= a.shape[0]:
         return a
-    out = np.zeros((max(rows, a.shape[0] + a.shape[0] // 4, 16),) + a.shape[1:], a.dtype)
+    out = np.zeros((max(rows, a.shape[0] + a.shape[0] // 4, 4),) + a.shape[1:], a.dtype)
     out[:a.shape[0]] = a
     return out
 
@@ -58,9 +58,9 @@ class BaseEngine(SimJoinEngine):
         self.r_ts = np.zeros(64, f8)
         self.r_ptr = np.zeros(65, i8)
         self.p_tok = np.zeros(256, i8)
-        self.blk, self.s_len, self.free_blk = np.zeros(4, i8), np.zeros(4, i8), np.zeros(4, i8)
-        self.s_sc, self.s_e = np.zeros((4, K.BLOCK), f8), np.zeros((4, K.BLOCK), f8)
-        self.s_i, self.s_j = np.zeros((4, K.BLOCK), i8), np.zeros((4, K.BLOCK), i8)
+        self.blk, self.s_len, self.free_blk = np.zeros(0, i8), np.zeros(0, i8), np.zeros(0, i8)
+        self.s_sc, self.s_e = np.zeros((0, K.BLOCK), f8), np.zeros((0, K.BLOCK), f8)
+        self.s_i, self.s_j = np.zeros((0, K.BLOCK), i8), np.zeros((0, K.BLOCK), i8)
         self.a_sc, self.a_i, self.a_next = np.zeros(64, f8), np.zeros(64, i8), np.zeros(64, i8)
         self.last_i, self.last_j = np.zeros(k, i8), np.zeros(k, i8)
         self.last_sc, self.last_e = np.zeros(k, f8), np.zeros(k, f8)
@@ -69,6 +69,29 @@ class BaseEngine(SimJoinEngine):
         self.out_sc, self.out_e = np.zeros(64, f8), np.zeros(64, f8)
 
     # -- state housekeeping (compiled) -----------------------------------------------
+    def __getstate__(self) -> dict:
+        """The state without spare capacity (Spark pickles the engine after every
+        micro-batch, the conformance checks after most operations): the rows, tokens,
+        blocks and arena entries in use; the output buffers empty.  Every array is grown
+        on demand again (``_reserve``, ``NEED_ROOM``, ``NEED_OUT``) and no result
+        depends on capacity."""
+        state = self.__dict__.copy()
+        if not self.compiled:
+            return state
+        m = self.meta
+        n_rec, n_blk, n_arena = int(m[K.N_REC]), int(m[K.BLK_TOP]), int(m[K.A_TOP])
+        for name in ("r_seq", "r_side", "r_head", "r_ts"):
+            state[name] = state[name][:n_rec].copy()
+        state["r_ptr"] = self.r_ptr[:n_rec + 1].copy()
+        state["p_tok"] = self.p_tok[:int(m[K.N_POST])].copy()
+        for name in ("blk", "s_len", "free_blk", "s_sc", "s_e", "s_i", "s_j"):
+            state[name] = state[name][:n_blk].copy()
+        for name in ("a_sc", "a_i", "a_next"):
+            state[name] = state[name][:n_arena].copy()
+        for name in ("out_pos", "out_ptr", "out_i", "out_j", "out_sc", "out_e"):
+            state[name] = state[name][:0].copy()
+        return state
+
     def _compact(self) -> None:
         """Drop the expired rows and their tokens once they are half the arrays (their
         pairs left S and the arena when they expired)."""

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from streamspec.pipeline.spark import QUICK_JIT
+
 WORKERS = 2
 START_TIMEOUT = 120.0
 
@@ -54,7 +56,8 @@ class Standalone:
         env = {**os.environ, "TMPDIR": str(home / "tmp"), "SPARK_LOCAL_DIRS": str(home / "tmp"),
                "SPARK_LOG_DIR": str(home), "SPARK_WORKER_DIR": str(home / "work"),
                "SPARK_LOCAL_IP": "127.0.0.1",
-               "SPARK_DAEMON_JAVA_OPTS": f"-Djava.io.tmpdir={home / 'tmp'}"}
+               # the quick JIT, as streamspec's own driver and executors (spark.QUICK_JIT)
+               "SPARK_DAEMON_JAVA_OPTS": f"-Djava.io.tmpdir={home / 'tmp'} {QUICK_JIT}"}
         env.pop("SPARK_MASTER", None)
         log = home / "out.log"
         self.logs.append(log)

@@ -150,13 +150,6 @@ def csv_check(adapter, args):
     return functools.partial(check_file, fmt="csv", schema=source_schema(adapter, args))
 
 
-def csv_header(adapter, args) -> str:
-    """The header line every CSV file of the stream needs (Spark reads CSV columns by
-    position): the source schema's columns, in order."""
-    from streamspec.pipeline.stream_check import schema_fields
-    return ",".join(name for name, _ in schema_fields(source_schema(adapter, args)))
-
-
 def source_schema(adapter, args) -> str:
     schema = adapter.source_schema(args) if hasattr(adapter, "source_schema") else adapter.SOURCE_SCHEMA
     return f"{schema}, key {args.key_type}"
@@ -348,10 +341,11 @@ def run(adapter, args, out=None) -> int:
     # so do the adapter's own inputs (kws: the schema-changes file): no checkpoint yet
     feed = adapter.stream_feed(args, engine_cls, params) if hasattr(adapter, "stream_feed") \
         else None
+    conf = dict(getattr(args, "conf", None) or ())
     spark = session(args.master, app_name=f"streamspec stream {adapter.PROBLEM} {engine_cls.name}",
-                    conf=dict(getattr(args, "conf", None) or ()))
+                    conf=conf)
     check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
-    state_partitions(spark, dict(getattr(args, "conf", None) or ()))
+    state_partitions(spark, conf)
     from streamspec.pipeline.arrivals import Arrivals, tidy_output
     tidy_output(args.output)     # what a killed run's uncommitted micro-batch left
     # files taken by name, whatever their modification times; CSV files checked by the

@@ -90,14 +90,15 @@ GOOD = {"connectivity": [{"u": 1, "v": 2, "t": 1}, {"u": 2, "v": 3, "t": 2},
                 {"rel": "movie", "tid": "m2", "t": 200, "mid": 12, "did": 2, "title": "X"}]}
 def csv_lines(problem: str, d: Path, rows: list[dict]) -> list[str]:
     """``rows`` as a CSV stream file's lines under the header the stream needs (every column
-    of its schema, in order: ``streaming.csv_header``)."""
+    of its schema, in order: Spark reads CSV columns by position)."""
     import importlib
 
     from streamspec.pipeline import streaming
     from streamspec.pipeline.cli import build_parser
+    from streamspec.pipeline.stream_check import schema_fields
     adapter = importlib.import_module(f"streamspec.pipeline.jobs.{problem}")
-    argv = stream_argv(problem, d, "json")
-    header = streaming.csv_header(adapter, build_parser().parse_args(argv)).split(",")
+    args = build_parser().parse_args(stream_argv(problem, d, "json"))
+    header = [name for name, _ in schema_fields(streaming.source_schema(adapter, args))]
     return [",".join(header)] + [",".join("" if r.get(c) is None else str(r[c]) for c in header)
                                  for r in rows]
 

@@ -166,6 +166,72 @@ def check_parquet(path: str, schema: str, shown: str) -> None:
                 f"{shown}: column {name}")
 
 
+def record_line(path: str, fmt: str, n: int) -> int | None:
+    """The line where data record ``n`` (from 0, in the order Spark's reader counts them)
+    of a JSON-lines or CSV stream file starts, or None when the file has no such record:
+    Spark skips blank lines, a CSV file's first record is its header, and a quoted CSV
+    field may hold newlines (its record then spans lines: counting records is not
+    counting lines)."""
+    if fmt == "json":
+        seen = -1
+        for number, text in _text_lines(path, path):
+            if text.strip():
+                seen += 1
+                if seen == n:
+                    return number
+        return None
+    lines = (text for _, text in _text_lines(path, path))
+    seen = -2                                       # the header, then the records from 0
+    for number, fields in csv_records(lines, lambda m: location(path, m)):
+        if fields:                                  # an empty line is no record
+            seen += 1
+            if seen == n:
+                return number
+    return None
+
+
+_LONG_DIGITS = re.compile(rb"\d{16,}")       # 2**53 has 16 digits: a shorter run is exact
+
+
+def check_exact_json_numbers(path: str, column: str, shown: str | None = None) -> None:
+    """A ``MalformedRecord`` at the first line of a JSON-lines file whose ``column`` is an
+    integer beyond 2**53 in magnitude.  Spark reads such a column of type double: ±(2**53 + 1)
+    rounds to ±2**53, an exact double, so the spec (which rejects only inexact times) would
+    take it silently where ``streamspec run``, reading the integer itself, rejects it.  Only
+    lines holding a run of 16 digits or more are parsed, so a file of ordinary times costs
+    one regular-expression scan."""
+    shown = shown or os.path.basename(path)
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, 1):
+            if not _LONG_DIGITS.search(raw):
+                continue
+            try:
+                row = json_object(raw.decode("utf-8-sig" if number == 1 else "utf-8"), "")
+            except (MalformedRecord, UnicodeDecodeError):
+                continue            # Spark refuses it: located when the query fails
+            value = row.get(column)
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2 ** 53:
+                raise MalformedRecord(f"column {column}: timestamp must be a finite int or "
+                                      f"float, got {value!r} (an integer beyond 2**53 is not "
+                                      "exact as a double)").at(location(shown, number))
+
+
+def source_file(source: str, name: str) -> str | None:
+    """The local path of stream file ``name`` under ``--source`` (a directory or a glob of
+    directories), None when it is not local or not found."""
+    import glob
+
+    local = local_of(source)
+    if local is None:
+        return None
+    dirs = glob.glob(local) if any(c in local for c in "*?[{") else [local]
+    for d in dirs:
+        path = os.path.join(d, name)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
 CHECKS = {"json": check_json, "csv": check_csv, "parquet": check_parquet}
 
 

@@ -137,15 +137,18 @@ def check_format(adapter, args) -> None:
                                    "json or parquet")
 
 
-def csv_check(adapter, args):
-    """For ``--format csv``: ``check(path)``, the project's CSV reader over one arriving
-    file (``stream_check.check_file``: quoting as ``streamspec run`` reads it, an
-    unterminated quote at the line it opened, the header, field counts, the types); else
-    None."""
-    if args.format != "csv":
-        return None
+def arrival_check(adapter, args):
+    """``check(path)`` over each arriving file before Spark reads it, or None: for ``--format
+    csv`` the project's CSV reader (``stream_check.check_file``: quoting as ``streamspec
+    run`` reads it, an unterminated quote at the line it opened, the header, field counts,
+    the types); for ``--format json`` the adapter's ``json_check(args)`` if it has one
+    (simjoin ``--ts-type double``: integer times Spark's double would round)."""
     import functools
 
+    if args.format == "json" and hasattr(adapter, "json_check"):
+        return adapter.json_check(args)
+    if args.format != "csv":
+        return None
     from streamspec.pipeline.stream_check import check_file
     return functools.partial(check_file, fmt="csv", schema=source_schema(adapter, args))
 
@@ -196,9 +199,11 @@ def process_rows(engine, events, first: int, at: int = 0) -> list:
                         location=err.location) from None
 
 
-def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None):
+def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None,
+             source: str | None = None):
     """The ``applyInPandasWithState`` function: one key, one micro-batch (``feed``: an
-    ``EngineFeed``, by default the adapter's engine fed its rows)."""
+    ``EngineFeed``, by default the adapter's engine fed its rows; ``source``: the
+    ``--source`` its files are in, to locate a rejected row at its line)."""
     feed = feed or EngineFeed(adapter, engine_cls, params)
 
     def step(key, batches, state):
@@ -216,7 +221,7 @@ def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None):
                 outputs = feed.feed(engine, pdf.drop(columns=[*ORDER, "key"]))
             except RecordError as err:
                 if err.location is None and err.index is not None and 0 <= err.index < len(pdf):
-                    raise err.at(_where(pdf.loc[err.index], fmt)) from None
+                    raise err.at(_where(pdf.loc[err.index], fmt, source)) from None
                 raise
         state.update((pickle.dumps(engine, protocol=pickle.HIGHEST_PROTOCOL), first + len(outputs)))
         if outputs:
@@ -226,20 +231,29 @@ def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None):
     return step
 
 
-def _where(row, fmt: str) -> str:
-    """Where a row is: ``file:line`` in a JSON-lines or CSV file (one header line),
-    ``file: row N`` in a Parquet file (rows from 1), or in a split of a large text file
-    (Spark numbers no lines; the split's first byte says where to look)."""
+def _where(row, fmt: str, source: str | None = None) -> str:
+    """Where a row is: ``file:line`` in a JSON-lines or CSV file (the line where the
+    record starts: the file is read again to count its lines, as blank lines and quoted
+    newlines make records and lines differ), ``file: row N`` in a Parquet file (rows from
+    1), or in a split of a large text file (Spark numbers no lines; the split's first byte
+    says where to look), or in a text file this task cannot open (``file: record N``)."""
+    from streamspec.pipeline.stream_check import record_line, source_file
+
     name, n, block = row["_file"], int(row["_row"]), int(row["_block"])
     if fmt == "parquet":
         return f"{name}: row {n + 1}"
     if block:
         return f"{name}: row {n + 1} of the split from byte {block}"
-    return f"{name}:{n + (2 if fmt == 'csv' else 1)}"
+    path = source_file(source, name) if source is not None else None
+    try:
+        line = record_line(path, fmt, n) if path is not None else None
+    except (OSError, ValueError):       # unreadable now, or not text: Spark read it
+        line = None
+    return f"{name}:{line}" if line is not None else f"{name}: record {n + 1}"
 
 
 def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_schema: str,
-                   fmt: str = "parquet", feed=None):
+                   fmt: str = "parquet", feed=None, source: str | None = None):
     """The streaming output rows (``key`` first) of a streaming DataFrame of input rows."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
@@ -252,7 +266,7 @@ def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_sche
     schema = StructType([*located.schema.fields, StructField("_row", LongType())])
     ordered = located.mapInPandas(_number_rows, schema)
     return ordered.groupBy("key").applyInPandasWithState(
-        key_step(adapter, engine_cls, params, fmt, feed), f"key {key_type}, {output_schema}", STATE_SCHEMA,
+        key_step(adapter, engine_cls, params, fmt, feed, source), f"key {key_type}, {output_schema}", STATE_SCHEMA,
         "append", GroupStateTimeout.NoTimeout)
 
 
@@ -349,14 +363,15 @@ def run(adapter, args, out=None) -> int:
     from streamspec.pipeline.arrivals import Arrivals, tidy_output
     tidy_output(args.output)     # what a killed run's uncommitted micro-batch left
     # files taken by name, whatever their modification times; CSV files checked by the
-    # project's CSV reader first (Spark's would read an unterminated quote without a word)
-    arrivals = Arrivals.of(args, csv_check(adapter, args))
+    # project's CSV reader first (Spark's would read an unterminated quote without a word),
+    # and what an adapter checks in JSON files (arrival_check)
+    arrivals = Arrivals.of(args, arrival_check(adapter, args))
     if arrivals is not None:
         arrivals.update()
     rows = read_source(spark, args, source_schema(adapter, args),
                        arrivals.dir if arrivals is not None else None)
     outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
-                             adapter.stream_schema(args), args.format, feed)
+                             adapter.stream_schema(args), args.format, feed, args.source)
     # a failing record stops the query; the JVM would log the Python traceback once per
     # task, stage and query: the reason is reported once, below, with its file and line
     spark.sparkContext.setLogLevel("FATAL")

@@ -246,7 +246,8 @@ def _open_quote_line(lines: list[str]) -> int | None:
 def csv_records(lines, where) -> Iterator[tuple[int, list[str]]]:
     """``(line, fields)`` of each record of CSV text (``lines``: an iterable of its lines,
     as ``open(path, newline="")`` yields them), ``line`` the 1-based line where the record
-    ends (a quoted field may hold newlines), blank lines included as empty records.  The
+    starts (a quoted field may hold newlines: the record then spans several lines, and an
+    error in it is reported where it starts), blank lines included as empty records.  The
     csv module (``skipinitialspace``) reads it; every reader of CSV text reads it here.
 
     The csv module takes a quote that is never closed as a field running to the end of the
@@ -272,13 +273,13 @@ def csv_records(lines, where) -> Iterator[tuple[int, list[str]]]:
             raise MalformedRecord(f"not CSV: {err}").at(where(reader.line_num)) from None
         if held is not None:
             yield held
-        held, last = (reader.line_num, fields), record[:]
+        held, last = (reader.line_num - len(record) + 1, fields), record[:]
     if held is None:
         return
     if any('"' in line for line in last):
         opened = _open_quote_line(last)
         if opened is not None:
-            line = held[0] - len(last) + 1 + opened
+            line = held[0] + opened
             raise MalformedRecord("unterminated quote: the quoted field opened on this line is "
                                   "never closed (it would run to the end of the file)").at(where(line))
     yield held

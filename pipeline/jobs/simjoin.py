@@ -722,6 +722,19 @@ def source_schema(args) -> str:
             "text string, side string")
 
 
+def json_check(args):
+    """With ``--ts-type double``: ``check(path)`` of each arriving JSON file, refusing an
+    integer ``ts`` beyond 2**53 at its line (Spark's double would round ±(2**53 + 1) to the
+    exact ±2**53, which ``streamspec run`` rejects; ``streamspec.pipeline.streaming``,
+    ``arrival_check``); None with ``--ts-type long`` (Spark refuses what a long cannot hold)."""
+    if args.ts_type != "double":
+        return None
+    import functools
+
+    from streamspec.pipeline.stream_check import check_exact_json_numbers
+    return functools.partial(check_exact_json_numbers, column="ts")
+
+
 def stream_params(args) -> Params:
     return Params(k=args.k, w=args.window, similarity=args.similarity, join=args.join,
                   lateness=args.lateness)

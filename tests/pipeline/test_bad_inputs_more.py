@@ -109,16 +109,33 @@ def test_an_unterminated_quote_anywhere_is_located(tmp_path_factory, capsys, no_
 
 
 def test_quoted_newlines_still_read_and_the_opening_line_found():
-    """A closed quote may hold newlines (one record, numbered by its last line); an
+    """A closed quote may hold newlines (one record, numbered by the line it starts on); an
     unclosed one is named at the line it opened, not the record's first line."""
     good = 'a,b\n"x\ny",1\n2,3\n'
     assert list(csv_records(io.StringIO(good, newline=""), str)) == [
-        (1, ["a", "b"]), (3, ["x\ny", "1"]), (4, ["2", "3"])]
+        (1, ["a", "b"]), (2, ["x\ny", "1"]), (4, ["2", "3"])]
     bad = 'a,b\n"x\ny","open\n2,3\n'
     with pytest.raises(ValueError, match="^4: unterminated quote"):
         list(csv_records(io.StringIO(bad.replace("y\",", "y\",\n"), newline=""), str))
     with pytest.raises(ValueError, match="^3: unterminated quote"):
         list(csv_records(io.StringIO(bad, newline=""), str))
+
+
+def test_a_bad_record_after_quoted_newlines_is_named_at_the_line_it_starts(tmp_path):
+    """Was: the line where the record ends, and every later record's line shifted by the
+    newlines inside quotes: ``run`` (``csv_table``) and a stream's row (``record_line``,
+    blank lines skipped as Spark skips them) name the physical line a record starts on."""
+    from streamspec.pipeline.stream_check import check_file, record_line
+
+    path = tmp_path / "part-0001.csv"
+    path.write_text('u,v,t,key\n1,2,1,"a\nb\nc"\n\n2,3,3,"x\ny"\n4,5,6,7,8\n')
+    with pytest.raises(ValueError, match=r"part-0001.csv:8: expected 4 fields"):
+        csv_table(str(path))
+    with pytest.raises(ValueError, match=r"part-0001.csv:8: expected 4 fields"):
+        check_file(str(path), "csv", "u long, v long, t long, key string")
+    assert [record_line(str(path), "csv", n) for n in range(4)] == [2, 6, 8, None]
+    (tmp_path / "a.json").write_text('{"u":1}\n\n  \n{"u":2}\n')
+    assert [record_line(str(tmp_path / "a.json"), "json", n) for n in range(3)] == [1, 4, None]
 
 
 # -- 2. a byte order mark is skipped at the start; a NUL is an error at its line -------------

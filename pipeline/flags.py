@@ -132,15 +132,15 @@ def add_checkpoint_dir(parser, default: str = "a hidden directory beside the out
 
 
 # -- paths: resolved once, on the driver, before any Spark task sees them (issue 29) ------
-#: flags whose files streamspec's own readers open (on the driver or in Spark tasks):
-#: local paths and ``file:`` URIs only
+#: flags whose files streamspec's own readers open (on the driver or in Spark tasks)
 READ_FLAGS = ("input", "queries", "remote", "schema", "schema_changes", "deletions")
 #: flags Spark's own Hadoop file systems read or write (``--output``, ``--checkpoint-dir``;
 #: the stream's ``--source`` and ``--checkpoint``): other URI schemes go to Spark unchanged
 SPARK_FLAGS = ("output", "source", "checkpoint", "checkpoint_dir")
 #: of the read flags, those whose readers open any ``pyarrow.fs`` URI as well
-#: (``streamspec.pipeline.fs``: ``s3://``, ``s3a://``, ``gs://``, ``hdfs://``)
-URI_READ_FLAGS = ("input",)
+#: (``streamspec.pipeline.fs``: ``s3://``, ``s3a://``, ``gs://``, ``hdfs://``): all of
+#: them (a SQLite ``--remote`` only as a local path: ``pipeline.io.topkjoin.read_remote``)
+URI_READ_FLAGS = READ_FLAGS
 #: of those, the ones Spark tasks open on the executors (``check_task_paths``)
 TASK_READ_FLAGS = ("input", "remote", "deletions", "source")
 TASK_WRITE_FLAGS = ("output", "checkpoint", "checkpoint_dir")

@@ -57,7 +57,6 @@ read here, on the driver.
 from __future__ import annotations
 
 import json
-import os
 
 import attrs
 import numpy as np
@@ -73,10 +72,10 @@ TYPES = ("long", "double", "string")    # declarable attribute types (``read_typ
 
 
 def _schema_doc(path: str):
-    if not os.path.exists(path):
+    if not fs.exists(path):       # a local path, or a URI read through pyarrow.fs (s3://...)
         raise InputError(f"{path}: no such file")
     try:
-        with open(path, encoding=TEXT_ENCODING) as f:
+        with fs.open_text(path, TEXT_ENCODING) as f:
             text = f.read()
     except OSError as err:
         raise InputError(f"{path}: cannot read: {err.strerror or err}") from None

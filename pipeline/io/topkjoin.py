@@ -199,8 +199,20 @@ def _sqlite_remote(path: str) -> SqliteDataset:
 
 
 def read_remote(path: str):
-    """The remote dataset: SQLite by suffix, else a Parquet/CSV timeline loaded in memory."""
+    """The remote dataset: SQLite by suffix, else a Parquet/CSV timeline loaded in memory.
+
+    A Parquet/CSV/JSON timeline may be a URI (``s3://``, ``gs://``, ``hdfs://``: read
+    through ``streamspec.pipeline.fs``); a SQLite file may not (``PathError``, exit 2):
+    the engines query it by path inside the Spark tasks, and SQLite opens local files
+    only, so a copy on the driver would not reach a cluster's executors."""
     if path.endswith(SQLITE_SUFFIXES):
+        if fs.is_remote(path):
+            from streamspec.spec.errors import PathError
+            raise PathError(f"--remote {path}: a SQLite remote dataset must be a local path "
+                            "(every worker's, on a cluster): SQLite opens local files only and "
+                            "the Spark tasks query it by path; copy it to a file system every "
+                            "worker mounts, or give the timeline as Parquet or CSV "
+                            "(key,time,value), which is read from any URI --input takes")
         if not os.path.exists(path):
             raise InputError(f"{path}: no such file")
         return _sqlite_remote(path)
@@ -227,13 +239,16 @@ def content_digest(path: str) -> str:
     """SHA-256 over the names and bytes of the timeline's files (a directory: every data file)."""
     digest = hashlib.sha256()
     for name in _timeline_files(path):
-        digest.update(os.path.relpath(name, path).encode() + b"\0")
+        rel = name[len(path.rstrip("/")):].lstrip("/") or "." if fs.is_remote(path) \
+            else os.path.relpath(name, path)
+        digest.update(rel.encode() + b"\0")
         try:
-            with open(name, "rb") as f:
+            with fs.open_input(name) as f:      # a local path or a URI (s3://...)
                 for block in iter(lambda: f.read(1 << 20), b""):
                     digest.update(block)
         except OSError as err:
-            raise InputError(f"{name}: cannot read the remote timeline: {err.strerror}") from None
+            raise InputError(f"{name}: cannot read the remote timeline: {err.strerror or err}"
+                             ) from None
     return digest.hexdigest()
 
 
@@ -245,7 +260,7 @@ class TimelineFile:
     """
 
     def __init__(self, path: str, loaded: TimelineDataset | None = None):
-        self.path = os.path.abspath(path)
+        self.path = path if fs.is_remote(path) else os.path.abspath(path)
         self.digest = content_digest(self.path)
         self._data = loaded
         if loaded is not None:

@@ -7,7 +7,9 @@ its S3 service and the server's web app), runs on 127.0.0.1 on a free port for t
 the same run from local files.  The S3 settings come the way a user gives them to Spark,
 ``--conf spark.hadoop.fs.s3a.endpoint=...`` and the access keys: the driver's checks and
 the Spark tasks (connectivity's Parquet row groups, its text spans, simjoin's JSON lines
-spans, kws' tuple files, topkjoin's items) read the bucket through ``pyarrow.fs``.  A bad
+spans, kws' tuple files, topkjoin's items) read the bucket through ``pyarrow.fs``, and so
+do the driver's readers of the other input flags (connectivity's ``--queries``, kws'
+``--schema``, topkjoin's ``--remote`` timeline), taken from the bucket in the same runs.  A bad
 line in an object is named ``s3://bucket/key:LINE`` (exit 2); an output in a bucket is
 refused before Spark starts (exit 2), since streamspec lands outputs by a directory
 rename and this Spark has no s3a connector.
@@ -33,6 +35,8 @@ from streamspec.pipeline.cli import _jobs, main  # noqa: E402
 from streamspec.pipeline.io import topkjoin_text  # noqa: E402
 
 BUCKET = "streamspec-inputs"
+#: the demos' path flags a reader of streamspec's opens (pipeline.flags.READ_FLAGS)
+INPUT_FLAGS = ("--input", "--queries", "--schema", "--remote")
 
 
 def _free_port() -> int:
@@ -70,15 +74,15 @@ def _conf(endpoint: str) -> list[str]:
             "--conf", "spark.hadoop.fs.s3a.secret.key=testing"]
 
 
-def _upload(endpoint: str, files: dict[str, bytes]) -> None:
+def _upload(endpoint: str, files: dict[str, bytes], bucket: str = BUCKET) -> None:
     """With boto3 (moto's own dependency): pyarrow's multipart uploads trip over moto's
     CompleteMultipartUpload answer."""
     import boto3
     s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="testing",
                       aws_secret_access_key="testing", region_name="us-east-1")
-    s3.create_bucket(Bucket=BUCKET)
+    s3.create_bucket(Bucket=bucket)
     for key, data in files.items():
-        s3.put_object(Bucket=BUCKET, Key=key, Body=data)
+        s3.put_object(Bucket=bucket, Key=key, Body=data)
 
 
 def _table(path: Path):
@@ -117,25 +121,28 @@ def test_inputs_in_a_bucket_equal_local_inputs(spark, s3_endpoint, tmp_path, mon
     # small text inputs are read on the driver: let the Spark tasks read them as well
     monkeypatch.setattr(text_scan, "MIN_BYTES", 0)
     monkeypatch.setattr(topkjoin_text, "SMALL", 0)
+    taken = set()       # the flags some run took from the bucket
     for n, (name, argv) in enumerate(runs.items()):
         local_out, remote_out = tmp_path / f"{name}-local", tmp_path / f"{name}-s3"
         scheme = "s3a" if n % 2 else "s3"
 
-        def uri(arg: str) -> str:   # an --input value (kws: REL=FILE) as its object's URI
+        def uri(arg: str) -> str:   # a path flag's value (kws: REL=FILE) as its object's URI
             rel, eq, path = arg.rpartition("=")
             key = "edges.parquet" if path == str(local_parquet) else Path(path).relative_to(sample)
             return f"{rel}{eq}{scheme}://{BUCKET}/{key}"
 
         on_disk = [str(local_out) if a == "OUT" else a for a in argv]
-        in_bucket, flag = [], None      # only --input: the other path flags stay local
+        in_bucket, flag = [], None      # every input flag from the bucket
         for a in argv:
             flag = a if a.startswith("--") else flag
             in_bucket.append(str(remote_out) if a == "OUT" else
-                             uri(a) if flag == "--input" and not a.startswith("--") else a)
+                             uri(a) if flag in INPUT_FLAGS and not a.startswith("--") else a)
         assert in_bucket != on_disk and any("://" in a for a in in_bucket), name
+        taken |= {f for f, a in zip(in_bucket, in_bucket[1:]) if f in INPUT_FLAGS and "://" in a}
         assert main(on_disk) == 0, name
         assert main([*in_bucket, *_conf(s3_endpoint)]) == 0, (name, capsys.readouterr().err)
         assert _table(remote_out).equals(_table(local_out)), name
+    assert taken == set(INPUT_FLAGS), taken
     said = capsys.readouterr()
     assert "on the driver" not in said.err, said.err     # no silent or said fallback
 
@@ -175,3 +182,62 @@ def test_s3_settings_come_from_the_aws_variables_and_the_s3a_conf():
     assert type(s3).__name__ == "S3FileSystem" and inner == "bucket/dir/edges.parquet"
     assert fs.resolve("s3://bucket/dir/")[1] == "bucket/dir"
     fs.configure(None, {})
+
+
+def test_the_other_input_flags_read_a_bucket_on_the_driver(s3_endpoint, tmp_path):
+    """Without Spark: ``--queries``, ``--schema``, ``--schema-changes``, ``--deletions`` and a
+    ``--remote`` timeline keep their URIs through ``resolve_paths`` and read the bucket as
+    they read the same file on disk; a bad line is named ``s3://bucket/key:LINE``; a SQLite
+    ``--remote`` in a bucket is refused, typed (exit 2), saying why."""
+    import argparse
+
+    from streamspec.pipeline.flags import resolve_paths
+    from streamspec.pipeline.io.edges import read_query_file
+    from streamspec.pipeline.io.kws import read_schema, read_schema_changes, read_types
+    from streamspec.pipeline.io.topkjoin import TimelineFile, read_remote
+    from streamspec.pipeline.jobs.connectivity import SAMPLE
+    from streamspec.pipeline.io import InputError
+    from streamspec.spec.errors import MalformedRecord, PathError
+
+    bucket = "streamspec-flags"
+    queries = Path(SAMPLE, "connectivity-queries.txt")
+    schema = Path(SAMPLE, "kws", "schema.json")
+    timeline = Path(SAMPLE, "topkjoin", "followers-dfc.csv")
+    changes = tmp_path / "changes.jsonl"
+    changes.write_text('{"t": 5, "remove_relation": "actor"}\n\n{"t": 7, "remove_edge": "e1"}\n')
+    _upload(s3_endpoint, {"q.txt": queries.read_bytes(), "bad-q.txt": b"1 2\n# c\n1 2 3\n",
+                          "schema.json": schema.read_bytes(), "changes.jsonl": changes.read_bytes(),
+                          "followers.csv": timeline.read_bytes(), "followers.db": b"SQLite"},
+            bucket)
+    url = f"s3://{bucket}/"
+    try:
+        with pytest.raises(PathError, match="ftp:// scheme is not supported"):
+            resolve_paths(argparse.Namespace(queries="ftp://host/q.txt", conf=None))
+        conf = [tuple(a.split("=", 1)) for a in _conf(s3_endpoint)[1::2]]
+        args = argparse.Namespace(queries=url + "q.txt", schema="s3a://" + bucket + "/schema.json",
+                                  schema_changes=url + "changes.jsonl", remote=url + "followers.csv",
+                                  deletions=f"gs://{bucket}/deletions.csv", conf=conf)
+        wanted = dict(vars(args))
+        resolve_paths(args)                   # takes the S3 settings of --conf too
+        assert vars(args) == wanted           # URIs kept: their readers open them
+
+        assert read_query_file(args.queries)[0] == read_query_file(str(queries))[0]
+        assert read_query_file(args.queries)[1][0] == url + "q.txt:" + \
+            read_query_file(str(queries))[1][0].rpartition(":")[2]
+        with pytest.raises(MalformedRecord) as bad:
+            read_query_file(url + "bad-q.txt")
+        assert f"{url}bad-q.txt:3" in str(bad.value)
+        assert read_schema(args.schema) == read_schema(str(schema))
+        assert read_types(args.schema) == read_types(str(schema))
+        with pytest.raises(InputError, match="no such file"):
+            read_schema(url + "missing.json")
+        got = read_schema_changes(args.schema_changes)
+        assert [e for e, _ in got] == [e for e, _ in read_schema_changes(str(changes))]
+        assert [w for _, w in got] == [url + "changes.jsonl:1", url + "changes.jsonl:3"]
+        assert read_remote(args.remote) == read_remote(str(timeline))
+        assert TimelineFile(args.remote).digest == TimelineFile(str(timeline)).digest
+        with pytest.raises(PathError, match="SQLite opens local files only") as refused:
+            read_remote(url + "followers.db")
+        assert refused.value.exit_code == 2
+    finally:
+        fs.configure()

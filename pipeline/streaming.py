@@ -346,6 +346,8 @@ def run(adapter, args, out=None) -> int:
 
     out = out or sys.stdout
     engine_cls = engine_of(adapter, args)
+    from streamspec.pipeline import fs      # the S3 settings (--conf s3a keys) of the input
+    fs.configure(getattr(args, "conf", None))   # URIs stream_params reads (--remote, --schema)
     params = adapter.stream_params(args)     # bad parameters fail before Spark starts
     check_format(adapter, args)
     check_paths(args)                        # so do unusable paths: nothing created yet

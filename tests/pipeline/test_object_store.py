@@ -184,7 +184,7 @@ def test_s3_settings_come_from_the_aws_variables_and_the_s3a_conf():
     fs.configure(None, {})
 
 
-def test_the_other_input_flags_read_a_bucket_on_the_driver(s3_endpoint, tmp_path):
+def test_the_other_input_flags_read_a_bucket_on_the_driver(s3_endpoint, tmp_path, capsys):
     """Without Spark: ``--queries``, ``--schema``, ``--schema-changes``, ``--deletions`` and a
     ``--remote`` timeline keep their URIs through ``resolve_paths`` and read the bucket as
     they read the same file on disk; a bad line is named ``s3://bucket/key:LINE``; a SQLite
@@ -207,7 +207,8 @@ def test_the_other_input_flags_read_a_bucket_on_the_driver(s3_endpoint, tmp_path
     changes.write_text('{"t": 5, "remove_relation": "actor"}\n\n{"t": 7, "remove_edge": "e1"}\n')
     _upload(s3_endpoint, {"q.txt": queries.read_bytes(), "bad-q.txt": b"1 2\n# c\n1 2 3\n",
                           "schema.json": schema.read_bytes(), "changes.jsonl": changes.read_bytes(),
-                          "followers.csv": timeline.read_bytes(), "followers.db": b"SQLite"},
+                          "followers.csv": timeline.read_bytes(), "followers.db": b"SQLite",
+                          "bad-timeline.csv": b"key,time,value\n1,0,2\n1,5,x\n"},
             bucket)
     url = f"s3://{bucket}/"
     try:
@@ -241,3 +242,11 @@ def test_the_other_input_flags_read_a_bucket_on_the_driver(s3_endpoint, tmp_path
         assert refused.value.exit_code == 2
     finally:
         fs.configure()
+    # a stream reads its --remote before Spark starts, with the S3 settings of its --conf
+    assert main(["stream", "topkjoin", "--source", str(tmp_path / "in"), "--format", "json",
+                 "--checkpoint", str(tmp_path / "ckpt"), "--output", str(tmp_path / "out"),
+                 "--remote", url + "bad-timeline.csv", "--window", "4", "--slide", "2",
+                 "--k", "1", "--stream-range", "0,3", *_conf(s3_endpoint)]) == 2
+    err = capsys.readouterr().err
+    assert f"{url}bad-timeline.csv:3" in err and "value" in err, err
+    fs.configure()

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import time
 
 import numpy as np
@@ -51,6 +52,20 @@ from streamspec.spec.simjoin import Params, RecordBatch
 
 # the paper's Section 7.3 figures: |W| -> (sets/s at 80%, maximum latency s, maximum queue)
 PAPER = {10_000: (4.72e4, 0.25, 12_015), 1_000_000: (3.62e4, 0.03, 1365)}
+# swoop's amortized state housekeeping (engines/simjoin/swoop.py): dropping expired records once
+# they are half the arrays, compacting the index arena, growing the stock and output buffers.
+# Timed per batch (a diagnosis column: which batches are slow because of it), when the engine has them.
+HOUSEKEEPING = ("_compact", "_grow_arena", "_grow_stock", "_grow_out")
+
+
+def _timed(method, acc: list):
+    def wrapper(*args, **kwargs):
+        t0 = time.process_time()
+        try:
+            return method(*args, **kwargs)
+        finally:
+            acc[0] += time.process_time() - t0
+    return wrapper
 
 
 def replay(engine: str, stream: RecordBatch, w: int, k: int, sets: int, rate: float,
@@ -64,10 +79,14 @@ def replay(engine: str, stream: RecordBatch, w: int, k: int, sets: int, rate: fl
     warm = min(w, len(stream) - sets)
     for a in range(0, warm, STEP):
         list(eng.process(window_slice(stream, a, min(a + STEP, warm))))
+    chores = [0.0]                         # CPU time in the engine's housekeeping, this batch
+    for name in HOUSEKEEPING:
+        if hasattr(eng, name):
+            setattr(eng, name, _timed(getattr(eng, name), chores))
     n = min(sets, len(stream) - warm)
     arrival = np.arange(n, dtype=np.float64) / rate
     latency = np.empty(n, dtype=np.float64)
-    queues, batches, services = [], [], []
+    queues, batches, services, housekeeping, system, faults = [], [], [], [], [], []
     outputs = 0
     clock, i = 0.0, 0
 
@@ -78,9 +97,15 @@ def replay(engine: str, stream: RecordBatch, w: int, k: int, sets: int, rate: fl
         if arrival[i] > clock:             # idle server: wait for the next set
             clock = arrival[i]
         j = max(i + 1, min(arrived(clock), i + max_batch))   # i has arrived (float rounding)
+        chores[0] = 0.0
+        r0 = resource.getrusage(resource.RUSAGE_SELF)
         t0 = time.process_time()
         outputs += len(list(eng.process(window_slice(stream, warm + i, warm + j))))
         spent = time.process_time() - t0
+        r1 = resource.getrusage(resource.RUSAGE_SELF)
+        housekeeping.append(chores[0])
+        system.append(r1.ru_stime - r0.ru_stime)     # the OS's share (page faults), a diagnosis
+        faults.append(r1.ru_minflt - r0.ru_minflt)
         clock += spent
         latency[i:j] = clock - arrival[i:j]
         queues.append(arrived(clock) - j)
@@ -88,7 +113,9 @@ def replay(engine: str, stream: RecordBatch, w: int, k: int, sets: int, rate: fl
         services.append(spent)
         i = j
     return {"latency": latency, "queue": np.asarray(queues), "batch": np.asarray(batches),
-            "service": np.asarray(services), "outputs": outputs, "arrival": arrival}
+            "service": np.asarray(services), "housekeeping": np.asarray(housekeeping),
+            "system": np.asarray(system), "faults": np.asarray(faults),
+            "outputs": outputs, "arrival": arrival}
 
 
 def summarize(run: dict, rate: float) -> dict:
@@ -100,6 +127,12 @@ def summarize(run: dict, rate: float) -> dict:
             "queue_max": int(q.max()), "queue_mean": round(float(q.mean()), 1),
             "batches": b.size, "batch_mean": round(float(b.mean()), 1), "batch_max": int(b.max()),
             "service_max_ms": round(float(s.max()) * 1e3, 3),
+            "housekeeping_max_ms": round(float(run["housekeeping"].max()) * 1e3, 3),
+            "housekeeping_in_service_max_ms": round(float(run["housekeeping"][s.argmax()]) * 1e3, 3),
+            "system_in_service_max_ms": round(float(run["system"][s.argmax()]) * 1e3, 3),
+            "faults_in_service_max": int(run["faults"][s.argmax()]),
+            "user_service_max_ms": round(float((s - run["system"]).max()) * 1e3, 3),
+            "system_s": round(float(run["system"].sum()), 3),
             "busy": round(float(s.sum()) / max(float(run["arrival"][-1]), 1e-12), 3),
             "outputs": run["outputs"]}
 
@@ -117,7 +150,7 @@ def plot(runs: list[tuple[int, dict]], path: str, k: int) -> None:
     ax.set_yscale("log")
     ax.set_xlabel("arrival (simulated s, CPU clock)"), ax.set_ylabel("latency (ms)")
     ax.set_title(f"swoop latency at 80% of its maximum rate, TWEET-like, k={k}")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper right")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 

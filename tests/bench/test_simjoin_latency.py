@@ -9,9 +9,9 @@ from streamspec.bench.simjoin.generators import tweet_like
 
 
 def test_an_idle_server_takes_each_set_alone_and_its_latency_is_its_service():
-    stream = tweet_like(700, seed=2)
-    run = latency.replay("swoop", stream, w=200, k=5, sets=500, rate=1.0)   # one set a simulated second
-    assert run["latency"].size == 500
+    stream = tweet_like(400, seed=2)
+    run = latency.replay("swoop", stream, w=200, k=5, sets=200, rate=1.0)   # one set a simulated second
+    assert run["latency"].size == 200
     assert (run["batch"] == 1).all() and (run["queue"] == 0).all()
     assert np.allclose(run["latency"], run["service"])
 

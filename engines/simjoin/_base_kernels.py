@@ -25,9 +25,8 @@ with ``s_len`` and the block order ``blk``; the arena ``a_sc``, ``a_i``, ``a_nex
 """
 from __future__ import annotations
 
-import numpy as np
 
-from streamspec.engines.simjoin._static_kernels import _before, _insert_tokens
+from streamspec.engines.simjoin._static_kernels import _before, _insert_tokens, _overlap
 from streamspec.spec._numba import njit
 from streamspec.spec._simjoin_similarity import similarity
 
@@ -180,16 +179,7 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq
                     if two and r_side[q] == my_side:
                         continue
                     # overlap by a merge of the sorted token arrays
-                    a, ea, b, eb, o = g, g + n, r_ptr[q], r_ptr[q + 1], 0
-                    while a < ea and b < eb:
-                        if p_tok[a] == p_tok[b]:
-                            o += 1
-                            a += 1
-                            b += 1
-                        elif p_tok[a] < p_tok[b]:
-                            a += 1
-                        else:
-                            b += 1
+                    o = _overlap(p_tok, g, n, r_ptr[q], r_ptr[q + 1] - r_ptr[q])
                     if o == 0:
                         continue
                     sc = similarity(kind, n, r_ptr[q + 1] - r_ptr[q], o)

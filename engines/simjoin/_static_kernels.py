@@ -35,7 +35,6 @@ ordered token keys, heap, inverted lists) lives only during one call.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -19,10 +19,11 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from streamspec.engines.simjoin import _base_kernels as K
+from streamspec.engines.simjoin._buffers import collect, grow_out
 from streamspec.engines.simjoin.static import _grow
 
 from streamspec.spec._simjoin_similarity import similarity
-from streamspec.spec.simjoin import Changes, SimJoinEngine, order_key
+from streamspec.spec.simjoin import SimJoinEngine, order_key
 
 
 def _grow2(a: np.ndarray, rows: int) -> np.ndarray:
@@ -128,11 +129,7 @@ class BaseEngine(SimJoinEngine):
         self.s_sc, self.s_e, self.s_i, self.s_j = (_grow2(a, blocks) for a in (self.s_sc, self.s_e, self.s_i, self.s_j))
 
     def _grow_out(self) -> None:
-        m = self.meta
-        ev, rows = int(m[K.OUT_EV]) + 1, int(m[K.OUT_ROW]) + self.params.k
-        self.out_pos, self.out_ptr = _grow(self.out_pos, ev), _grow(self.out_ptr, ev)
-        self.out_i, self.out_j = _grow(self.out_i, rows), _grow(self.out_j, rows)
-        self.out_sc, self.out_e = _grow(self.out_sc, rows), _grow(self.out_e, rows)
+        grow_out(self, K)
 
     def _apply(self, prep):
         if not self.compiled:
@@ -154,14 +151,7 @@ class BaseEngine(SimJoinEngine):
                 self._grow_out()
             else:
                 self._grow_room()
-        m = self.meta
-        n_ev, n_rows = int(m[K.OUT_EV]), int(m[K.OUT_ROW])
-        ptr = np.empty(n_ev + 1, np.int64)
-        ptr[:n_ev] = self.out_ptr[:n_ev]
-        ptr[n_ev] = n_rows
-        m[K.OUT_EV] = m[K.OUT_ROW] = 0
-        return Changes(self.out_pos[:n_ev].copy(), ptr, self.out_i[:n_rows].copy(),
-                       self.out_j[:n_rows].copy(), self.out_sc[:n_rows].copy(), self.out_e[:n_rows].copy())
+        return collect(self, K)
 
     @property
     def stats(self) -> dict:

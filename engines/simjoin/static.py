@@ -25,8 +25,9 @@ from collections import Counter
 import numpy as np
 
 from streamspec.engines.simjoin import _static_kernels as K
+from streamspec.engines.simjoin._buffers import collect, grow, grow_out
 from streamspec.spec._simjoin_similarity import positional_upper_bound, similarity
-from streamspec.spec.simjoin import Changes, SimJoinEngine, order_key
+from streamspec.spec.simjoin import SimJoinEngine, order_key
 
 
 def topk_join(window, kind: int, k: int, w: float, two: bool) -> tuple:
@@ -65,12 +66,8 @@ def topk_join(window, kind: int, k: int, w: float, two: bool) -> tuple:
 
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
-    """``a`` with at least ``need`` rows (doubling; new rows hold zeros)."""
-    if need <= a.shape[0]:
-        return a
-    out = np.zeros(max(need, 2 * a.shape[0], 16), a.dtype)
-    out[:a.shape[0]] = a
-    return out
+    """``a`` with at least ``need`` rows (doubling; new rows hold zeros: counts start there)."""
+    return grow(a, need, fill=0)
 
 
 class StaticEngine(SimJoinEngine):
@@ -129,11 +126,7 @@ class StaticEngine(SimJoinEngine):
         self.freq, self.bfill = _grow(self.freq, n_tok), _grow(self.bfill, 2 * n_tok)
 
     def _grow_out(self) -> None:
-        m = self.meta
-        self.out_pos, self.out_ptr = _grow(self.out_pos, int(m[K.OUT_EV]) + 1), _grow(self.out_ptr, int(m[K.OUT_EV]) + 1)
-        rows = int(m[K.OUT_ROW]) + self.params.k
-        self.out_i, self.out_j = _grow(self.out_i, rows), _grow(self.out_j, rows)
-        self.out_sc, self.out_e = _grow(self.out_sc, rows), _grow(self.out_e, rows)
+        grow_out(self, K)
 
     # -- the hook ---------------------------------------------------------------------
     def _apply(self, prep):
@@ -153,14 +146,7 @@ class StaticEngine(SimJoinEngine):
             if status == 0:
                 break
             self._grow_out()
-        m = self.meta
-        n_ev, n_rows = int(m[K.OUT_EV]), int(m[K.OUT_ROW])
-        ptr = np.empty(n_ev + 1, np.int64)
-        ptr[:n_ev] = self.out_ptr[:n_ev]
-        ptr[n_ev] = n_rows
-        m[K.OUT_EV] = m[K.OUT_ROW] = 0
-        return Changes(self.out_pos[:n_ev].copy(), ptr, self.out_i[:n_rows].copy(),
-                       self.out_j[:n_rows].copy(), self.out_sc[:n_rows].copy(), self.out_e[:n_rows].copy())
+        return collect(self, K)
 
     @property
     def stats(self) -> dict:

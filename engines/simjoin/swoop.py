@@ -15,22 +15,13 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.engines.simjoin import _swoop_index_kernels as IK
+from streamspec.engines.simjoin._buffers import collect, grow as _grow, grow_out
 from streamspec.engines.simjoin import _swoop_kernels as K
 from streamspec.spec.simjoin import Changes, SimJoinEngine
 
 _I8 = np.int64
 _F8 = np.float64
 _SCRATCH = ("keys", "lens", "order")
-
-
-def _grow(a: np.ndarray, need: int, fill=None) -> np.ndarray:
-    """``a`` with at least ``need`` rows (doubling); new rows hold ``fill`` or garbage."""
-    if need <= a.shape[0]:
-        return a
-    shape = (max(need, 2 * a.shape[0], 16),) + a.shape[1:]
-    out = np.empty(shape, a.dtype) if fill is None else np.full(shape, fill, a.dtype)
-    out[:a.shape[0]] = a
-    return out
 
 
 def _drop_expired(m, r_ts, rec, p_tok, a_rec) -> None:
@@ -128,12 +119,7 @@ class SwoopEngine(SimJoinEngine):
         self.a_rec, self.a_e = a_rec, a_e
 
     def _grow_out(self) -> None:
-        k = self.params.k
-        ev = int(self.meta[K.OUT_EV]) + 1
-        rows = int(self.meta[K.OUT_ROW]) + k
-        self.out_pos, self.out_ptr = _grow(self.out_pos, ev), _grow(self.out_ptr, ev)
-        self.out_i, self.out_j = _grow(self.out_i, rows), _grow(self.out_j, rows)
-        self.out_sc, self.out_e = _grow(self.out_sc, rows), _grow(self.out_e, rows)
+        grow_out(self, K)
 
     # -- pickling ------------------------------------------------------------------
     def __getstate__(self) -> dict:
@@ -204,15 +190,7 @@ class SwoopEngine(SimJoinEngine):
         return self._collect()
 
     def _collect(self) -> Changes:
-        """The kernel's output buffers as ``Changes`` columns (copies: the buffers are reused)."""
-        m = self.meta
-        n_ev, n_rows = int(m[K.OUT_EV]), int(m[K.OUT_ROW])
-        ptr = np.empty(n_ev + 1, _I8)
-        ptr[:n_ev] = self.out_ptr[:n_ev]
-        ptr[n_ev] = n_rows
-        m[K.OUT_EV] = m[K.OUT_ROW] = 0
-        return Changes(self.out_pos[:n_ev].copy(), ptr, self.out_i[:n_rows].copy(),
-                       self.out_j[:n_rows].copy(), self.out_sc[:n_rows].copy(), self.out_e[:n_rows].copy())
+        return collect(self, K)
 
     # -- introspection (tests, benchmarks) -----------------------------------------
     def stock(self) -> set[tuple[int, int]]:

@@ -15,6 +15,7 @@ empty too and the outputs can be compared whole.
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import random
 import re
@@ -194,12 +195,17 @@ def run_steps(args, files: list[list[dict]], states: dict) -> pd.DataFrame:
     engine_cls = Registry.get("kws", args.engine)
     params = job.stream_params(args)
     step = streaming.key_step(job, engine_cls, params, "json",
-                              job.stream_feed(args, engine_cls, params))
+                              job.stream_feed(args, engine_cls, params), source=args.source)
     columns = [c.split()[0].strip("`") for c in job.source_schema(args).split(", ")]
     out = []
+    os.makedirs(args.source, exist_ok=True)
     for n, rows in enumerate(files):
+        name = f"part-{n:04d}.json"
+        # the file the stream read them from: a rejected row is named at its line in it
+        with open(os.path.join(args.source, name), "w") as f:
+            f.writelines(json.dumps(r, default=str) + "\n" for r in rows)
         frame = pd.DataFrame(rows).reindex(columns=[*columns, "key"])
-        frame["_file"], frame["_block"], frame["_row"] = f"part-{n:04d}.json", 0, range(len(frame))
+        frame["_file"], frame["_block"], frame["_row"] = name, 0, range(len(frame))
         for key, pdf in frame.groupby("key", sort=True):
             state = states.setdefault(key, GroupState())
             out += list(step((key,), iter([pdf.reset_index(drop=True)]), state))
@@ -579,17 +585,21 @@ class Adapter:
         return list(pdf["x"])
 
 
-def test_the_default_feed_locates_a_rows_error_in_a_later_micro_batch():
-    step = streaming.key_step(Adapter, CountingEngine, None, "json")
+def test_the_default_feed_locates_a_rows_error_in_a_later_micro_batch(tmp_path):
+    step = streaming.key_step(Adapter, CountingEngine, None, "json", source=str(tmp_path))
     state = GroupState()
 
     def batch(n, xs):
+        # the file the rows came from, a blank line first: the error names the line, not
+        # the record
+        (tmp_path / f"part-{n}.json").write_text(
+            "\n" + "".join(json.dumps({"x": x, "key": "k"}) + "\n" for x in xs))
         return iter([pd.DataFrame({"x": xs, "key": "k", "_file": f"part-{n}.json", "_block": 0,
                                    "_row": range(len(xs))})])
     list(step(("k",), batch(0, ["a", "b", "c"]), state))
-    with pytest.raises(MalformedRecord, match=r"part-1.json:2: x is missing"):
+    with pytest.raises(MalformedRecord, match=r"part-1.json:3: x is missing"):
         list(step(("k",), batch(1, ["d", None]), state))
-    with pytest.raises(InvalidRecord, match=r"part-1.json:3: refused by the spec"):
+    with pytest.raises(InvalidRecord, match=r"part-1.json:4: refused by the spec"):
         list(step(("k",), batch(1, ["d", "e", "bad"]), state))
 
 

@@ -1,6 +1,9 @@
 """Array housekeeping shared by the compiled simjoin engines (SWOOP, Static, Base).
 
-Each engine's kernel writes its top-k changes into output buffers (``out_pos``,
+Static and Base keep their window's records as rows of per-record arrays (``r_seq``,
+``r_ts``, ... from ``meta[K.OLDEST]`` to ``meta[K.N_REC]``) with their tokens in ``p_tok``
+(record ``q``'s from ``r_ptr[q]``): ``reserve_records`` makes room for a batch's inserts,
+``compact_records`` drops the expired ones.  Each engine's kernel writes its top-k changes into output buffers (``out_pos``,
 ``out_ptr`` per change; ``out_i``, ``out_j``, ``out_sc``, ``out_e`` per row) and counts
 them in ``meta[K.OUT_EV]`` and ``meta[K.OUT_ROW]`` of its own kernel module ``K``; when
 they are full it returns, the engine grows them (``grow_out``) and calls it again, and
@@ -46,3 +49,32 @@ def collect(engine, K) -> Changes:
     return Changes(engine.out_pos[:n_ev].copy(), ptr, engine.out_i[:n_rows].copy(),
                    engine.out_j[:n_rows].copy(), engine.out_sc[:n_rows].copy(),
                    engine.out_e[:n_rows].copy())
+
+
+def reserve_records(engine, K, names: tuple[str, ...], prep) -> None:
+    """Room in the per-record arrays ``names``, ``r_ptr`` and ``p_tok`` for ``prep``'s inserts
+    (new rows hold zeros)."""
+    m = engine.meta
+    need = int(m[K.N_REC]) + int((prep.op == 0).sum())
+    for name in names:
+        setattr(engine, name, grow(getattr(engine, name), need, fill=0))
+    engine.r_ptr = grow(engine.r_ptr, need + 1, fill=0)
+    engine.p_tok = grow(engine.p_tok, int(m[K.N_POST]) + int(prep.tok.size), fill=0)
+
+
+def compact_records(engine, K, names: tuple[str, ...]) -> None:
+    """Drop the expired rows of the per-record arrays ``names`` and their tokens, once they
+    are half the arrays (moved to the front in place; ``meta`` rebased)."""
+    m = engine.meta
+    d = int(m[K.OLDEST])
+    if d == 0 or 2 * d < m[K.N_REC]:
+        return
+    live = int(m[K.N_REC]) - d
+    dp = int(engine.r_ptr[d])
+    n_post = int(m[K.N_POST]) - dp
+    for name in names:
+        a = getattr(engine, name)
+        a[:live] = a[d:d + live].copy()
+    engine.r_ptr[:live + 1] = engine.r_ptr[d:d + live + 1] - dp
+    engine.p_tok[:n_post] = engine.p_tok[dp:dp + n_post].copy()
+    m[K.OLDEST], m[K.N_REC], m[K.N_POST] = 0, live, n_post

@@ -19,11 +19,14 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from streamspec.engines.simjoin import _base_kernels as K
-from streamspec.engines.simjoin._buffers import collect, grow_out
+from streamspec.engines.simjoin._buffers import collect, compact_records, grow_out, reserve_records
 from streamspec.engines.simjoin.static import _grow
 
 from streamspec.spec._simjoin_similarity import similarity
 from streamspec.spec.simjoin import SimJoinEngine, order_key
+
+
+RECORDS = ("r_seq", "r_side", "r_head", "r_ts")     # the per-record arrays (``_buffers``)
 
 
 def _grow2(a: np.ndarray, rows: int) -> np.ndarray:
@@ -96,26 +99,10 @@ class BaseEngine(SimJoinEngine):
     def _compact(self) -> None:
         """Drop the expired rows and their tokens once they are half the arrays (their
         pairs left S and the arena when they expired)."""
-        m = self.meta
-        d = int(m[K.OLDEST])
-        if d == 0 or 2 * d < m[K.N_REC]:
-            return
-        live = int(m[K.N_REC]) - d
-        dp = int(self.r_ptr[d])
-        n_post = int(m[K.N_POST]) - dp
-        for a in (self.r_seq, self.r_side, self.r_head, self.r_ts):
-            a[:live] = a[d:d + live].copy()
-        self.r_ptr[:live + 1] = self.r_ptr[d:d + live + 1] - dp
-        self.p_tok[:n_post] = self.p_tok[dp:dp + n_post].copy()
-        m[K.OLDEST], m[K.N_REC], m[K.N_POST] = 0, live, n_post
+        compact_records(self, K, RECORDS)
 
     def _reserve(self, prep) -> None:
-        m = self.meta
-        need = int(m[K.N_REC]) + int((prep.op == 0).sum())
-        self.r_seq, self.r_side, self.r_head, self.r_ts = (
-            _grow(a, need) for a in (self.r_seq, self.r_side, self.r_head, self.r_ts))
-        self.r_ptr = _grow(self.r_ptr, need + 1)
-        self.p_tok = _grow(self.p_tok, int(m[K.N_POST]) + int(prep.tok.size))
+        reserve_records(self, K, RECORDS, prep)
 
     def _grow_room(self) -> None:
         """Room for one more insert: an arena entry per window set, and blocks for every

@@ -25,7 +25,7 @@ from collections import Counter
 import numpy as np
 
 from streamspec.engines.simjoin import _static_kernels as K
-from streamspec.engines.simjoin._buffers import collect, grow, grow_out
+from streamspec.engines.simjoin._buffers import collect, compact_records, grow, grow_out, reserve_records
 from streamspec.spec._simjoin_similarity import positional_upper_bound, similarity
 from streamspec.spec.simjoin import SimJoinEngine, order_key
 
@@ -65,6 +65,9 @@ def topk_join(window, kind: int, k: int, w: float, two: bool) -> tuple:
     return tuple((key[2], key[3], -key[0], -key[1]) for key in best)
 
 
+RECORDS = ("r_seq", "r_side", "r_ts")     # the per-record arrays (``_buffers``)
+
+
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
     """``a`` with at least ``need`` rows (doubling; new rows hold zeros: counts start there)."""
     return grow(a, need, fill=0)
@@ -102,26 +105,10 @@ class StaticEngine(SimJoinEngine):
 
     # -- state housekeeping (compiled) -----------------------------------------------
     def _compact(self) -> None:
-        """Drop the expired rows and their tokens once they are half the arrays."""
-        m = self.meta
-        d = int(m[K.OLDEST])
-        if d == 0 or 2 * d < m[K.N_REC]:
-            return
-        live = int(m[K.N_REC]) - d
-        dp = int(self.r_ptr[d])
-        n_post = int(m[K.N_POST]) - dp
-        for a in (self.r_seq, self.r_side, self.r_ts):
-            a[:live] = a[d:d + live].copy()
-        self.r_ptr[:live + 1] = self.r_ptr[d:d + live + 1] - dp
-        self.p_tok[:n_post] = self.p_tok[dp:dp + n_post].copy()
-        m[K.OLDEST], m[K.N_REC], m[K.N_POST] = 0, live, n_post
+        compact_records(self, K, RECORDS)
 
     def _reserve(self, prep) -> None:
-        m = self.meta
-        need = int(m[K.N_REC]) + int((prep.op == 0).sum())
-        self.r_seq, self.r_side, self.r_ts = (_grow(a, need) for a in (self.r_seq, self.r_side, self.r_ts))
-        self.r_ptr = _grow(self.r_ptr, need + 1)
-        self.p_tok = _grow(self.p_tok, int(m[K.N_POST]) + int(prep.tok.size))
+        reserve_records(self, K, RECORDS, prep)
         n_tok = max(int(self.tokens.size), int(prep.tok.max()) + 1 if prep.tok.size else 0)
         self.freq, self.bfill = _grow(self.freq, n_tok), _grow(self.bfill, 2 * n_tok)
 

@@ -239,8 +239,10 @@ def content_digest(path: str) -> str:
     """SHA-256 over the names and bytes of the timeline's files (a directory: every data file)."""
     digest = hashlib.sha256()
     for name in _timeline_files(path):
-        rel = name[len(path.rstrip("/")):].lstrip("/") or "." if fs.is_remote(path) \
-            else os.path.relpath(name, path)
+        if fs.is_remote(path):          # a URI: the name below it (os.path would mangle //)
+            rel = name[len(path.rstrip("/")):].lstrip("/") or "."
+        else:
+            rel = os.path.relpath(name, path)
         digest.update(rel.encode() + b"\0")
         try:
             with fs.open_input(name) as f:      # a local path or a URI (s3://...)

@@ -33,6 +33,7 @@ process dies, and skipped where ``flock`` is not available.
 """
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import os
@@ -137,10 +138,8 @@ def _one_compile(dispatcher) -> None:
             except OSError:
                 return compile_(sig)        # a read-only cache: numba does without it too
             try:
-                try:
+                with contextlib.suppress(OSError):    # no flock on this file system: unlocked
                     fcntl.flock(fd, fcntl.LOCK_EX)
-                except OSError:
-                    pass                    # no flock on this file system: compile unlocked
                 _HELD.add(lock)
                 return compile_(sig)        # numba's own lookup first: hits what the other saved
             finally:

@@ -102,6 +102,23 @@ def check_invalid(engine_cls, case: Case, position: int, bad, error: type) -> Mi
     return check_rejection(engine_cls, case.params, case.events[:position], case.events[position:],
                            bad, error, position, check_index=True, show=_show, noun="event")
 
+# The checks that compare an engine with the oracle bit for bit (``check``, ``check_watermark``);
+# ``bad_records`` compares it with a twin of itself.
+ORACLE_CHECKS = frozenset({"step_by_step", "watermark"})
+
+
+def not_applicable(engine_cls, check: str) -> str | None:
+    """Why ``check`` does not apply to ``engine_cls`` (None: it applies).  An engine that
+    declares ``exact = False`` (``static:batch=B``, SWOOP Section 7.2's approximate Static)
+    gives other top-k lists than the oracle by design, so the oracle checks are skipped
+    for it, saying so; the bad-records check still runs (its twin is the engine itself)."""
+    if check in ORACLE_CHECKS and not getattr(engine_cls, "exact", True):
+        return (f"{getattr(engine_cls, 'name', engine_cls)} is approximate (exact = False): its top-k "
+                f"lists differ from the oracle's by design, and the {check} check compares with "
+                f"the oracle bit for bit")
+    return None
+
+
 def stream(case: Case) -> list:
     """The events of ``case``, in order (what ``process`` is fed, cut by ``case.chunks``)."""
     return case.events

@@ -44,8 +44,8 @@ from streamspec.spec._simjoin_similarity import positional_upper_bound, similari
 # meta fields: rows in use, oldest valid row, tokens in use, output events and rows written,
 # size of the last emitted top-k list, then statistics (runs of the join, prefix events
 # processed, inverted-list items met = the paper's pre-candidates, pairs verified, pairs
-# that entered a run's running top-k)
-N_REC, OLDEST, N_POST, OUT_EV, OUT_ROW, N_LAST, RUNS, EVENTS, PRECAND, VERIFIED, CAND, META = range(12)
+# that entered a run's running top-k), then the window changes counted for ``batch``
+N_REC, OLDEST, N_POST, OUT_EV, OUT_ROW, N_LAST, RUNS, EVENTS, PRECAND, VERIFIED, CAND, CHANGES, META = range(13)
 NEED_OUT = 1         # status: the output buffers are full, grow them and call again from ``pos``
 
 
@@ -267,11 +267,13 @@ def _insert_tokens(p_tok, g, tok, a, b):
 
 
 @njit(cache=True)
-def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq, r_ts, r_side,
-            r_ptr, p_tok, freq, bfill, last_i, last_j, last_sc, last_e, b_i, b_j, b_sc, b_e,
+def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, batch, meta, r_seq, r_ts,
+            r_side, r_ptr, p_tok, freq, bfill, last_i, last_j, last_sc, last_e, b_i, b_j, b_sc, b_e,
             out_pos, out_ptr, out_i, out_j, out_sc, out_e):
     """Operations ``start..`` of a batch: expire, insert, rerun the join when the window
-    changed, record the top list when it differs from the last one.  Returns
+    changed (with ``batch`` = b > 1: only at every b-th change of the window, counted in
+    ``meta[CHANGES]`` across calls, SWOOP Section 7.2's approximate Static), record the
+    top list when it differs from the last one.  Returns
     ``(next position, 0)`` when done or ``(position, NEED_OUT)`` when the output
     buffers cannot take one more list (nothing of that operation happened yet)."""
     for pos in range(start, op.shape[0]):
@@ -292,6 +294,9 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq
             meta[N_POST] = g + n
             changed = changed or n > 0
         if not changed:
+            continue
+        meta[CHANGES] += 1
+        if meta[CHANGES] % batch != 0:
             continue
         nb = topk_join(meta[OLDEST], meta[N_REC], r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w,
                        two, freq, bfill, meta, b_sc, b_e, b_i, b_j)

@@ -81,8 +81,11 @@ def _problem(value, kind: str) -> str | None:
 
 def _text_lines(path: str, shown: str):
     """``(line number, text)`` of a text file, each line decoded as UTF-8 on its own (an
-    invalid byte is an error at its line; a byte order mark on line 1 is skipped)."""
-    with open(path, "rb") as f:
+    invalid byte is an error at its line; a byte order mark on line 1 is skipped); on any
+    file system ``streamspec.pipeline.fs`` reads."""
+    from streamspec.pipeline.fs import open_input
+
+    with open_input(path) as f:
         for number, raw in enumerate(f, 1):
             try:
                 text = raw.decode("utf-8-sig" if number == 1 else "utf-8")
@@ -148,8 +151,10 @@ def check_parquet(path: str, schema: str, shown: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from streamspec.pipeline.fs import parquet_source
+
     try:
-        arrow = pq.read_schema(path)
+        arrow = pq.read_schema(parquet_source(path))
     except Exception as err:     # pyarrow's ArrowInvalid and OSError
         raise MalformedRecord(f"not a Parquet file ({err})").at(shown) from None
     for name, kind in schema_fields(schema):
@@ -166,12 +171,24 @@ def check_parquet(path: str, schema: str, shown: str) -> None:
                 f"{shown}: column {name}")
 
 
-def record_line(path: str, fmt: str, n: int) -> int | None:
+def record_line(path: str, fmt: str, n: int, start: int = 0) -> int | None:
     """The line where data record ``n`` (from 0, in the order Spark's reader counts them)
     of a JSON-lines or CSV stream file starts, or None when the file has no such record:
     Spark skips blank lines, a CSV file's first record is its header, and a quoted CSV
     field may hold newlines (its record then spans lines: counting records is not
-    counting lines)."""
+    counting lines).  ``start``: the first byte of the file split Spark read (a large
+    JSON-lines file is read in splits, each numbering its records from 0), whose records
+    are counted from the first line starting after byte ``start`` (``split_lines``)."""
+    if fmt == "json" and start:
+        seen = -1
+        for number, raw in split_lines(path, start):
+            if raw.decode("utf-8", "replace").strip():
+                seen += 1
+                if seen == n:
+                    return number
+        return None
+    if start:
+        return None             # a CSV stream file is never split (multiLine)
     if fmt == "json":
         seen = -1
         for number, text in _text_lines(path, path):
@@ -190,6 +207,29 @@ def record_line(path: str, fmt: str, n: int) -> int | None:
     return None
 
 
+_CHUNK = 1 << 20
+
+
+def split_lines(path: str, start: int):
+    """``(line number, raw bytes)`` of the lines of the file split from byte ``start`` > 0
+    on, as Hadoop's line reader (Spark's for JSON lines) takes them: it drops the line
+    holding byte ``start`` (the previous split reads it, even one starting right at
+    ``start``), so the split's first line is the one after it.  Its number is found by
+    counting the newlines before ``start``, read in chunks (only on the error path)."""
+    from streamspec.pipeline.fs import open_input
+
+    with open_input(path) as f:
+        before, left = 0, start
+        while left > 0:
+            chunk = f.read(min(_CHUNK, left))
+            if not chunk:
+                return
+            before += chunk.count(b"\n")
+            left -= len(chunk)
+        f.readline()                            # the rest of line before + 1: not this split's
+        yield from enumerate(f, before + 2)
+
+
 _LONG_DIGITS = re.compile(rb"\d{16,}")       # 2**53 has 16 digits: a shorter run is exact
 
 
@@ -200,8 +240,10 @@ def check_exact_json_numbers(path: str, column: str, shown: str | None = None) -
     take it silently where ``streamspec run``, reading the integer itself, rejects it.  Only
     lines holding a run of 16 digits or more are parsed, so a file of ordinary times costs
     one regular-expression scan."""
+    from streamspec.pipeline.fs import open_input
+
     shown = shown or os.path.basename(path)
-    with open(path, "rb") as f:
+    with open_input(path) as f:
         for number, raw in enumerate(f, 1):
             if not _LONG_DIGITS.search(raw):
                 continue
@@ -216,14 +258,48 @@ def check_exact_json_numbers(path: str, column: str, shown: str | None = None) -
                                       "exact as a double)").at(location(shown, number))
 
 
+class ExactJsonNumbers:
+    """``check_exact_json_numbers`` of ``column`` as a picklable ``check(path[, shown])``,
+    run on the driver over each arriving file (``streamspec.pipeline.arrivals``), and in
+    the stream's tasks over the files Spark read directly (a ``--source`` on another file
+    system, a glob, a checkpoint made before the arrival log): ``suspect_files`` names the
+    files whose rows Spark read as a double of magnitude 2**53 or more, where an integer
+    beyond 2**53 lands; only those are read again."""
+
+    def __init__(self, column: str):
+        self.column = column
+
+    def __call__(self, path: str, shown: str | None = None) -> None:
+        check_exact_json_numbers(path, self.column, shown)
+
+    def suspect_files(self, pdf) -> list[str]:
+        """The ``_file`` names of a micro-batch's rows (``pdf``) worth a scan, in order."""
+        import pandas as pd
+
+        if self.column not in pdf.columns or "_file" not in pdf.columns:
+            return []
+        values = pd.to_numeric(pdf[self.column], errors="coerce").abs()
+        return list(dict.fromkeys(pdf.loc[values >= 2 ** 53, "_file"]))
+
+
 def source_file(source: str, name: str) -> str | None:
-    """The local path of stream file ``name`` under ``--source`` (a directory or a glob of
-    directories), None when it is not local or not found."""
+    """The path of stream file ``name`` under ``--source`` (a directory or a glob of local
+    directories, or a directory URI ``streamspec.pipeline.fs`` reads: ``hdfs://``...),
+    None when it is not found (or under a glob of another file system)."""
     import glob
 
     local = local_of(source)
     if local is None:
-        return None
+        from streamspec.pipeline import fs
+        from streamspec.spec.errors import PathError
+
+        if any(c in source for c in "*?[{"):
+            return None
+        path = source.rstrip("/") + "/" + name
+        try:
+            return path if fs.isfile(path) else None
+        except (OSError, PathError):
+            return None
     dirs = glob.glob(local) if any(c in local for c in "*?[{") else [local]
     for d in dirs:
         path = os.path.join(d, name)
@@ -252,8 +328,14 @@ def locate(message: str, fmt: str, schema: str) -> MalformedRecord | None:
     found = _FAILED_FILE.search(message)
     if found is None:
         return None
-    path = local_of(found.group(1))
-    if path is None or not os.path.isfile(path):
+    from streamspec.pipeline import fs
+    from streamspec.spec.errors import PathError
+
+    path = local_of(found.group(1)) or found.group(1)     # a URI of another file system
+    try:
+        if not fs.isfile(path):
+            return None
+    except (OSError, PathError):
         return None
     try:
         check_file(path, fmt, schema)

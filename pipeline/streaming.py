@@ -200,11 +200,15 @@ def process_rows(engine, events, first: int, at: int = 0) -> list:
 
 
 def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None,
-             source: str | None = None):
+             source: str | None = None, check=None):
     """The ``applyInPandasWithState`` function: one key, one micro-batch (``feed``: an
     ``EngineFeed``, by default the adapter's engine fed its rows; ``source``: the
-    ``--source`` its files are in, to locate a rejected row at its line)."""
+    ``--source`` its files are in, to locate a rejected row at its line; ``check``: the
+    ``arrival_check``, run here over the files whose rows it names with ``suspect_files``,
+    for the files Spark read without the driver's arrival log: a ``--source`` on another
+    file system, a glob, a checkpoint older than the log)."""
     feed = feed or EngineFeed(adapter, engine_cls, params)
+    suspects = getattr(check, "suspect_files", None)
 
     def step(key, batches, state):
         if state.exists:
@@ -217,6 +221,12 @@ def key_step(adapter, engine_cls, params, fmt: str = "parquet", feed=None,
         if frames:
             pdf = pd.concat(frames, ignore_index=True).sort_values(list(ORDER), kind="stable")
             pdf = pdf.reset_index(drop=True)
+            if suspects is not None and source is not None:
+                from streamspec.pipeline.stream_check import source_file
+                for name in suspects(pdf):
+                    path = source_file(source, name)
+                    if path is not None:
+                        check(path, shown=name)
             try:
                 outputs = feed.feed(engine, pdf.drop(columns=[*ORDER, "key"]))
             except RecordError as err:
@@ -235,25 +245,29 @@ def _where(row, fmt: str, source: str | None = None) -> str:
     """Where a row is: ``file:line`` in a JSON-lines or CSV file (the line where the
     record starts: the file is read again to count its lines, as blank lines and quoted
     newlines make records and lines differ), ``file: row N`` in a Parquet file (rows from
-    1), or in a split of a large text file (Spark numbers no lines; the split's first byte
-    says where to look), or in a text file this task cannot open (``file: record N``)."""
+    1); in a split of a large JSON-lines file (Spark numbers the rows of each split from
+    0) the line is found by counting the newlines before the split's first byte; in a
+    text file this task cannot open, ``file: record N`` (``file: row N of the split from
+    byte B``)."""
     from streamspec.pipeline.stream_check import record_line, source_file
 
     name, n, block = row["_file"], int(row["_row"]), int(row["_block"])
     if fmt == "parquet":
         return f"{name}: row {n + 1}"
-    if block:
-        return f"{name}: row {n + 1} of the split from byte {block}"
     path = source_file(source, name) if source is not None else None
     try:
-        line = record_line(path, fmt, n) if path is not None else None
+        line = record_line(path, fmt, n, block) if path is not None else None
     except (OSError, ValueError):       # unreadable now, or not text: Spark read it
         line = None
-    return f"{name}:{line}" if line is not None else f"{name}: record {n + 1}"
+    if line is not None:
+        return f"{name}:{line}"
+    if block:
+        return f"{name}: row {n + 1} of the split from byte {block}"
+    return f"{name}: record {n + 1}"
 
 
 def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_schema: str,
-                   fmt: str = "parquet", feed=None, source: str | None = None):
+                   fmt: str = "parquet", feed=None, source: str | None = None, check=None):
     """The streaming output rows (``key`` first) of a streaming DataFrame of input rows."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
@@ -266,7 +280,8 @@ def outputs_stream(adapter, rows, engine_cls, params, key_type: str, output_sche
     schema = StructType([*located.schema.fields, StructField("_row", LongType())])
     ordered = located.mapInPandas(_number_rows, schema)
     return ordered.groupBy("key").applyInPandasWithState(
-        key_step(adapter, engine_cls, params, fmt, feed, source), f"key {key_type}, {output_schema}", STATE_SCHEMA,
+        key_step(adapter, engine_cls, params, fmt, feed, source, check),
+        f"key {key_type}, {output_schema}", STATE_SCHEMA,
         "append", GroupStateTimeout.NoTimeout)
 
 
@@ -367,13 +382,14 @@ def run(adapter, args, out=None) -> int:
     # files taken by name, whatever their modification times; CSV files checked by the
     # project's CSV reader first (Spark's would read an unterminated quote without a word),
     # and what an adapter checks in JSON files (arrival_check)
-    arrivals = Arrivals.of(args, arrival_check(adapter, args))
+    check = arrival_check(adapter, args)
+    arrivals = Arrivals.of(args, check)
     if arrivals is not None:
         arrivals.update()
     rows = read_source(spark, args, source_schema(adapter, args),
                        arrivals.dir if arrivals is not None else None)
     outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
-                             adapter.stream_schema(args), args.format, feed, args.source)
+                             adapter.stream_schema(args), args.format, feed, args.source, check)
     # a failing record stops the query; the JVM would log the Python traceback once per
     # task, stage and query: the reason is reported once, below, with its file and line
     spark.sparkContext.setLogLevel("FATAL")

@@ -726,13 +726,13 @@ def json_check(args):
     """With ``--ts-type double``: ``check(path)`` of each arriving JSON file, refusing an
     integer ``ts`` beyond 2**53 at its line (Spark's double would round ±(2**53 + 1) to the
     exact ±2**53, which ``streamspec run`` rejects; ``streamspec.pipeline.streaming``,
-    ``arrival_check``); None with ``--ts-type long`` (Spark refuses what a long cannot hold)."""
+    ``arrival_check``; in the tasks too, for files Spark reads directly:
+    ``stream_check.ExactJsonNumbers``); None with ``--ts-type long`` (Spark refuses what a
+    long cannot hold)."""
     if args.ts_type != "double":
         return None
-    import functools
-
-    from streamspec.pipeline.stream_check import check_exact_json_numbers
-    return functools.partial(check_exact_json_numbers, column="ts")
+    from streamspec.pipeline.stream_check import ExactJsonNumbers
+    return ExactJsonNumbers("ts")
 
 
 def stream_params(args) -> Params:

@@ -190,6 +190,80 @@ def test_an_integer_time_a_double_would_round_is_refused_at_its_line(tmp_path):
     check_exact_json_numbers(str(path), "ts")
 
 
+class _State:
+    """A new key's group state (what ``applyInPandasWithState`` hands the step)."""
+    exists = False
+
+    def update(self, value) -> None:
+        self.value = value
+
+
+class _Ids:
+    """An adapter and engine that take every row: the step's own checks are under test."""
+
+    def __init__(self, params=None):
+        pass
+
+    @staticmethod
+    def stream_events(pdf, params):
+        return list(pdf["id"])
+
+    def process(self, events):
+        return iter(())
+
+
+def test_files_spark_reads_directly_are_scanned_for_integer_times_in_the_tasks(tmp_path):
+    """simjoin ``--ts-type double`` on a ``--source`` the driver's arrival log does not
+    cover (another file system: here its ``file://`` URI as a task sees a URI; a glob): a
+    task whose rows hold a time of magnitude 2**53 or more reads that file again through
+    ``streamspec.pipeline.fs`` and refuses the integer beyond 2**53 at its line."""
+    from argparse import Namespace
+
+    from streamspec.pipeline.jobs import simjoin
+    from streamspec.pipeline.stream_check import source_file
+    from streamspec.pipeline.streaming import key_step
+
+    check = simjoin.json_check(Namespace(ts_type="double"))
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "part-0001.json"
+    rows = pd.DataFrame({"id": [1, 2], "ts": [1.0, float(2 ** 53 + 1)], "key": "k",
+                         "_file": "part-0001.json", "_block": 0, "_row": [0, 1]})
+    for source in ((tmp_path / "in").as_uri(), str(tmp_path / "i*")):
+        path.write_text('{"id":1,"ts":1,"key":"k"}\n\n{"id":2,"ts":9007199254740993,"key":"k"}\n')
+        assert source_file(source, "part-0001.json") == str(path)
+        step = key_step(_Ids, _Ids, None, "json", source=source, check=check)
+        with pytest.raises(MalformedRecord, match="got 9007199254740993") as caught:
+            list(step(("k",), iter([rows]), _State()))
+        assert caught.value.location == "part-0001.json:3"
+        path.write_text('{"id":1,"ts":1,"key":"k"}\n{"id":2,"ts":9007199254740992,"key":"k"}\n')
+        assert list(step(("k",), iter([rows]), _State())) == []     # 2**53 itself is exact
+    assert check.suspect_files(rows.assign(ts=[1.0, 2.0 ** 52])) == []
+
+
+def test_a_row_in_a_split_of_a_large_json_file_is_named_at_its_line(tmp_path, monkeypatch):
+    """Spark reads a large JSON-lines file in splits and numbers each split's rows from 0;
+    Hadoop's line reader drops the line holding the split's first byte (the previous split
+    reads it), so row N of the split from byte B is the N-th non-blank line after that one:
+    found by counting the newlines before B (in chunks: 3 bytes here)."""
+    from streamspec.pipeline import stream_check
+    from streamspec.pipeline.streaming import _where
+
+    monkeypatch.setattr(stream_check, "_CHUNK", 3)
+    lines = ['{"id":1}', "", '{"id":2}', '{"id":3}', "", '{"id":4}']
+    (tmp_path / "big.json").write_text("".join(line + "\n" for line in lines))
+    starts = [sum(len(line) + 1 for line in lines[:k]) for k in range(len(lines))]
+
+    def where(block: int, row: int) -> str:
+        return _where({"_file": "big.json", "_row": row, "_block": block}, "json",
+                      tmp_path.as_uri())
+    assert where(starts[2] + 3, 0) == "big.json:4"      # inside line 3: line 4 on
+    assert where(starts[2], 0) == "big.json:4"          # line 3 starts at B: the split before
+    assert where(starts[1], 0) == "big.json:3"          # the blank line 2 dropped
+    assert where(starts[2], 1) == "big.json:6"          # blank line 5 skipped, as Spark does
+    assert where(starts[2], 2) == f"big.json: row 3 of the split from byte {starts[2]}"
+    assert where(0, 3) == "big.json:6"
+
+
 @pytest.mark.spark
 def test_csv_streams_take_the_header_in_schema_order_and_refuse_others(spark, tmp_path, capsys):
     (tmp_path / "in").mkdir()

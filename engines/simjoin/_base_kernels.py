@@ -32,9 +32,10 @@ from streamspec.spec._simjoin_similarity import similarity
 
 # meta fields: rows in use, oldest valid row, tokens in use, output events and rows,
 # size of the last top-k list, blocks in S's order, blocks allocated, pairs in S,
-# top of the arena, head of its free list, largest S so far, pairs inserted
+# top of the arena, head of its free list, largest S so far, pairs inserted, free blocks,
+# window sets paired with a new set (the paper's pre-candidates of Base, Section 7.1)
 N_REC, OLDEST, N_POST, OUT_EV, OUT_ROW, N_LAST, N_BLK, BLK_TOP, NS, A_TOP, A_FREE, \
-    MAX_STOCK, INSERTED, FREE_BLK, META = range(15)
+    MAX_STOCK, INSERTED, FREE_BLK, PRECAND, META = range(16)
 NEED_OUT, NEED_ROOM = 1, 2       # statuses: grow the output buffers / the stock and arena
 BLOCK = 512
 
@@ -175,9 +176,11 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq
             n = _insert_tokens(p_tok, g, tok, tok_ptr[pos], tok_ptr[pos + 1])
             si, my_side = seq[pos], side[pos]
             if n > 0:
+                paired = 0
                 for q in range(meta[OLDEST], r):
                     if two and r_side[q] == my_side:
                         continue
+                    paired += 1
                     # overlap by a merge of the sorted token arrays
                     o = _overlap(p_tok, g, n, r_ptr[q], r_ptr[q + 1] - r_ptr[q])
                     if o == 0:
@@ -193,6 +196,7 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, meta, r_seq
                         meta[A_TOP] = x + 1
                     a_sc[x], a_i[x], a_next[x] = sc, si, r_head[q]
                     r_head[q] = x
+                meta[PRECAND] += paired
             r_seq[r], r_ts[r], r_side[r], r_head[r] = si, t, my_side, -1
             r_ptr[r + 1] = g + n
             meta[N_REC] = r + 1

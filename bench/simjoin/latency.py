@@ -55,10 +55,11 @@ from streamspec.spec.simjoin import Params, RecordBatch
 
 # the paper's Section 7.3 figures: |W| -> (sets/s at 80%, maximum latency s, maximum queue)
 PAPER = {10_000: (4.72e4, 0.25, 12_015), 1_000_000: (3.62e4, 0.03, 1365)}
-# swoop's amortized state housekeeping (engines/simjoin/swoop.py): dropping expired records once
-# they are half the arrays, compacting the index arena, growing the stock and output buffers.
+# swoop's state housekeeping (engines/simjoin/swoop.py): growing its record and token rings, its
+# index arena, its stock and output buffers (before 2026-11-28's de-amortization also dropping
+# expired records, ``_compact``, and compacting the arena, in ``_grow_arena``).
 # Timed per batch (a diagnosis column: which batches are slow because of it), when the engine has them.
-HOUSEKEEPING = ("_compact", "_grow_arena", "_grow_stock", "_grow_out")
+HOUSEKEEPING = ("_compact", "_grow_rings", "_grow_arena", "_grow_stock", "_grow_out")
 
 
 def _timed(method, acc: list):

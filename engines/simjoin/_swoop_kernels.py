@@ -8,14 +8,23 @@ list first), 6.1-6.3 (stock, expiry, cleanup; ``_swoop_stock_kernels``).
 
 Data layout (all numpy, so the engine pickles):
 
-- records by ``L = seq - rec_base``: ``r_ts`` and the int32 rows ``rec[L] =
-  (PTR, LEN, SIDE, MARK, HITS)``: local offset and number of its tokens, its
-  side, and the scan scratch (``L + 1`` of the last set that met it in a list,
+- records in a ring: set ``seq`` is row ``seq & (rec.shape[0] - 1)`` of
+  ``r_ts`` and the int32 rows ``rec = (PTR, LEN, SIDE, MARK, HITS)``: where
+  its tokens start in ``p_tok``, how many, its side, and the scan scratch
+  (the stamp ``(seq & SEQ_MASK) + 1`` of the last set that met it in a list,
   and in how many of that set's lists); a pre-candidate's fields share one
-  cache line.  Tokens by ``P = g - post_base``: ``p_tok`` (a record's distinct
-  tokens, descending dense id = rarest-first guess).  Local numbers keep rows
-  and index entries int32; the engine rebases them when it drops expired
-  records (and clears MARK, whose stamps restart).
+  cache line.  The index entries name a set by ``seq & SEQ_MASK`` (2**30
+  sets, far more than a window holds), so the ring's row is that number
+  masked and no entry changes when the ring grows.
+- tokens in a ring ``p_tok`` of ``2**n`` slots: a set's distinct tokens are
+  contiguous (descending dense id = rarest-first guess; a set that would
+  straddle the end starts at 0 instead), the live ones are the global
+  positions ``meta[POST_BASE]..meta[N_POST]`` (global position ``g`` is slot
+  ``g & (p_tok.size - 1)``).  Expired records are never moved: the rings
+  and the index arena are reused in place, so no call does work in
+  proportion to the window except when a ring or the arena grows (a
+  ``NEED_RING`` or ``NEED_ARENA`` return: the engine makes room and calls
+  again), which a window of stable size stops needing.
 - index lists, stock S and end time index E: see the two kernel modules.
 
 Candidate generation counts, per pre-candidate ``s``, the lists of ``r`` it
@@ -52,15 +61,18 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch, prefetch_row
-from streamspec.engines.simjoin._swoop_index_kernels import END, HEAD, append_all, pop_heads, room_needed
+from streamspec.engines.simjoin._swoop_index_kernels import (END, FREE, HEAD, N_CLASS, append_all, pop_heads,
+                                                              room_needed)
 from streamspec.engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)
 from streamspec.spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
 
-REC_BASE, N_REC, POST_BASE, N_POST, OLDEST, NS, NTOP, OUT_EV, OUT_ROW, \
-    PRECAND, CAND, MAX_STOCK, SUM_STOCK, SCANNED, A_TOP, A_GARBAGE, A_NEED, VERIFIED = range(18)
-META = 18
-NEED_STOCK, NEED_OUT, NEED_ARENA = 1, 2, 3
+N_REC, POST_BASE, N_POST, OLDEST, NS, NTOP, OUT_EV, OUT_ROW, PRECAND, CAND, MAX_STOCK, \
+    SUM_STOCK, SCANNED, A_NEED, VERIFIED, A_TOP, A_FREE = range(17)
+A_FREE_LISTS = A_TOP + FREE          # meta[A_FREE_LISTS + c]: class c's free list (-1: empty)
+META = A_FREE_LISTS + N_CLASS
+NEED_STOCK, NEED_OUT, NEED_ARENA, NEED_RING = 1, 2, 3, 4
+SEQ_MASK = (1 << 30) - 1
 PTR, LEN, SIDE, MARK, HITS = range(5)
 REC_COLS = 5
 SMALL_SORT = 32
@@ -139,10 +151,11 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     ``s``, else the early-exit merge against ``overlap(|r|, |s|, lb)``.
     Returns #candidates.  (At most 30 arguments: CPython passes more as a
     tuple, which numba cannot inline; the new set is ``meta[N_REC]``.)"""
-    rec_base, post_base, ns = meta[REC_BASE], meta[POST_BASE], meta[NS]
+    ns = meta[NS]
     seq = meta[N_REC]
-    a0 = meta[N_POST] - post_base
-    stamp = seq - rec_base + 1
+    rmask = rec.shape[0] - 1
+    a0 = rec[seq & rmask, PTR]
+    stamp = (seq & SEQ_MASK) + 1
     npc = 0
     scanned = 0
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
@@ -171,7 +184,8 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                 ej = a_e[x]
                 if ej <= th:
                     break
-                lj = a_rec[x]
+                nj = a_rec[x]
+                lj = nj & rmask
                 scanned += 1
                 if rec[lj, MARK] != stamp:
                     rec[lj, MARK] = stamp
@@ -181,7 +195,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     else:
                         while v > 0 and e_e[v - 1] >= ej:
                             v -= 1
-                    pc[npc] = lj
+                    pc[npc] = nj
                     pce[npc] = ej
                     pclb[npc] = s_sc[v + k - 1] if v + k - 1 < ns else -math.inf
                     npc += 1
@@ -189,10 +203,10 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     rec[lj, HITS] += 1
     else:
         for j in range(seq - 1, meta[OLDEST] - 1, -1):
-            lj = j - rec_base
+            lj = j & rmask
             if rec[lj, SIDE] != opp or rec[lj, LEN] == 0:
                 continue
-            pc[npc] = lj
+            pc[npc] = j & SEQ_MASK
             pce[npc] = r_ts[lj] + w
             pclb[npc] = skyband_lower_bound(pce[npc], k, ns, s_sc, s_e, e_e, lb_linear)
             npc += 1
@@ -209,7 +223,8 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     nc = 0
     verified = 0
     for x in range(npc):
-        lj = pc[x]
+        nj = pc[x]
+        lj = nj & rmask
         ls = rec[lj, LEN]
         ej = pce[x]
         lb = pclb[x]
@@ -240,7 +255,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
         if sc > lb:         # relevant against the current stock
             c_sc[nc] = sc
             c_e[nc] = ej
-            c_j[nc] = lj + rec_base
+            c_j[nc] = seq - ((seq - nj) & SEQ_MASK)
             nc += 1
     meta[VERIFIED] += verified
     meta[CAND] += nc
@@ -248,17 +263,24 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
 
 
 @njit(cache=True, inline="always")
-def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
     """``set_index_time(t)``: expired sets leave the heads of their lists,
     expired pairs (a prefix of E) leave S and E."""
-    rec_base, post_base = meta[REC_BASE], meta[POST_BASE]
+    rmask = rec.shape[0] - 1
     oldest = meta[OLDEST]
-    tg = meta[A_TOP:A_GARBAGE + 1]
-    while oldest < meta[N_REC] and not (t < r_ts[oldest - rec_base] + w):
-        lo = oldest - rec_base
-        pop_heads(p_tok, rec[lo, PTR], rec[lo, LEN], ks, rec[lo, SIDE], lists, tg)
+    tg = meta[A_TOP:]
+    while oldest < meta[N_REC] and not (t < r_ts[oldest & rmask] + w):
+        lo = oldest & rmask
+        pop_heads(p_tok, rec[lo, PTR], rec[lo, LEN], ks, rec[lo, SIDE], lists, a_rec, tg)
         oldest += 1
-    meta[OLDEST] = oldest
+    if oldest != meta[OLDEST]:
+        meta[OLDEST] = oldest
+        if oldest == meta[N_REC]:
+            meta[POST_BASE] = meta[N_POST]
+        else:                   # the oldest live set's tokens: the one global position of its slot
+            pmask = p_tok.size - 1
+            pb = meta[POST_BASE]
+            meta[POST_BASE] = pb + ((rec[oldest & rmask, PTR] - pb) & pmask)
     meta[NS] = expire_pairs(t, meta[NS], s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
 
 
@@ -270,14 +292,15 @@ def _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists):
     if p + 1 < op.size and op[p + 1] == 0:
         for q in range(tok_ptr[p + 1], tok_ptr[p + 2]):
             prefetch_row(lists, tok[q] * ks + side[p + 1])
-    rec_base = meta[REC_BASE]
+    rmask = rec.shape[0] - 1
     nxt = meta[OLDEST] + 1
     if nxt < meta[N_REC]:
-        b = rec[nxt - rec_base, PTR]
-        for q in range(rec[nxt - rec_base, LEN]):
-            prefetch_row(lists, p_tok[b + q] * ks + rec[nxt - rec_base, SIDE])
+        ln = nxt & rmask
+        b = rec[ln, PTR]
+        for q in range(rec[ln, LEN]):
+            prefetch_row(lists, p_tok[b + q] * ks + rec[ln, SIDE])
     if nxt + 1 < meta[N_REC]:
-        prefetch(p_tok, rec[nxt + 1 - rec_base, PTR])
+        prefetch(p_tok, rec[(nxt + 1) & rmask, PTR])
 
 
 @njit(cache=True)
@@ -291,8 +314,10 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
     first (nothing of operation ``next_op`` is kept but its expiry, which is a
     no-op when the operation is retried)."""
     n = op.size
-    tg = meta[A_TOP:A_GARBAGE + 1]
+    tg = meta[A_TOP:]
     ks = 2 if two else 1               # list key = token * ks + side
+    rmask = rec.shape[0] - 1
+    n_tok = p_tok.size
     for p in range(start, n):
         window = meta[N_REC] - meta[OLDEST] + 1
         if op[p] == 0 and (meta[NS] + window > s_sc.size or window > pc.size):
@@ -301,11 +326,19 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             return p, NEED_OUT
         t = ts[p]
         _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists)
-        expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+        expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
         if op[p] == 0:
             seq = meta[N_REC]
-            L = seq - meta[REC_BASE]
-            a0 = meta[N_POST] - meta[POST_BASE]
+            L = seq & rmask
+            g = meta[N_POST]           # where the set's tokens go: contiguous in the ring
+            a0 = g & (n_tok - 1)
+            n_raw = tok_ptr[p + 1] - tok_ptr[p]
+            if a0 + n_raw > n_tok:
+                g += n_tok - a0
+                a0 = 0
+            pb = g if meta[OLDEST] == seq else meta[POST_BASE]
+            if seq - meta[OLDEST] + 1 > rmask + 1 or g + n_raw - pb >= n_tok:
+                return p, NEED_RING
             lr = _store_tokens(tok, tok_ptr[p], tok_ptr[p + 1], p_tok, a0)
             for q in range(lr):
                 keys[q] = p_tok[a0 + q] * ks + side[p]
@@ -313,6 +346,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             if meta[A_TOP] + need > a_rec.size:
                 meta[A_NEED] = need
                 return p, NEED_ARENA
+            meta[POST_BASE] = pb
             r_ts[L] = t
             rec[L, PTR] = a0
             rec[L, LEN] = lr
@@ -327,8 +361,8 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
                                     shortest_first)
             for q in range(lr):          # Section 5.2: append at the tails
                 keys[q] = p_tok[a0 + q] * ks + side[p]
-            append_all(keys, lr, L, t + w, lists, a_rec, a_e, tg)
-            meta[N_POST] += lr
+            append_all(keys, lr, seq & SEQ_MASK, t + w, lists, a_rec, a_e, tg)
+            meta[N_POST] = g + lr
             meta[N_REC] += 1
             if nc > 0:
                 meta[NS] = insert_candidates(seq, nc, k, meta[NS], s_sc, s_e, s_i, s_j,

@@ -24,24 +24,35 @@ _F8 = np.float64
 _SCRATCH = ("keys", "lens", "order")
 
 
-def _drop_expired(m, r_ts, rec, p_tok, a_rec) -> None:
-    """Move the live records (``OLDEST..``) and their tokens to the front of
-    ``r_ts``, ``rec``, ``p_tok``, in place, and rebase the local numbers: token
-    offsets, the index entries ``a_rec[:A_TOP]`` (expiry popped every expired
-    record from its lists, so every entry names a live one) and ``meta``."""
-    d = int(m[K.OLDEST] - m[K.REC_BASE])
-    live = int(m[K.N_REC] - m[K.OLDEST])
-    for a in (r_ts, rec):
-        a[:live] = a[d:d + live].copy()
-    dp = int(rec[0, K.PTR]) if live else int(m[K.N_POST] - m[K.POST_BASE])
-    n_live_post = int(m[K.N_POST] - m[K.POST_BASE]) - dp
-    p_tok[:n_live_post] = p_tok[dp:dp + n_live_post].copy()
-    # local numbers: rebase token offsets and index entries, restart the scan stamps
-    rec[:live, K.PTR] -= dp
-    rec[:live, K.MARK] = -1
-    a_rec[:int(m[K.A_TOP])] -= d
-    m[K.REC_BASE] = m[K.OLDEST]
-    m[K.POST_BASE] += dp
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 1).bit_length()
+
+
+def _relayout(m, r_ts, rec, p_tok, n_rec: int, n_tok: int):
+    """The live records' rows and tokens in fresh rings of ``n_rec`` rows and ``n_tok``
+    token slots (powers of two), tokens packed from slot 0; ``meta`` rebased.  The
+    index entries name sets by number, so they stay as they are."""
+    if n_rec > K.SEQ_MASK + 1:
+        raise MemoryError(f"SWOOP window of {n_rec} sets exceeds the 2**30 set numbers")
+    seqs = np.arange(int(m[K.OLDEST]), int(m[K.N_REC]), dtype=_I8)
+    old, new = seqs & (rec.shape[0] - 1), seqs & (n_rec - 1)
+    rows = rec[old]
+    lens = rows[:, K.LEN].astype(_I8)
+    starts = np.zeros(seqs.size + 1, _I8)
+    np.cumsum(lens, out=starts[1:])
+    total = int(starts[-1])
+    if total >= n_tok:
+        raise AssertionError("token ring too small for the live sets")
+    src = np.repeat(rows[:, K.PTR].astype(_I8) - starts[:-1], lens) + np.arange(total, dtype=_I8)
+    b_tok = np.zeros(n_tok, _I8)
+    b_tok[:total] = p_tok[src]
+    rows[:, K.PTR] = starts[:-1]
+    b_rec = np.zeros((n_rec, K.REC_COLS), np.int32)
+    b_rec[new] = rows
+    b_ts = np.zeros(n_rec, _F8)
+    b_ts[new] = r_ts[old]
+    m[K.POST_BASE], m[K.N_POST] = 0, total
+    return b_ts, b_rec, b_tok
 
 
 class SwoopEngine(SimJoinEngine):
@@ -51,11 +62,12 @@ class SwoopEngine(SimJoinEngine):
     exact = True
     description = "SWOOP: candidate index, positional/skyband bounds, minimal stock (numba)"
     use_index, crop, incremental, lb_linear, shortest_first = True, True, True, False, True
-    arena_slack = 1 << 20      # free index entries left after an arena compaction (at least)
+    arena_slack = 1 << 20      # free index entries above the arena top after it grows (at least)
 
     def _start(self):
         self.meta = np.zeros(K.META, _I8)
-        self.r_ts = np.empty(64, _F8)
+        self.meta[K.A_FREE_LISTS:] = -1
+        self.r_ts = np.empty(64, _F8)            # rings: sizes are powers of two
         self.rec = np.zeros((64, K.REC_COLS), np.int32)
         self.p_tok = np.zeros(256, _I8)
         self.lists = np.zeros((64, 4), np.int32)
@@ -75,22 +87,34 @@ class SwoopEngine(SimJoinEngine):
         self.out_sc, self.out_e = np.empty(64, _F8), np.empty(64, _F8)
 
     # -- state housekeeping ----------------------------------------------------
-    def _compact(self) -> None:
-        """Drop expired records and their tokens once they are half the arrays."""
+    # Nothing here runs in proportion to the window while its size is stable: expired
+    # records' ring rows and tokens are overwritten in place, free index segments are
+    # reused by the kernel.  What remains grows a buffer (doubling), rarely: the rings
+    # (_grow_rings, relaid out), the arena (_grow_arena, copied), the stock, the output.
+    def _grow_rings(self, n_ins: int, n_tok: int) -> None:
+        """Room in the record and token rings for ``n_ins`` more live sets of ``n_tok``
+        tokens in all (each at most ``longest``), whatever expires meanwhile."""
         m = self.meta
-        d = int(m[K.OLDEST] - m[K.REC_BASE])
-        if d <= 0 or 2 * d < m[K.N_REC] - m[K.REC_BASE]:
-            return
-        _drop_expired(m, self.r_ts, self.rec, self.p_tok, self.a_rec)
+        live = int(m[K.N_REC] - m[K.OLDEST])
+        n_rec = self.rec.shape[0]
+        if live + n_ins > n_rec:
+            n_rec = _pow2(2 * (live + n_ins))
+        if live + n_ins > n_rec or int(m[K.N_POST] - m[K.POST_BASE]) + n_tok >= self.p_tok.size \
+                or n_rec != self.rec.shape[0]:
+            live_tok = int(self.rec[(np.arange(int(m[K.OLDEST]), int(m[K.N_REC]))
+                                     & (self.rec.shape[0] - 1)), K.LEN].sum())
+            size = self.p_tok.size
+            if live_tok + n_tok >= size:
+                size = _pow2(2 * (live_tok + n_tok) + 1)
+            self.r_ts, self.rec, self.p_tok = _relayout(m, self.r_ts, self.rec, self.p_tok, n_rec, size)
 
     def _reserve(self, prep) -> None:
         m = self.meta
         n_ins = int((prep.op == 0).sum())
-        need_r = int(m[K.N_REC] - m[K.REC_BASE]) + n_ins
-        self.r_ts, self.rec = _grow(self.r_ts, need_r), _grow(self.rec, need_r)
-        self.p_tok = _grow(self.p_tok, int(m[K.N_POST] - m[K.POST_BASE]) + int(prep.tok.size))
-        self.lists = _grow(self.lists, self.tokens.size * (2 if self.params.join == "rs" else 1), fill=0)
         longest = int(np.diff(prep.tok_ptr).max()) if len(prep.op) else 0
+        # padding: a set that would straddle the token ring's end starts at 0 (once per lap)
+        self._grow_rings(n_ins, int(prep.tok.size) + 2 * longest + 1)
+        self.lists = _grow(self.lists, self.tokens.size * (2 if self.params.join == "rs" else 1), fill=0)
         for name in _SCRATCH:
             setattr(self, name, _grow(getattr(self, name), longest))
         self.thr = _grow(self.thr, longest)
@@ -107,15 +131,14 @@ class SwoopEngine(SimJoinEngine):
         self.c_ord = _grow(self.c_ord, window)
 
     def _grow_arena(self) -> None:
-        """Compact every index list into a fresh arena with room to spare."""
+        """A larger index arena (at least doubled), the segments where they were."""
         m = self.meta
-        live = int(IK.compacted_size(self.lists))
-        size = live + max(live // 2, self.arena_slack) + int(m[K.A_NEED])
+        top = int(m[K.A_TOP])
+        size = max(2 * self.a_rec.size, top + int(m[K.A_NEED]) + self.arena_slack)
         if size >= 2 ** 31:        # list rows are int32
             raise MemoryError(f"SWOOP index arena of {size} entries exceeds int32 positions")
         a_rec, a_e = np.empty(size, np.int32), np.empty(size, _F8)
-        m[K.A_TOP] = IK.compact_arena(self.lists, self.a_rec, self.a_e, a_rec, a_e)
-        m[K.A_GARBAGE] = 0
+        a_rec[:top], a_e[:top] = self.a_rec[:top], self.a_e[:top]
         self.a_rec, self.a_e = a_rec, a_e
 
     def _grow_out(self) -> None:
@@ -127,18 +150,20 @@ class SwoopEngine(SimJoinEngine):
         pickles the engine after every micro-batch, docs/pipeline.md).
 
         Live engines keep room to grow: the index arena has at least
-        ``arena_slack`` (1M) free entries, 12 MB whatever the window holds, and
+        ``arena_slack`` (1M) free entries, 12 MB whatever the window holds, the
+        rings at least twice the window's records and tokens, and
         the per-insert and output buffers keep the size of the largest batch
         so far.  The pickle keeps only what the kernel reads before it writes:
         the arena compacted to its live lists (``compact_arena`` on copies, so
-        this engine is untouched), the rows of the records still in the window
-        and their tokens (expired ones dropped as ``_compact`` does),
+        this engine is untouched; no free segments), the rows of the records
+        still in the window and their tokens, in rings just large enough,
         the stock and end time index up to ``NS``, the index list rows of the
         known tokens.  The scratch buffers (candidates, per-insert keys, the
         kernel's output) go empty.  Every buffer is grown on demand by the
         same paths a live engine takes (``_reserve``, ``NEED_STOCK``,
-        ``NEED_ARENA``, ``NEED_OUT``), and no result depends on capacity or on
-        where a list's segment sits in the arena, so the copy goes on exactly
+        ``NEED_ARENA``, ``NEED_RING``, ``NEED_OUT``), and no result depends on
+        capacity, on ring slots or on where a list's segment sits in the arena,
+        so the copy goes on exactly
         as the original (``conformance.contracts.check_pickling``).
         """
         state = self.__dict__.copy()
@@ -148,15 +173,14 @@ class SwoopEngine(SimJoinEngine):
         size = int(IK.compacted_size(lists))
         a_rec, a_e = np.empty(size, np.int32), np.empty(size, _F8)
         m[K.A_TOP] = IK.compact_arena(lists, self.a_rec, self.a_e, a_rec, a_e)
-        m[K.A_GARBAGE] = 0
-        n_rec, n_post = int(m[K.N_REC] - m[K.REC_BASE]), int(m[K.N_POST] - m[K.POST_BASE])
-        r_ts, rec, p_tok = self.r_ts[:n_rec].copy(), self.rec[:n_rec].copy(), self.p_tok[:n_post].copy()
-        if m[K.OLDEST] > m[K.REC_BASE]:         # expired records: what _compact drops, at once
-            _drop_expired(m, r_ts, rec, p_tok, a_rec)
-            n_rec, n_post = int(m[K.N_REC] - m[K.REC_BASE]), int(m[K.N_POST] - m[K.POST_BASE])
+        m[K.A_FREE], m[K.A_FREE_LISTS:] = 0, -1
+        live = int(m[K.N_REC] - m[K.OLDEST])
+        live_tok = int(self.rec[np.arange(int(m[K.OLDEST]), int(m[K.N_REC])) & (self.rec.shape[0] - 1),
+                                K.LEN].sum())
+        r_ts, rec, p_tok = _relayout(m, self.r_ts, self.rec, self.p_tok, _pow2(live + 1),
+                                     _pow2(live_tok + 1))
         ns = int(m[K.NS])
-        state.update(meta=m, lists=lists, a_rec=a_rec, a_e=a_e, r_ts=r_ts[:n_rec], rec=rec[:n_rec],
-                     p_tok=p_tok[:n_post],
+        state.update(meta=m, lists=lists, a_rec=a_rec, a_e=a_e, r_ts=r_ts, rec=rec, p_tok=p_tok,
                      s=[a[:ns].copy() for a in self.s], e=[a[:ns].copy() for a in self.e],
                      s_dead=self.s_dead[:ns].copy())
         for name in ("pc", "pce", "pclb", "c_ord", "thr", *_SCRATCH, "out_pos", "out_ptr",
@@ -167,7 +191,6 @@ class SwoopEngine(SimJoinEngine):
 
     # -- the hook ----------------------------------------------------------------
     def _apply(self, prep):
-        self._compact()
         self._reserve(prep)
         p, k = self.params, self.params.k
         start = 0
@@ -185,6 +208,8 @@ class SwoopEngine(SimJoinEngine):
                 self._grow_stock()
             elif status == K.NEED_ARENA:
                 self._grow_arena()
+            elif status == K.NEED_RING:      # not after _reserve; kept for safety
+                self._grow_rings(1, int(np.diff(prep.tok_ptr).max()) * 3 + 1)
             else:
                 self._grow_out()
         return self._collect()

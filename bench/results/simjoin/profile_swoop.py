@@ -8,8 +8,8 @@ window filled first, then ``--sets`` sets in batches of 10,000 through
 
 1. Python level, on the CPU clock: ``process`` split into the kernel call
    (``run_ops``), the token numbering (``TokenNumbering.add_ints``), the
-   output mapping (``_outputs``), the engine's housekeeping (``_compact``,
-   ``_reserve``, ``_collect``) and the rest of the base class's validation.
+   output mapping (``_outputs``), the engine's housekeeping (``_reserve``,
+   ``_collect``) and the rest of the base class's validation.
 2. Inside the kernel: a copy of ``run_ops``'s loop (same helpers, same order)
    with the CPU's cycle counter read between its phases, run on a copy of the
    engine's state at the same point of the same stream; cycles are turned into
@@ -103,8 +103,10 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
               use_index, crop, incremental, lb_linear, shortest_first):
     """``run_ops`` with ``acc[phase] += cycles`` (the incremental stock only)."""
     n = op.size
-    tg = meta[K.A_TOP:K.A_GARBAGE + 1]
+    tg = meta[K.A_TOP:]
     ks = 2 if two else 1
+    rmask = rec.shape[0] - 1
+    n_tok = p_tok.size
     for p in range(start, n):
         c0 = cycles()
         window = meta[K.N_REC] - meta[K.OLDEST] + 1
@@ -116,13 +118,21 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
         K._prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists)
         c1 = cycles()
         acc[0] += c1 - c0
-        K.expire(t, w, ks, meta, r_ts, rec, p_tok, lists, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+        K.expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
         c2 = cycles()
         acc[1] += c2 - c1
         if op[p] == 0:
             seq = meta[K.N_REC]
-            L = seq - meta[K.REC_BASE]
-            a0 = meta[K.N_POST] - meta[K.POST_BASE]
+            L = seq & rmask
+            g = meta[K.N_POST]
+            a0 = g & (n_tok - 1)
+            n_raw = tok_ptr[p + 1] - tok_ptr[p]
+            if a0 + n_raw > n_tok:
+                g += n_tok - a0
+                a0 = 0
+            pb = g if meta[K.OLDEST] == seq else meta[K.POST_BASE]
+            if seq - meta[K.OLDEST] + 1 > rmask + 1 or g + n_raw - pb >= n_tok:
+                return p, K.NEED_RING
             lr = K._store_tokens(tok, tok_ptr[p], tok_ptr[p + 1], p_tok, a0)
             for q in range(lr):
                 keys[q] = p_tok[a0 + q] * ks + side[p]
@@ -130,6 +140,7 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
             if meta[K.A_TOP] + need > a_rec.size:
                 meta[K.A_NEED] = need
                 return p, K.NEED_ARENA
+            meta[K.POST_BASE] = pb
             r_ts[L] = t
             rec[L, K.PTR] = a0
             rec[L, K.LEN] = lr
@@ -148,8 +159,8 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
             acc[3] += c4 - c3
             for q in range(lr):
                 keys[q] = p_tok[a0 + q] * ks + side[p]
-            append_all(keys, lr, L, t + w, lists, a_rec, a_e, tg)
-            meta[K.N_POST] += lr
+            append_all(keys, lr, seq & K.SEQ_MASK, t + w, lists, a_rec, a_e, tg)
+            meta[K.N_POST] = g + lr
             meta[K.N_REC] += 1
             c5 = cycles()
             acc[4] += c5 - c4
@@ -209,16 +220,15 @@ class Clock:
 def python_level(stream, w, k, sets) -> tuple[dict, dict, float]:
     clock = Clock()
     saved = (K.run_ops, T.TokenNumbering.add_ints, SJ.SimJoinEngine._outputs,
-             S.SwoopEngine._compact, S.SwoopEngine._reserve, S.SwoopEngine._collect)
+             S.SwoopEngine._reserve, S.SwoopEngine._collect)
     eng = S.SwoopEngine(Params(k=k, w=w))
     for a in range(0, w, STEP):
         list(eng.process(window_slice(stream, a, min(a + STEP, w))))
     K.run_ops = clock.wrap("kernel run_ops", saved[0])
     T.TokenNumbering.add_ints = clock.wrap("token numbering add_ints", saved[1])
     SJ.SimJoinEngine._outputs = clock.wrap("outputs: ids, TopK", saved[2])
-    S.SwoopEngine._compact = clock.wrap("engine _compact", saved[3])
-    S.SwoopEngine._reserve = clock.wrap("engine _reserve", saved[4])
-    S.SwoopEngine._collect = clock.wrap("engine _collect", saved[5])
+    S.SwoopEngine._reserve = clock.wrap("engine _reserve", saved[3])
+    S.SwoopEngine._collect = clock.wrap("engine _collect", saved[4])
     try:
         total = 0.0
         for a in range(w, w + sets, STEP):
@@ -228,7 +238,7 @@ def python_level(stream, w, k, sets) -> tuple[dict, dict, float]:
             total += time.process_time() - t
     finally:
         (K.run_ops, T.TokenNumbering.add_ints, SJ.SimJoinEngine._outputs,
-         S.SwoopEngine._compact, S.SwoopEngine._reserve, S.SwoopEngine._collect) = saved
+         S.SwoopEngine._reserve, S.SwoopEngine._collect) = saved
     return clock.spent, clock.calls, total
 
 

@@ -94,8 +94,9 @@ def _keep(rows: list[dict]) -> list[dict]:
 
 
 def candidates(out: str) -> list[dict]:
-    rows = newest(read(os.path.join(out, "throughput-tweet-k10.csv")), SYSTEMS, "precandidates_per_set")
-    rows = [r for r in rows if r["precandidates_per_set"] != 0 or r["engine"] != "base"]
+    rows = [r for r in read(os.path.join(out, "throughput-tweet-k10.csv"))      # base's rows before
+            if r["engine"] != "base" or r.get("precandidates_per_set") not in (0, "")]  # it counted: 0
+    rows = newest(rows, SYSTEMS, "precandidates_per_set")
     plt, fig, (a, b) = _axes(2)
     _lines(a, rows, "w", "precandidates_per_set", SYSTEMS)
     _lines(b, rows, "w", "candidates_per_set", SYSTEMS)

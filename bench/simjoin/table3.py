@@ -186,10 +186,11 @@ def _sizes(rng, n: int, mean: float, heavy: bool = False) -> np.ndarray:
 
 def _stream(name: str, n, seed, scale, ts_fn, heavy=False) -> RecordBatch:
     n, scale = _scaled(name, n, scale)
-    rng = np.random.default_rng(seed)
-    sizes = np.minimum(_sizes(rng, n, TABLE3[name][1], heavy), VOCAB[name])
-    tok = _draw_sets(sizes, ZIPF_S, float(VOCAB[name]), int(rng.integers(2 ** 31)))
-    return _batch(sizes, tok, ts_fn(rng, n, scale))
+    # one generator per part, each drawn in stream order: a shorter stream is a prefix
+    s_size, s_tok, s_ts = np.random.default_rng(seed).integers(2 ** 31, size=3)
+    sizes = np.minimum(_sizes(np.random.default_rng(s_size), n, TABLE3[name][1], heavy), VOCAB[name])
+    tok = _draw_sets(sizes, ZIPF_S, float(VOCAB[name]), int(s_tok))
+    return _batch(sizes, tok, ts_fn(np.random.default_rng(s_ts), n, scale))
 
 
 # -- arrivals (mean rate 1 set per time unit) ------------------------------------------
@@ -203,13 +204,15 @@ def _diurnal(rng, n, scale, amplitude=0.5):
     cumulative rate."""
     period = TABLE3["tweet"][0] * scale / TWEET_DAYS
     tau = np.cumsum(rng.exponential(1.0, n))
-    grid = np.linspace(0.0, tau[-1] + 2 * period, int(64 * (tau[-1] / period + 2)) + 2)
+    grid = np.arange(0.0, tau[-1] + 2 * period, period / 256)
     cum = grid + amplitude * period / (2 * math.pi) * (1 - np.cos(2 * math.pi * grid / period))
     return np.interp(tau, cum, grid)
 
 
 def _uniform(rng, n, scale):
-    return np.sort(rng.uniform(0.0, n, n))
+    """The first n of the scaled stream's sorted uniform times."""
+    full = int(round(TABLE3["flickr"][0] * scale))
+    return np.sort(rng.uniform(0.0, full, full))[:n]
 
 
 def _weibull(rng, n, scale, shape=0.5):
@@ -250,26 +253,33 @@ def dblp(n=None, seed=0, scale=None):
     n, scale = _scaled("dblp", n, scale)
     full = int(round(TABLE3["dblp"][0] * scale))
     rng = np.random.default_rng(seed)
+    day, home, sizes = dblp_layout(full, rng)
+    v = VOCAB["dblp"]
+    drawn = _draw_sets(sizes[:n], ZIPF_S, float(v), int(rng.integers(2 ** 31)))
+    hot_home, hot_page = v, v + 1
+    extra = np.where(home[:n], 2, 0)
+    if n > DBLP_FIRST[0]:
+        extra[DBLP_FIRST[0]] += 1              # "page" first, in a publication
+    out = np.empty(drawn.size + int(extra.sum()), np.int64)
+    _add_hot(sizes[:n], extra, drawn, out, hot_home, hot_page)
+    ts = day[:n] * (full / DBLP_DAYS)          # one day = full / DAYS units: mean rate 1
+    return _batch(sizes[:n] + extra, out, ts)
+
+
+def dblp_layout(full: int, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each set's day, whether it is a homepage set, and its size without the hot tokens."""
     per_day, bulk = dblp_days(full, rng)
     day = np.repeat(np.arange(DBLP_DAYS), per_day)
     # within a day the background sets first, then the bulk update
     in_bulk = np.arange(full) >= np.repeat(np.cumsum(per_day) - bulk, per_day)
     share = np.where(in_bulk, 0.97, rng.uniform(0.1, 0.5, DBLP_DAYS)[day])
     home = (rng.random(full) < share) & (np.arange(full) >= DBLP_FIRST[1])
-    home[DBLP_FIRST[1]] = True
+    home[min(DBLP_FIRST[1], full - 1)] = True
     h = home.mean()
     names = 1 + rng.poisson(1.2, full)
     pub_mean = (TABLE3["dblp"][1] - h * (2 + 1 + 1.2)) / (1 - h)
     sizes = np.where(home, names, _sizes(rng, full, pub_mean))
-    v = VOCAB["dblp"]
-    drawn = _draw_sets(sizes[:n], ZIPF_S, float(v), int(rng.integers(2 ** 31)))
-    hot_home, hot_page = v, v + 1
-    extra = np.where(home[:n], 2, 0)
-    extra[DBLP_FIRST[0]] += 1                  # "page" first, in a publication
-    out = np.empty(drawn.size + int(extra.sum()), np.int64)
-    _add_hot(sizes[:n], extra, drawn, out, hot_home, hot_page)
-    ts = day[:n] * (full / DBLP_DAYS)          # one day = full / DAYS units: mean rate 1
-    return _batch(sizes[:n] + extra, out, ts)
+    return day, home, sizes
 
 
 @njit(cache=True)

@@ -56,14 +56,10 @@ from streamspec.bench.pipeline_util import commit, load, machine
 from streamspec.bench.simjoin.generators import dblp_like, enron_like, tweet_like
 from streamspec.bench.simjoin.loaders import LOADERS
 from streamspec.bench.simjoin.table3 import GENERATORS as TABLE3_GENERATORS
-from streamspec.bench.simjoin.loaders import LOADERS
-from streamspec.bench.simjoin.table3 import GENERATORS as TABLE3_GENERATORS
 from streamspec.spec.registry import Registry
 from streamspec.spec.simjoin import Params, RecordBatch
 
 GENERATORS = {"tweet": tweet_like, "enron": enron_like, "dblp": dblp_like}
-# the Table 3-shaped streams (table3-tweet, ...) and the real text streams (fortunes)
-GENERATORS.update(TABLE3_GENERATORS, **LOADERS)
 # the Table 3-shaped streams (table3-tweet, ...) and the real text streams (fortunes)
 GENERATORS.update(TABLE3_GENERATORS, **LOADERS)
 STEP = 10_000

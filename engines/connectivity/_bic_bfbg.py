@@ -1,6 +1,15 @@
 """BIC's forward/backward buffer finds and the bidirectional bridging graph (BFBG):
 the pair index, index bitsets, registration and moves (BIC TR Section 6
 and its appendix "Computing BFBGs").  Layout in ``streamspec.engines.connectivity._bic_layout``.
+
+The functions here take the vertex records flat (``V.reshape(-1)``, addressed
+through ``_bic_layout.at``), are compiled without numba's runtime
+(``_nrt=False``: nothing here allocates, and with it every array handed to a
+function is reference counted, atomic increments and decrements per call)
+and are inlined into their callers at numba's IR level (``inline="always"``:
+a call between compiled functions passes each array as its seven fields and
+checks a status on return), the three fixes that made the MSF kernels fast
+(``_msf_kernels``).
 """
 from __future__ import annotations
 
@@ -8,38 +17,42 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines.connectivity._bic_layout import (B_EP, E_CNT, H_USED, F_PARENT, F_SIZE, HF_HEAD,
-    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, T_SMALL, ALL_ONES, ZERO)
+    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, T_SMALL, ALL_ONES, ZERO, at)
 
 
-
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def f_find(V, x):
     """Root of ``x`` in F, halving the path (F is only ever queried live)."""
-    while V[x, F_PARENT] != x:
-        V[x, F_PARENT] = V[V[x, F_PARENT], F_PARENT]
-        x = V[x, F_PARENT]
-    return x
+    while True:
+        p = V[at(x, F_PARENT)]
+        if p == x:
+            return x
+        g = V[at(p, F_PARENT)]
+        V[at(x, F_PARENT)] = g
+        x = g
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def b_find_at(V, b_epoch, x, j):
     """Root of ``x`` in snapshot ``b[j]`` (TR Lemma 5.6: labels never increase
     upwards, so stop at the first tree edge labelled below ``j``); -1 if absent."""
-    if V[x, B_STAMP] != b_epoch or V[x, B_VLABEL] < j:
+    if V[at(x, B_STAMP)] != b_epoch or V[at(x, B_VLABEL)] < j:
         return -1
-    while V[x, B_PARENT] != -1 and V[x, B_ELABEL] >= j:
-        x = V[x, B_PARENT]
-    return x
+    while True:
+        p = V[at(x, B_PARENT)]
+        if p == -1 or V[at(x, B_ELABEL)] < j:
+            return x
+        x = p
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _slot(x, y, mask):
     h = np.int64(x) * 2654435761 + np.int64(y) * 2246822519   # < 2**63: no overflow
     h ^= h >> 29
     return h & mask
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def pair_get(H, x, y):
     mask = H.shape[0] - 1
     key = (np.int64(x) << 32) | np.int64(y)
@@ -51,7 +64,7 @@ def pair_get(H, x, y):
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def pair_put(H, x, y, e):
     mask = H.shape[0] - 1
     key = (np.int64(x) << 32) | np.int64(y)
@@ -62,7 +75,7 @@ def pair_put(H, x, y, e):
     H[i, 1] = e
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rehash(E, e_cnt, H):
     """Fill an empty (all -1) pair index with the edges' current pairs."""
     for e in range(e_cnt):
@@ -70,7 +83,7 @@ def rehash(E, e_cnt, H):
     return e_cnt
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _set_bits(M, e, a, hi):
     """Index set of edge ``e`` |= {a..hi} (built per 64-bit word, no ``1 << 64``)."""
     for k in range(M.shape[1]):
@@ -80,13 +93,13 @@ def _set_bits(M, e, a, hi):
             M[e, k] |= (ALL_ONES >> np.uint64(63 - (hi_b - lo_b))) << np.uint64(lo_b)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _find_pair(V, E, H, x, y):
     """The BFBG edge ``(x_B, y_F)`` of F-root ``y``, or -1."""
-    e = V[y, HF_HEAD]
+    e = V[at(y, HF_HEAD)]
     if e == -1:
         return -1
-    if V[y, F_SIZE] <= T_SMALL:
+    if V[at(y, F_SIZE)] <= T_SMALL:
         while e != -1:
             if E[e, EB] == x:
                 return e
@@ -95,17 +108,17 @@ def _find_pair(V, E, H, x, y):
     return pair_get(H, x, y)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def index_pairs(st, V, E, H, y):
     """F-root ``y`` grew past T_SMALL: put its edges into the pair index."""
-    e = V[y, HF_HEAD]
+    e = V[at(y, HF_HEAD)]
     while e != -1:
         pair_put(H, E[e, EB], y, e)
         st[H_USED] += 1
         e = E[e, ENEXT]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _add_bits(st, V, E, M, H, x, y, a, hi):
     """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new)."""
     e = _find_pair(V, E, H, x, y)
@@ -115,26 +128,26 @@ def _add_bits(st, V, E, M, H, x, y, a, hi):
         E[e, EB] = x
         E[e, EF] = y
         M[e, :] = ZERO
-        E[e, ENEXT] = V[y, HF_HEAD]
-        V[y, HF_HEAD] = e
-        if V[y, F_SIZE] > T_SMALL:
+        E[e, ENEXT] = V[at(y, HF_HEAD)]
+        V[at(y, HF_HEAD)] = e
+        if V[at(y, F_SIZE)] > T_SMALL:
             pair_put(H, x, y, e)
             st[H_USED] += 1
     _set_bits(M, e, a, hi)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def register(st, V, E, M, H, w, y, j):
     """First appearance of ``w`` in F (root ``y``) at snapshot index ``j``:
     one upward walk in B gives w's root in every ``b[k]``, ``j <= k <= L(w)``
     (TR Section 6.3, augmented UFTs; the edge-label derivation is correct with self-loops)."""
-    if V[w, B_STAMP] != st[B_EP]:
+    if V[at(w, B_STAMP)] != st[B_EP]:
         return
-    hi = V[w, B_VLABEL]
+    hi = V[at(w, B_VLABEL)]
     x = w
     while hi >= j:
-        par = V[x, B_PARENT]
-        lab = V[x, B_ELABEL]
+        par = V[at(x, B_PARENT)]
+        lab = V[at(x, B_ELABEL)]
         lo = 1 if par == -1 else lab + 1
         a = max(lo, j)
         if a <= hi:
@@ -145,11 +158,11 @@ def register(st, V, E, M, H, w, y, j):
         x = par
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def move(V, E, o, n):
     """F-root ``o`` was absorbed by ``n``: re-point o's BFBG edges to ``n`` and
     splice o's list into n's (TR Section 6.1; no merging, see above)."""
-    e = V[o, HF_HEAD]
+    e = V[at(o, HF_HEAD)]
     if e == -1:
         return
     while True:
@@ -158,6 +171,6 @@ def move(V, E, o, n):
         if nxt == -1:
             break
         e = nxt
-    E[e, ENEXT] = V[n, HF_HEAD]
-    V[n, HF_HEAD] = V[o, HF_HEAD]
-    V[o, HF_HEAD] = -1
+    E[e, ENEXT] = V[at(n, HF_HEAD)]
+    V[at(n, HF_HEAD)] = V[at(o, HF_HEAD)]
+    V[at(o, HF_HEAD)] = -1

@@ -63,13 +63,17 @@ from streamspec.spec._numba import njit
 from streamspec.engines._prefetch import prefetch, prefetch_row
 from streamspec.engines.connectivity._bic_layout import (B_EP, B_NV, A_EP, PRE_HI, PRE_LO,
     PRE_POS, PRE_STEP, PRE_MIN, W_DIRTY, L_POS, L_NV, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, CU, CV, CP,
-    A_STAMP, A_PARENT, A_SIZE, A_LIST)
+    A_STAMP, A_PARENT, A_SIZE, A_LIST, at)
 
 # edges ahead whose rows are asked for (``prefetch_row``), as in the insert loop
 PREFETCH = 16
 
+# As in ``_bic_bfbg``: the vertex records ``V`` come flat (``_bic_layout.at``),
+# nothing is compiled with numba's runtime (``_nrt=False``), and what the
+# insert loop calls for every edge of the last slot is inlined there.
 
-@njit(cache=True)
+
+@njit(cache=True, _nrt=False, inline="always")
 def _a_find(A, x):
     """Root of ``x`` in the auxiliary union-find, halving the path."""
     while A[x, A_PARENT] != x:
@@ -78,7 +82,7 @@ def _a_find(A, x):
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def prereduce_start(st, C, cnt, K):
     """Slot ``K-1``'s first edge goes to ``C[:, cnt]``: the pre-reduction of
     ``C[:, :cnt]`` (slots ``0 .. K-2``) may start, if the chunk is big enough."""
@@ -92,7 +96,7 @@ def prereduce_start(st, C, cnt, K):
         st[PRE_STEP] = 2 * (K - 1)      # ~ (K-2) slots read during one: a 2x margin
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def prereduce_step(st, A, W, C, budget):
     """Read up to ``budget`` edges of the pre-reduction; True when it is done."""
     ep = st[A_EP]
@@ -146,7 +150,7 @@ def prereduce_step(st, A, W, C, budget):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _w_find(W, x):
     """Root of present ``x`` in the build's union-find ``W``, halving the path."""
     while True:
@@ -160,7 +164,7 @@ def _w_find(W, x):
         x = q - 1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def link_last_slot(st, A, W, C, end, budget):
     """Link up to ``budget`` more of the last slot's edges ``C[:, L_POS:end]``
     in ``W``, as the build's scan would (union by size, ties: the source's
@@ -198,7 +202,7 @@ def link_last_slot(st, A, W, C, end, budget):
     st[L_NV] = n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _enter_linked(V, A, W, n, j, bep):
     """B rows of the ``n`` vertices the linked last-slot edges showed first
     (``A[:n, A_LIST]``): present since that slot (label ``j``), each a child
@@ -207,17 +211,17 @@ def _enter_linked(V, A, W, n, j, bep):
     linked later as the scan links them."""
     for i in range(n):
         if i + PREFETCH < n:
-            prefetch_row(V, A[i + PREFETCH, A_LIST])
+            prefetch(V, at(A[i + PREFETCH, A_LIST], 0))
             prefetch(W, A[i + PREFETCH, A_LIST])
         z = A[i, A_LIST]
         r = _w_find(W, z)
-        V[z, B_STAMP] = bep
-        V[z, B_VLABEL] = j
-        V[z, B_PARENT] = -1 if r == z else r
-        V[z, B_ELABEL] = j
+        V[at(z, B_STAMP)] = bep
+        V[at(z, B_VLABEL)] = j
+        V[at(z, B_PARENT)] = -1 if r == z else r
+        V[at(z, B_ELABEL)] = j
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _scan(V, W, C, hi, lo, bep):
     """The reverse scan over ``C[:, lo:hi]`` (down to slot 1); returns the
     number of vertices it met first."""
@@ -227,8 +231,8 @@ def _scan(V, W, C, hi, lo, bep):
         if e - lo >= PREFETCH:          # B's rows and W's entries a few edges ahead,
             x = C[CU, e - PREFETCH]     # then the W-parents of nearer edges' endpoints
             y = C[CV, e - PREFETCH]
-            prefetch_row(V, x)
-            prefetch_row(V, y)
+            prefetch(V, at(x, 0))
+            prefetch(V, at(y, 0))
             prefetch(W, x)
             prefetch(W, y)
             h = e - PREFETCH // 2
@@ -244,16 +248,16 @@ def _scan(V, W, C, hi, lo, bep):
         new_x = W[x] == 0
         if new_x:
             W[x] = -1
-            V[x, B_STAMP] = bep
-            V[x, B_PARENT] = -1
-            V[x, B_VLABEL] = j
+            V[at(x, B_STAMP)] = bep
+            V[at(x, B_PARENT)] = -1
+            V[at(x, B_VLABEL)] = j
             nv += 1
         new_y = W[y] == 0
         if new_y:
             W[y] = -1
-            V[y, B_STAMP] = bep
-            V[y, B_PARENT] = -1
-            V[y, B_VLABEL] = j
+            V[at(y, B_STAMP)] = bep
+            V[at(y, B_PARENT)] = -1
+            V[at(y, B_VLABEL)] = j
             nv += 1
         if not new_x:
             x = _w_find(W, x)
@@ -264,13 +268,13 @@ def _scan(V, W, C, hi, lo, bep):
                 x, y = y, x
             W[x] += W[y]
             W[y] = x + 1
-            V[y, B_PARENT] = x
-            V[y, B_ELABEL] = j
+            V[at(y, B_PARENT)] = x
+            V[at(y, B_ELABEL)] = j
         e -= 1
     return nv
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def build_backward(st, V, A, W, C, end):
     """B of the completed chunk ``C[:, :end]``: the pre-reduction finished if it
     started (then the scan is the last slot's edges not linked yet and the

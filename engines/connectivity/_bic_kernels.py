@@ -5,29 +5,41 @@ slots, chunks and the backward build, window answers, and ``run``, the loop
 Plain ``@njit`` functions over flat numpy arrays (the state of TR Sections 4-6 as arrays);
 the arrays' layout is documented in ``streamspec.engines.connectivity._bic_layout``, the
 BFBG operations are in ``streamspec.engines.connectivity._bic_bfbg``.
+
+The entry points (``run``, ``settle``, ``answer_pair``) take the vertex records
+``V`` as the engine holds them, ``(vcap, 8)``, and hand them on flat
+(``V.reshape(-1)``, addressed through ``_bic_layout.at``: an unsigned index
+with a constant stride, no negative-index fix-up or multiply by a runtime row
+length in a find's dependent loads).  Every kernel is compiled without
+numba's runtime (``_nrt=False``; ``answer_pair`` aside, which allocates its
+one-query arrays): with it each array handed to a function is reference
+counted, atomic increments and decrements several times per edge.  The
+per-edge helpers (finds, registration, moves, the pre-reduction's steps) are
+inlined into ``run``'s loop at numba's IR level (``inline="always"``).  These
+are the MSF kernels' fixes (``_msf_kernels``).
 """
 from __future__ import annotations
 
 import numpy as np
 from streamspec.spec._numba import njit
 
-from streamspec.engines._prefetch import prefetch_row
+from streamspec.engines._prefetch import prefetch
 from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
     prereduce_step, link_last_slot)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, U_STAMP, U_PARENT,
-    EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE)
+    EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE, N_V, at)
 
 
-# edges ahead whose vertex rows are asked for (``prefetch_row``): the V rows
+# edges ahead whose vertex rows are asked for (``prefetch``): the V rows
 # of a 1M-vertex stream do not stay cached across a slide, and each find is a
 # chain of dependent misses
 PREFETCH = 16
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def rollover(st, V, C, H):
     """Chunk completed (the arrays are reused, not reallocated): empty F and the BFBG; B is built later
     (``settle``).  Until then the completed chunk's edges stay at the front of
@@ -42,8 +54,14 @@ def rollover(st, V, C, H):
     st[PEND] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def settle(st, V, U, A, W, C, E, M, H, K):
+    """``_settle`` on the engine's ``(vcap, 8)`` records (called from Python)."""
+    return _settle(st, V.reshape(V.shape[0] * N_V), U, A, W, C, E, M, H, K)
+
+
+@njit(cache=True, _nrt=False)
+def _settle(st, V, U, A, W, C, E, M, H, K):
     """Finish a deferred rollover: build B from the completed chunk's edges,
     then register the new chunk's vertices that F took in meanwhile, each at
     the snapshot index of its first appearance with its current F-root (what
@@ -83,13 +101,13 @@ def settle(st, V, U, A, W, C, E, M, H, K):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def unsettled(st):
     """B of the last completed chunk not built yet, or its registrations not replayed."""
     return st[C_OLD] >= 0 or st[REPLAY] >= 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _u_find(U, x, ep):
     """Find in the per-window union-find (parent < 0: a root of size -parent)."""
     if U[x, U_STAMP] != ep:
@@ -106,7 +124,7 @@ def _u_find(U, x, ep):
     return r
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
 def _bfbg_node(U, node, vcap, ep):
     """Set of a query's BFBG node at this window: a B-node's root, or the root
     of an F-root's representative; -1 for an F-root without valid edges (its
@@ -118,7 +136,7 @@ def _bfbg_node(U, node, vcap, ep):
     return _u_find(U, U[node, U_PARENT], ep)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
     """Answers of one window, query procedure of TR Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
@@ -131,17 +149,17 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
         for q in range(qa.shape[0]):
             a = qa[q]
             b = qb[q]
-            if V[a, F_STAMP] == fe and V[b, F_STAMP] == fe:
+            if V[at(a, F_STAMP)] == fe and V[at(b, F_STAMP)] == fe:
                 out[row, q] = f_find(V, a) == f_find(V, b)
         return
     bep = st[B_EP]
-    vcap = V.shape[0]
+    vcap = V.shape[0] // N_V
     npend = 0
     for q in range(qa.shape[0]):
         a = qa[q]
         b = qb[q]
-        aF = f_find(V, a) if V[a, F_STAMP] == fe else -1
-        bF = f_find(V, b) if V[b, F_STAMP] == fe else -1
+        aF = f_find(V, a) if V[at(a, F_STAMP)] == fe else -1
+        bF = f_find(V, b) if V[at(b, F_STAMP)] == fe else -1
         aB = -2
         bB = -2
         if aF == -1:
@@ -196,7 +214,7 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
         out[row, pend[0, k]] = a >= 0 and a == b
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     """Close slots ``cur .. target-1``, evaluating each window whose last slot
     closes and rolling the chunk over lazily (the rollover after a ``j = 0``
@@ -208,7 +226,7 @@ def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     while st[CUR] < target:
         if st[PEND]:
             rollover(st, V, C, H)
-        if unsettled(st) and settle(st, V, U, A, W, C, E, M, H, K):
+        if unsettled(st) and _settle(st, V, U, A, W, C, E, M, H, K):
             return 2
         cur = st[CUR]
         if cur % K == 0 and st[COUNT] == 0 and st[B_NV] == 0:
@@ -230,25 +248,27 @@ def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     return 0
 
 
-@njit(cache=True)
-def run(st, V, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out):
+@njit(cache=True, _nrt=False)
+def run(st, V2, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out, pend):
     """Apply edges ``i0..`` (times ``t``, slot ``(t - t0) // g``; dense ids ``u``,
     ``v``) in one loop,
     closing slots and evaluating windows on the way, then close up to slot
     ``target``.  Returns 0 when done, or 1 (chunk buffer) / 2 (BFBG arrays) when
-    an array must grow first: ``st[RESUME]`` is the edge to resume from."""
-    pend = np.empty((3, max(qa.shape[0], 1)), dtype=np.int64)
+    an array must grow first: ``st[RESUME]`` is the edge to resume from.
+    ``pend`` is scratch of shape ``(3, max(queries, 1))`` (the caller's: nothing
+    here allocates)."""
+    V = V2.reshape(V2.shape[0] * N_V)   # the records, flat (``_bic_layout.at``)
     n_edges = t.shape[0]
     for i in range(i0, n_edges):
         if i + PREFETCH < n_edges:
             # the endpoints' rows two strides ahead, their F-parents' rows one
             # stride ahead (read from rows asked for a stride ago): the finds'
             # first two dependent misses overlap with this edge's work
-            prefetch_row(V, u[i + PREFETCH])
-            prefetch_row(V, v[i + PREFETCH])
+            prefetch(V, at(u[i + PREFETCH], 0))
+            prefetch(V, at(v[i + PREFETCH], 0))
             h = i + PREFETCH // 2
-            prefetch_row(V, V[u[h], F_PARENT])
-            prefetch_row(V, V[v[h], F_PARENT])
+            prefetch(V, at(V[at(u[h], F_PARENT)], 0))
+            prefetch(V, at(V[at(v[h], F_PARENT)], 0))
         s = (t[i] - t0) // g
         if st[CUR] < s and close_to(st, V, U, A, W, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
             st[RESUME] = i
@@ -256,7 +276,7 @@ def run(st, V, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw
         if st[PEND]:
             rollover(st, V, C, H)
         if (st[C_OLD] >= 0 and st[COUNT] - st[C_OLD] >= st[DEFER]) or st[REPLAY] >= 0:
-            if settle(st, V, U, A, W, C, E, M, H, K):
+            if _settle(st, V, U, A, W, C, E, M, H, K):
                 st[RESUME] = i
                 return 2
         p = s % K
@@ -290,34 +310,34 @@ def run(st, V, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw
                 link_last_slot(st, A, W, C, cnt + 1, L_STEP)
         # forward buffer: union by size; "new in F" is the register-once test
         fe = st[F_EP]
-        new_x = V[x, F_STAMP] != fe
+        new_x = V[at(x, F_STAMP)] != fe
         if new_x:
-            V[x, F_STAMP] = fe
-            V[x, F_PARENT] = x
-            V[x, F_SIZE] = 1
-            V[x, HF_HEAD] = -1
-        new_y = V[y, F_STAMP] != fe
+            V[at(x, F_STAMP)] = fe
+            V[at(x, F_PARENT)] = x
+            V[at(x, F_SIZE)] = 1
+            V[at(x, HF_HEAD)] = -1
+        new_y = V[at(y, F_STAMP)] != fe
         if new_y:
-            V[y, F_STAMP] = fe
-            V[y, F_PARENT] = y
-            V[y, F_SIZE] = 1
-            V[y, HF_HEAD] = -1
+            V[at(y, F_STAMP)] = fe
+            V[at(y, F_PARENT)] = y
+            V[at(y, F_SIZE)] = 1
+            V[at(y, HF_HEAD)] = -1
         rx = f_find(V, x)
         ry = f_find(V, y)
         root = rx
         absorbed = -1
         if rx != ry:
-            if V[rx, F_SIZE] >= V[ry, F_SIZE]:
+            if V[at(rx, F_SIZE)] >= V[at(ry, F_SIZE)]:
                 absorbed = ry
             else:
                 root = ry
                 absorbed = rx
-            V[absorbed, F_PARENT] = root
-            V[root, F_SIZE] += V[absorbed, F_SIZE]
+            V[at(absorbed, F_PARENT)] = root
+            V[at(root, F_SIZE)] += V[at(absorbed, F_SIZE)]
         if bfbg:
             if absorbed != -1:
                 move(V, E, absorbed, root)
-                if V[root, F_SIZE] > T_SMALL >= V[root, F_SIZE] - V[absorbed, F_SIZE]:
+                if V[at(root, F_SIZE)] > T_SMALL >= V[at(root, F_SIZE)] - V[at(absorbed, F_SIZE)]:
                     index_pairs(st, V, E, H, root)
             if new_x:
                 register(st, V, E, M, H, x, root, j)
@@ -338,5 +358,5 @@ def answer_pair(st, V, U, E, M, a, b, j):
     qb[0] = b
     out = np.zeros((1, 1), dtype=np.bool_)
     pend = np.empty((3, 1), dtype=np.int64)
-    answer_window(st, V, U, E, M, qa, qb, j, out, 0, pend)
+    answer_window(st, V.reshape(V.shape[0] * N_V), U, E, M, qa, qb, j, out, 0, pend)
     return out[0, 0]

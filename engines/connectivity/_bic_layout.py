@@ -7,7 +7,9 @@ Layout (column constants below; records are vertex- or edge-major so that one
 vertex or edge touches one cache line, which is what the random accesses cost):
 
 - ``st`` int64 scalars: current slot, deferred rollover, epochs, counters.
-- ``V`` int32 ``(vcap, 8)``: per vertex (one 32-byte record), the forward
+- ``V`` int32 ``(vcap, 8)``: per vertex (one 32-byte record, 64-byte aligned
+  so that no record straddles two cache lines; the kernels address it flat
+  through ``at``), the forward
   buffer F (union-find with path halving) with the head of an F-root's BFBG
   edge list, and the backward buffer B (union by size, no compression, edge
   labels and vertex labels, TR Sections 5 and 6.3).  Stamps equal to
@@ -45,6 +47,7 @@ Slots are time driven (``streamspec.spec.windows``): slot ``sigma = (t - t0) div
 from __future__ import annotations
 
 import numpy as np
+from streamspec.spec._numba import njit
 
 # st
 CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT, H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER = \
@@ -100,3 +103,18 @@ L_STEP = 4
 ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
 ONE = np.uint64(1)
 ZERO = np.uint64(0)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def at(x, column):
+    """Where column ``column`` of vertex ``x``'s record is in the flat records
+    ``V.reshape(-1)``: ``x * N_V + column`` as an unsigned integer.
+
+    numba indexes with a signed integer by first adding the length to a
+    negative one (a select in every link of a find's chain of dependent
+    loads), and indexes a 2-d array by multiplying the row by its runtime
+    length; an unsigned flat index with the constant ``N_V`` leaves a shift
+    and the load (the MSF kernels' fix, ``_msf_layout.at``).  No caller passes
+    a negative ``x`` (``-1``, no parent or no root, is tested before any use).
+    """
+    return np.uint64(x * N_V + column)

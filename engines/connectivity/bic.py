@@ -92,6 +92,7 @@ class BicEngine(ConnectivityEngine):
         self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
         self._no_answers = np.zeros((0, self._nq), dtype=bool)
         self._one_answer = np.zeros((1, self._nq), dtype=bool)
+        self._pend = np.empty((3, max(self._nq, 1)), dtype=np.int64)   # run's scratch
         self._V = np.zeros((0, lay.N_V), dtype=np.int32)
         self._A = np.zeros((0, lay.N_A), dtype=np.int32)
         self._W = np.zeros(0, dtype=np.int32)
@@ -110,7 +111,12 @@ class BicEngine(ConnectivityEngine):
         if n <= cap:
             return
         cap = max(n, 2 * cap, 1024)
-        V = np.zeros((cap, lay.N_V), dtype=np.int32)
+        # 64-byte aligned, so that no 32-byte record straddles two cache lines
+        # (numpy's large arrays start 16 bytes into a page: every other
+        # record did)
+        raw = np.zeros(cap * lay.N_V + 16, dtype=np.int32)
+        skip = (-raw.ctypes.data % 64) // 4
+        V = raw[skip:skip + cap * lay.N_V].reshape(cap, lay.N_V)
         V[:self._V.shape[0]] = self._V
         self._V = V
         A = np.zeros((cap, lay.N_A), dtype=np.int32)        # stamps 0: absent (epochs start at 1)
@@ -177,7 +183,7 @@ class BicEngine(ConnectivityEngine):
         while True:
             status = kern.run(self._st, self._V, self._U, self._A, self._W, self._C, self._E, self._M,
                               self._H, self._qa, self._qb, t, u, v, w.t0, w.g, i0, target,
-                              self._K, self._m, nw0, out)
+                              self._K, self._m, nw0, out, self._pend)
             if status == 0:
                 break
             i0 = int(self._st[lay.RESUME])

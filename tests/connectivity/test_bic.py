@@ -302,7 +302,7 @@ def _snapshots(engine, n_dense, K):
     from streamspec.engines.connectivity._bic_bfbg import b_find_at
     from streamspec.engines.connectivity import _bic_layout as lay
     engine._settle()
-    V, ep = engine._V, engine._st[lay.B_EP]
+    V, ep = engine._V.reshape(-1), engine._st[lay.B_EP]     # the kernels take the records flat
     out = []
     for j in range(1, K):
         roots = [int(b_find_at(V, ep, x, j)) for x in range(n_dense)]

@@ -11,6 +11,10 @@ engine, per graph, per window size and per slide size
 (``streamspec.bench.connectivity.fig12``, where the memory method is
 documented).
 
+``python -m streamspec.bench.connectivity.figures 7`` (or ``8``): Figures 7
+and 8 (throughput, P95/P99 latency) on streams shaped like Table 1's ten graphs,
+``table1 all`` with the remaining arguments (``streamspec.bench.connectivity.table1``).
+
 ``--quick`` runs the same on small streams with small budgets (a minute or
 two each).  Output: ``bench/results/connectivity/fig11[-quick].csv|png`` and
 ``fig12[-quick].csv|png``; every row carries the commit and the 1-minute load
@@ -78,6 +82,10 @@ def write(rows, fields, path: Path) -> None:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in ("7", "8"):     # Figures 7 and 8: on the Table 1-shaped streams
+        from streamspec.bench.connectivity import table1
+        return table1.main(["all", *argv[1:]])
     args = arguments(argv)
     if args.replot:
         with open(args.replot, newline="") as handle:

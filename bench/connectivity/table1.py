@@ -573,6 +573,43 @@ def check(rows: list[dict]) -> list[dict]:
     return out
 
 
+def markdown(out: Path) -> str:
+    """The stats and the Figure 7/8 rows as two markdown tables (for the README)."""
+    lines = []
+    if (out / "table1-stats.csv").exists():
+        with open(out / "table1-stats.csv", newline="") as handle:
+            stats = {r["dataset"]: r for r in csv.DictReader(handle)}
+        lines += ["| graph | scale | beta / whisker | V (table x scale) | E | max degree | "
+                  "top-1% share | AD (table) | D >= (table) |", "| --- " * 9 + "|"]
+        for key in (k for k in DATASETS if k in stats):
+            r = stats[key]
+            sc = _f(r["scale"])
+            lines.append(f"| {key} | {sc:.3g} | {r['beta']} / {r['whisker']} | "
+                         f"{int(r['vertices']) / 1e6:.2f}M ({int(r['table_vertices']) * sc / 1e6:.2f}M)"
+                         f" | {int(r['edges']) / 1e6:.1f}M | {int(r['max_degree']):,} | "
+                         f"{r['top1pct_share']} | {r['avg_distance']} ({r['table_ad'] or '-'}) | "
+                         f"{r['diameter_lb']} ({r['table_diameter'] or '-'}) |")
+    if (out / "table1-fig7-8.csv").exists():
+        with open(out / "table1-fig7-8.csv", newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        engines = [e for e in ENGINES if any(r["engine"] == e for r in rows)]
+        lines += ["", "| graph | " + " | ".join(label(e) for e in engines) + " |",
+                  "| --- " * (len(engines) + 1) + "|"]
+        for key in (k for k in DATASETS if any(r["dataset"] == k for r in rows)):
+            cells = []
+            for e in engines:
+                r = next((r for r in rows if r["dataset"] == key and r["engine"] == e), None)
+                if r is None:
+                    cells.append("")
+                    continue
+                p95, p99 = _f(r["p95_ms"]), _f(r["p99_ms"])
+                lat = f"{p95:.3g} / {p99:.3g}" if np.isfinite(p95) else "X"
+                star = "*" if r["sampled"] == "True" else ""
+                cells.append(f"{_f(r['throughput_eps']) / 1e6:.3g}M, {lat}{star}")
+            lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- command line
 
 STATS_FIELDS = ["dataset", "name", "model", "beta", "whisker", "scale", "ids", "table_vertices",
@@ -618,7 +655,8 @@ def split_engines(text: str) -> list[str]:
 def arguments(argv=None):
     p = argparse.ArgumentParser(prog="python -m streamspec.bench.connectivity.table1",
                                 description=__doc__.splitlines()[0])
-    p.add_argument("command", choices=["generate", "fit", "stats", "run", "plot", "check", "all"])
+    p.add_argument("command", choices=["generate", "fit", "stats", "run", "plot", "check", "all",
+                                       "table"])
     p.add_argument("--datasets", default=",".join(DATASETS),
                    help="comma-separated keys of Table 1 (default: all ten, smallest first)")
     p.add_argument("--engines", default=",".join(ENGINES))
@@ -644,6 +682,9 @@ def main(argv=None) -> int:
     fitted = load_fit(out / "table1-fit.json")
     echo = lambda s: print(s, flush=True)   # noqa: E731
     fig_csv = out / "table1-fig7-8.csv"
+    if args.command == "table":
+        echo(markdown(out))
+        return 0
     for key in keys:
         d = parameters(DATASETS[key], fitted)
         scale = scale_of(d, args.max_edges)

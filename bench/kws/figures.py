@@ -38,7 +38,19 @@ times, so CPU and memory never come from one run).  Rows go to
 Departures, stated in every row:
 
 - Stream length: the paper runs 5 hours; ``--seconds`` (default 3600) sets
-  ours, because the sweep is about 100 runs on a 2-core machine.
+  ours, because the sweep is about 100 runs on a 2-core machine.  With
+  ``--seconds 18000 --tag 5h`` the rows go to ``figures_5h.csv`` and the PNGs
+  to ``figure5_N_5h.png`` (the 1 h files stay).
+- Steady state: besides the total (the paper's measure), each row gives the
+  CPU from instant ``steady_from`` on (``steady_cpu_s``; default the figure's
+  largest window, so every point's window is full over the same instants;
+  ``--steady-from`` sets it) and the CPU of each hour of stream
+  (``hourly_cpu_s``, ``;``-separated), which is flat once the window is full.
+  The PNG's CPU panel plots ``steady_cpu_s`` when the stream reaches
+  ``steady_from``, the total otherwise.
+- Event rate: ``--period P`` feeds one tuple per relation every P seconds (the
+  paper: every second), for a 5 h stream where the machine cannot run the
+  paper's rate (column ``period``); the window then holds 1/P of the tuples.
 - The paper's forest is skipped where it would build more than ``FOREST_CNS``
   operator trees (|K| 5, T_max 6): its construction alone is the mesh's
   without sharing, and its trees are the number of CNs.
@@ -80,7 +92,8 @@ LABELS = {"fullmesh": "FM", "partialmesh": "PM", "fullmesh:demand_driven=false":
 FIELDS = ("figure", "varies", "value", "engine", "seconds", "window", "keywords", "t_max",
           "relations", "kwf", "sel", "tuples", "cns", "init_s", "cpu_s", "cpu_per_instant_ms",
           "instants_measured", "peak_rss_mb", "peak_traced_mb", "outputs", "status", "commit",
-          "load1", "memory_commit", "memory_load1")
+          "load1", "memory_commit", "memory_load1", "steady_from", "steady_cpu_s", "hourly_cpu_s",
+          "period")
 
 
 def _rss_mb() -> float:
@@ -94,24 +107,45 @@ def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def feed(eng, events) -> list:
+def feed(eng, events, clock=None) -> list:
     """Every output of ``events`` fed one instant per ``process`` call, as a live stream
-    arrives, then ``flush`` (the CPU run and the memory run feed alike)."""
+    arrives, then ``flush`` (the CPU run and the memory run feed alike).  With ``clock``
+    (a dict), ``clock[t]`` is the process CPU time when instant ``t`` starts (taken every
+    ``clock["every"]`` instants, and at ``clock["steady_from"]``)."""
     out = []
-    for _, instant in groupby(events, key=lambda e: e.t):
-        out.extend(eng.process(list(instant)))
+    if clock is None:
+        for _, instant in groupby(events, key=lambda e: e.t):
+            out.extend(eng.process(list(instant)))
+    else:
+        every, steady = clock["every"], clock["steady_from"]
+        for t, instant in groupby(events, key=lambda e: e.t):
+            if t % every == 0 or t == steady:
+                clock[t] = time.process_time()
+            out.extend(eng.process(list(instant)))
     out.extend(eng.flush())
     return out
 
 
-def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int) -> dict:
+def _steady(clock: dict, c_end: float, seconds: int, steady_from: int) -> dict:
+    """``steady_cpu_s`` (CPU from instant ``steady_from`` on) and ``hourly_cpu_s``."""
+    marks = sorted((t, c) for t, c in clock.items() if isinstance(t, int))
+    hours = [t for t, _ in marks if t % 3600 == 0] + [seconds]
+    hourly = [(clock[b] if b in clock else c_end) - clock[a] for a, b in zip(hours, hours[1:])]
+    row = dict(steady_from=steady_from, hourly_cpu_s=";".join(f"{h:.3f}" for h in hourly))
+    if steady_from in clock:
+        row["steady_cpu_s"] = c_end - clock[steady_from]
+    return row
+
+
+def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int,
+            steady_from: int | None = None) -> dict:
     """One measurement, in this process (called in a fresh one by ``measure``)."""
     from streamspec.bench.kws.generator import params, stream
     from streamspec.engines.kws.cngen import cngen
     from streamspec.spec.kws import Appear
 
     p = params(cfg["relations"], cfg["keywords"], cfg["t_max"], cfg["window"])
-    events = list(stream(p, seconds, cfg["kwf"], cfg["sel"]))
+    events = list(stream(p, seconds, cfg["kwf"], cfg["sel"], period=cfg.get("period", 1)))
     row = dict(tuples=len(events), instants_measured=seconds)
     if engine == "forest":
         # counted without filling CNGen's cache: the engine's initialisation must include it
@@ -120,15 +154,22 @@ def run_one(engine: str, cfg: dict, seconds: int, duckdb_instants: int) -> dict:
             return dict(row, cns=cns, status=f"skipped: {cns} CNs > {FOREST_CNS} trees")
     if engine == "duckdb":
         cns = len(cngen(p.schema, cfg["keywords"], cfg["t_max"]))
-        return dict(row, cns=cns, **_run_duckdb(p, events, seconds, cfg["window"], duckdb_instants))
+        res = _run_duckdb(p, events, seconds, cfg["window"], duckdb_instants)
+        if steady_from is not None and steady_from < seconds:   # extrapolated as the total
+            res.update(steady_from=steady_from,
+                       steady_cpu_s=res["cpu_per_instant_ms"] / 1e3 * (seconds - steady_from))
+        return dict(row, cns=cns, **res)
     from streamspec.spec.registry import Registry
     cls = Registry.get("kws", engine)
     base = _rss_mb()
     c0 = time.process_time()
     eng = cls(p)
     c1 = time.process_time()
-    out = feed(eng, events)
+    clock = None if steady_from is None else dict(every=3600, steady_from=steady_from)
+    out = feed(eng, events, clock)
     c2 = time.process_time()
+    if clock is not None:
+        row.update(_steady(clock, c2, seconds, steady_from))
     cns = len(cngen(p.schema, cfg["keywords"], cfg["t_max"]))
     return dict(row, cns=cns, init_s=c1 - c0, cpu_s=c2 - c1,
                 cpu_per_instant_ms=1e3 * (c2 - c1) / seconds,
@@ -146,7 +187,7 @@ def run_traced(engine: str, cfg: dict, seconds: int) -> dict:
     from streamspec.spec.registry import Registry
 
     p = params(cfg["relations"], cfg["keywords"], cfg["t_max"], cfg["window"])
-    events = list(stream(p, seconds, cfg["kwf"], cfg["sel"]))
+    events = list(stream(p, seconds, cfg["kwf"], cfg["sel"], period=cfg.get("period", 1)))
     cls = Registry.get("kws", engine)
     tracemalloc.start()
     feed(cls(p), events)
@@ -189,20 +230,39 @@ def _commit() -> str:
     return commit()
 
 
-def measure(fig: str, value, engine: str, seconds: int, duckdb_instants: int) -> dict:
+def steady_from(fig: str, seconds: int, given: int | None = None) -> int:
+    """The instant from which ``steady_cpu_s`` counts: ``given``, else the figure's
+    largest window (every point's window is full from there on)."""
+    if given is not None:
+        return given
+    varies, values, _ = FIGURES[fig]
+    return max(values) if varies == "window" else DEFAULTS["window"]
+
+
+def measure(fig: str, value, engine: str, seconds: int, duckdb_instants: int,
+            steady: int | None = None, period: int = 1) -> dict:
     varies = FIGURES[fig][0]
-    cfg = dict(DEFAULTS, **{varies: value})
+    cfg = dict(DEFAULTS, **{varies: value}, period=period)
     code = ("import json, sys; from streamspec.bench.kws.figures import run_one; "
             "print(json.dumps(run_one(sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), "
-            "int(sys.argv[4]))))")
+            "int(sys.argv[4]), int(sys.argv[5]))))")
     load1 = os.getloadavg()[0]
     res = subprocess.run([sys.executable, "-c", code, engine, json.dumps(cfg), str(seconds),
-                          str(duckdb_instants)], capture_output=True, text=True)
+                          str(duckdb_instants), str(steady_from(fig, seconds, steady))],
+                         capture_output=True, text=True)
     if res.returncode != 0:
         raise RuntimeError(f"figure {fig} {varies}={value} {engine} failed:\n{res.stderr}")
     row = json.loads(res.stdout.strip().splitlines()[-1])
     return dict(figure=fig, varies=varies, value=value, engine=engine, seconds=seconds,
                 **cfg, **row, commit=_commit(), load1=round(load1, 2))
+
+
+def _cpu(r) -> float | None:
+    """The CPU a figure plots: steady state when measured, else the total."""
+    for k in ("steady_cpu_s", "cpu_s"):
+        if r.get(k) not in ("", None):
+            return float(r[k])
+    return None
 
 
 def plot(rows: list, fig: str, path: str) -> None:
@@ -217,8 +277,8 @@ def plot(rows: list, fig: str, path: str) -> None:
     fig_, (ax_cpu, ax_mem) = plt.subplots(1, 2, figsize=(11, 4))
     x = list(range(len(values)))
     for eng in engines:
-        cpu = [next((float(r["cpu_s"]) for r in mine if r["engine"] == eng and _same(r["value"], v)
-                     and r["cpu_s"] not in ("", None)), float("nan")) for v in values]
+        cpu = [next((_cpu(r) for r in mine if r["engine"] == eng and _same(r["value"], v)
+                     and _cpu(r) is not None), float("nan")) for v in values]
         mem = [next((float(r[memcol]) for r in mine if r["engine"] == eng
                      and _same(r["value"], v) and r.get(memcol) not in ("", None)), float("nan"))
                for v in values]
@@ -235,7 +295,10 @@ def plot(rows: list, fig: str, path: str) -> None:
                 and ref.get("init_s") not in ("", None):
             bits.append(f"I {float(ref['init_s']):.1f}s")
         under.append("\n".join(bits))
-    for ax, what in ((ax_cpu, "total CPU (s)"),
+    steady = [r for r in mine if r.get("steady_cpu_s") not in ("", None)]
+    cpu_what = (f"CPU from instant {steady[0]['steady_from']} s on (s; window full)" if steady
+                else "total CPU (s)")
+    for ax, what in ((ax_cpu, cpu_what),
                      (ax_mem, "peak memory (MiB, tracemalloc)" if traced else "peak memory (MiB, RSS growth)")):
         ax.set_xticks(x, under, fontsize=7)
         ax.set_yscale("log")
@@ -244,6 +307,9 @@ def plot(rows: list, fig: str, path: str) -> None:
         ax.grid(alpha=0.3)
     ax_cpu.legend(fontsize=7)
     seconds = mine[0]["seconds"] if mine else "?"
+    period = int(mine[0].get("period") or 1) if mine else 1
+    if period > 1:
+        seconds = f"{seconds} s, one tuple per relation every {period}"
     fig_.suptitle(f"Figure {fig}: {varies} ({seconds} s of stream; DuckDB extrapolated)"
                   if fig == "5.1" else f"Figure {fig}: {varies} ({seconds} s of stream)", fontsize=9)
     fig_.tight_layout()
@@ -251,7 +317,7 @@ def plot(rows: list, fig: str, path: str) -> None:
     plt.close(fig_)
 
 
-def memory_pass(path: str, figs: list, only, out: str) -> None:
+def memory_pass(path: str, figs: list, only, out: str, tag: str = "") -> None:
     """Fill ``peak_traced_mb`` of the rows of ``figs`` (each in a fresh process)."""
     with open(path) as f:
         rows = list(csv.DictReader(f))
@@ -261,6 +327,7 @@ def memory_pass(path: str, figs: list, only, out: str) -> None:
         if r["figure"] not in figs or r["status"] != "ok" or (only and r["engine"] not in only):
             continue
         cfg = {k: type(DEFAULTS[k])(float(r[k])) if k != "kwf" else float(r[k]) for k in DEFAULTS}
+        cfg["period"] = int(r.get("period") or 1)
         load1 = os.getloadavg()[0]
         res = subprocess.run([sys.executable, "-c", code, r["engine"], json.dumps(cfg), r["seconds"]],
                              capture_output=True, text=True)
@@ -273,7 +340,7 @@ def memory_pass(path: str, figs: list, only, out: str) -> None:
               f"{r['peak_traced_mb']:.2f} MiB load {r['memory_load1']}", flush=True)
         _write(path, rows)
     for fig in figs:
-        plot(rows, fig, os.path.join(out, f"figure{fig.replace('.', '_')}.png"))
+        plot(rows, fig, os.path.join(out, f"figure{fig.replace('.', '_')}{tag}.png"))
 
 
 def _write(path: str, rows: list) -> None:
@@ -295,6 +362,13 @@ def main(argv=None) -> None:
     ap.add_argument("figures", nargs="+", help="5.1 .. 5.8 or all")
     ap.add_argument("--seconds", type=int, default=3600, help="stream length (paper: 18000)")
     ap.add_argument("--duckdb-instants", type=int, default=20)
+    ap.add_argument("--steady-from", type=int,
+                    help="steady_cpu_s counts from this instant (default: the figure's largest window)")
+    ap.add_argument("--period", type=int, default=1,
+                    help="one tuple per relation every PERIOD s (the paper: 1): a lower event rate "
+                         "over the same duration, where a 2-core machine cannot run the paper's")
+    ap.add_argument("--tag", default="",
+                    help="file suffix: figures_TAG.csv, figure5_N_TAG.png (e.g. 5h)")
     ap.add_argument("--engines", help="only these engines (comma-separated)")
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--memory", action="store_true",
@@ -307,13 +381,15 @@ def main(argv=None) -> None:
         ap.error(f"unknown figure(s) {', '.join(unknown)}; choose from {', '.join(FIGURES)} or all")
     only = set(a.engines.split(";")) if a.engines else None
     os.makedirs(a.out, exist_ok=True)
-    path = os.path.join(a.out, "figures.csv")
+    tag = f"_{a.tag}" if a.tag else ""
+    path = os.path.join(a.out, f"figures{tag}.csv")
     if a.memory:
-        return memory_pass(path, figs, only, a.out)
+        return memory_pass(path, figs, only, a.out, tag)
     old = []
     if os.path.exists(path):
         with open(path) as f:
-            old = [r for r in csv.DictReader(f) if r["figure"] not in figs]
+            old = [r for r in csv.DictReader(f)
+                   if r["figure"] not in figs or (only and r["engine"] not in only)]
     rows = []
     for fig in figs:
         varies, values, engines = FIGURES[fig]
@@ -321,15 +397,15 @@ def main(argv=None) -> None:
             for eng in engines:
                 if only and eng not in only:
                     continue
-                r = measure(fig, v, eng, a.seconds, a.duckdb_instants)
+                r = measure(fig, v, eng, a.seconds, a.duckdb_instants, a.steady_from, a.period)
                 rows.append(r)
                 print(f"{fig} {varies}={v} {eng:<30} init {r.get('init_s')} cpu {r.get('cpu_s')} "
-                      f"rss {r.get('peak_rss_mb')} |R| {r.get('outputs')} {r['status']} "
-                      f"load {r['load1']}", flush=True)
+                      f"steady {r.get('steady_cpu_s')} rss {r.get('peak_rss_mb')} "
+                      f"|R| {r.get('outputs')} {r['status']} load {r['load1']}", flush=True)
+                _write(path, old + rows)   # after every run: a stopped sweep keeps what it measured
         every = old + rows
-        _write(path, every)
         plot([{k: ("" if r.get(k) is None else r.get(k)) for k in FIELDS} for r in every],
-             fig, os.path.join(a.out, f"figure{fig.replace('.', '_')}.png"))
+             fig, os.path.join(a.out, f"figure{fig.replace('.', '_')}{tag}.png"))
 
 
 if __name__ == "__main__":

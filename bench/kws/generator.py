@@ -38,12 +38,13 @@ def params(relations=15, keywords_=2, t_max=4, window=1200) -> Params:
     return Params(schema(relations), keywords(keywords_), t_max, window)
 
 
-def stream(p: Params, seconds: int, kwf: float, sel: int, seed: int = 0):
-    """The events, one tuple per relation per second."""
+def stream(p: Params, seconds: int, kwf: float, sel: int, seed: int = 0, period: int = 1):
+    """The events, one tuple per relation per second (per ``period`` seconds: a lower
+    event rate over the same duration, the tuples of the first ``seconds / period`` s)."""
     rng = random.Random(seed)
     rels = p.schema.relations
     tid = 0
-    for t in range(seconds):
+    for t in range(0, seconds, period):
         for rel in rels:
             words = [k for k in p.keywords if rng.random() < kwf] or ["filler"]
             values = {"text": " ".join(words)}

@@ -65,3 +65,31 @@ def test_a_window_loaded_without_joins_then_rerun_has_the_full_runs_answer():
     open_at = {(o.tids, o.edges) for o in full
                if type(o).__name__ == "Appear" and (o.end is None or o.end > start - 1)}
     assert open_at and {(o.tids, o.edges) for o in first} == open_at
+
+
+def test_steady_state_cpu_counts_from_the_given_instant():
+    # issue 28: the CPU from the instant the window is full, and per hour of stream
+    row = figures.run_one("fullmesh", dict(figures.DEFAULTS, window=30), 100, 5, steady_from=40)
+    assert row["steady_from"] == 40 and 0 < row["steady_cpu_s"] < row["cpu_s"]
+    hourly = [float(h) for h in row["hourly_cpu_s"].split(";")]
+    assert len(hourly) == 1 and hourly[0] == pytest.approx(row["cpu_s"], rel=0.05, abs=5e-3)
+    # an hour mark splits the stream's CPU; the steady part is the rest of the stream
+    clock = {"every": 3600, "steady_from": 5000, 0: 1.0, 3600: 3.0, 5000: 4.0}
+    assert figures._steady(clock, 6.0, 7200, 5000) == dict(
+        steady_from=5000, steady_cpu_s=2.0, hourly_cpu_s="2.000;3.000")
+    assert figures.steady_from("5.7", 18000) == 4800
+    assert figures.steady_from("5.2", 18000) == figures.DEFAULTS["window"]
+
+
+def test_demand_driven_holds_no_more_and_answers_the_same():
+    # Figure 5.7's profile (bench/kws/demand.py): both modes on one stream
+    from streamspec.bench.kws import demand
+
+    d = demand.run("fullmesh", 30, 120, 30, False)
+    n = demand.run("fullmesh:demand_driven=false", 30, 120, 30, False)
+    assert d["outputs"] == n["outputs"]
+    assert [s["t"] for s in d["samples"]] == [30, 60, 90, 120]
+    for a, b in zip(d["samples"], n["samples"]):
+        assert a["nodes_nonempty"] == b["nodes_nonempty"] <= a["nodes"]
+        assert b["joins_running"] == b["joins"] and a["joins_running"] <= a["joins"]
+        assert a["composites"] - a["dead"] <= b["composites"] - b["dead"]

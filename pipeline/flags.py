@@ -217,8 +217,9 @@ def _named(item: str, flag: str) -> str:
 def resolve_paths(args) -> None:
     """Every path flag of ``args`` (``READ_FLAGS``, ``SPARK_FLAGS``) made absolute and
     local in place, once, on the driver (``local_path``), before any reader or Spark task
-    sees it; ``PathError`` (exit 2) for a scheme that is not read, and for an output,
-    checkpoint or stream source on an object store (``streamspec.pipeline.fs``).  The S3
+    sees it; ``PathError`` (exit 2) for a scheme that is not read.  An output, checkpoint
+    or stream source on an object store is kept as its URI: once Spark has started,
+    ``spark.check_task_paths`` refuses it if Spark has no connector for it.  The S3
     settings of the AWS variables and ``--conf spark.hadoop.fs.s3a.*`` are taken here too
     (``fs.configure``)."""
     from streamspec.pipeline import fs
@@ -232,19 +233,15 @@ def resolve_paths(args) -> None:
         elif isinstance(value, str):
             setattr(args, flag, local_path(value, flag, spark_schemes=flag in SPARK_FLAGS,
                                            read_uris=flag in URI_READ_FLAGS))
-    from streamspec.pipeline.fs import check_readable_by_spark, check_writable
-    for flag in TASK_WRITE_FLAGS:       # no output, staging or checkpoint on an object store
-        value = getattr(args, flag, None)
-        if isinstance(value, str):
-            check_writable(value, flag)
-    if isinstance(getattr(args, "source", None), str):     # a stream Spark itself reads
-        check_readable_by_spark(args.source, "source")
 
 
 def task_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """``(flag, local path)`` of the inputs Spark tasks read and of the outputs they
-    write, for ``streamspec.pipeline.spark.check_task_paths``; paths on other file systems
-    are left to Spark."""
+    write, for ``streamspec.pipeline.spark.check_task_paths``; of the paths on other file
+    systems, ``(flag, URI)`` of those on an object store that Spark itself opens
+    (``SPARK_FLAGS``: its connector is checked), the others left to Spark."""
+    from streamspec.pipeline.fs import OBJECT_STORES
+
     def local(flags_):
         found = []
         for flag in flags_:
@@ -254,6 +251,8 @@ def task_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
                 if isinstance(v, str) and v.strip():
                     v = v.split("=", 1)[1] if isinstance(value, (list, tuple)) and "=" in v else v
                     if scheme(v) is None and os.path.isabs(v):
+                        found.append((f"--{flag.replace('_', '-')}", v))
+                    elif flag in SPARK_FLAGS and scheme(v) in OBJECT_STORES:
                         found.append((f"--{flag.replace('_', '-')}", v))
         return found
     return local(TASK_READ_FLAGS), local(TASK_WRITE_FLAGS)

@@ -16,9 +16,13 @@ given with ``--conf`` (``spark.hadoop.fs.s3a.endpoint``, ``.access.key``, ``.sec
 ``propagate`` hands them to the tasks as Spark local properties (the keys Spark's default
 ``spark.redaction.regex`` hides), so executors need no variable of their own.
 
-Outputs, staging and checkpoints on an object store are refused (``check_writable``):
-streamspec lands an output atomically by a directory rename, which object stores do not
-have, and Spark here has no s3a connector (hadoop-aws is not in the pyspark wheel).
+Outputs, checkpoints and a stream's ``--source`` on an object store go to Spark's own
+Hadoop file systems, which need the store's connector (for ``s3a://``: hadoop-aws and the
+AWS SDK bundle, ``--conf spark.jars=...``; the pyspark wheel has none).  Once Spark has
+started, ``check_spark_connector`` probes it and refuses such a path, typed (exit 2),
+when the connector is missing or cannot start, saying which.  An object store has no
+atomic rename: ``pipeline.io.write_parquet_atomic`` lands an output there part by part,
+``_SUCCESS`` last (docs/pipeline.md, "Object stores and other URI schemes").
 """
 from __future__ import annotations
 
@@ -250,40 +254,6 @@ def parquet_source(path: str):
     return filesystem.open_input_file(inner)
 
 
-def check_writable(path: str, flag: str) -> None:
-    """Before Spark starts: an output, staging or checkpoint location on an object store
-    is refused, typed (``PathError``, exit 2), with the reason and what to do."""
-    from streamspec.spec.errors import PathError
-
-    kind = scheme(path) if path else None
-    if kind not in OBJECT_STORES:
-        return
-    raise PathError(
-        f"--{flag.replace('_', '-')} {path}: streamspec does not write to {kind}:// (an "
-        "object store): it lands an output atomically by renaming a finished directory, "
-        "which object stores do not have, and this Spark has no s3a connector (hadoop-aws "
-        "and the AWS SDK bundle are not in the pyspark wheel). Inputs may be on "
-        f"{kind}://; write the output, --checkpoint-dir and a stream's --checkpoint to a "
-        "local path or to a file system every worker shares (hdfs://, an NFS mount), then "
-        "copy the output to the bucket")
-
-
-def check_readable_by_spark(path: str, flag: str) -> None:
-    """Before Spark starts: a location Spark's own readers must open (a stream's
-    ``--source``) on an object store is refused, typed, since this Spark has no connector
-    for it."""
-    from streamspec.spec.errors import PathError
-
-    kind = scheme(path) if path else None
-    if kind not in OBJECT_STORES:
-        return
-    raise PathError(
-        f"--{flag.replace('_', '-')} {path}: Spark reads this location itself, and this "
-        f"Spark has no {kind}:// connector (hadoop-aws and the AWS SDK bundle are not in the "
-        "pyspark wheel); give a local path or a file system every worker shares, or add the "
-        "connector's jars (--conf spark.jars=...) matching the pyspark wheel's Hadoop")
-
-
 def read_table(path: str, **options):
     """``pyarrow.parquet.read_table`` of a file or dataset directory, on any file system."""
     import pyarrow.parquet as pq
@@ -294,16 +264,59 @@ def read_table(path: str, **options):
     return pq.read_table(inner, filesystem=filesystem, **options)
 
 
+#: hadoop-aws older than the Hadoop client jars (3.3.x against the wheel's 3.5): the
+#: settings it cannot parse or load in Hadoop 3.5's defaults, given as it reads them
+#: (plain numbers mean the same to 3.4+; the v1 SDK's credential provider classes)
+OLD_S3A_CONF = {"spark.hadoop.fs.s3a.threads.keepalivetime": "60",
+                "spark.hadoop.fs.s3a.connection.establish.timeout": "30000",
+                "spark.hadoop.fs.s3a.connection.timeout": "200000",
+                "spark.hadoop.fs.s3a.multipart.purge.age": "86400",
+                "spark.hadoop.fs.s3a.aws.credentials.provider":
+                    "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"}
+
+
 def spark_cannot_read(spark, path: str) -> str | None:
-    """Why Spark's Hadoop file systems cannot open ``path`` (no connector for its scheme),
-    None when they can."""
+    """Why Spark's Hadoop file systems cannot open ``path``: no connector for its scheme,
+    or one that fails to start (a hadoop-aws older than the Hadoop client: the
+    ``--conf`` settings it needs, ``OLD_S3A_CONF``); None when they can."""
     kind = scheme(path)
     try:
         hpath = spark._jvm.org.apache.hadoop.fs.Path(path)
         hpath.getFileSystem(spark._jsc.hadoopConfiguration())
     except Exception as err:    # noqa: BLE001  (py4j: UnsupportedFileSystemException, ClassNotFound)
-        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        found = re.search(r"(UnsupportedFileSystemException|ClassNotFoundException)[^\n]*", first)
-        return (f"Spark has no {kind}:// connector here: " + (found.group(0) if found else first)
-                )[:200]
+        text = f"{type(err).__name__}: {err}"     # pyspark's converted errors: the message only
+        lines = [ln.strip() for ln in str(err).splitlines()
+                 if ln.strip() and not ln.strip().startswith(("at ", "An error occurred"))]
+        first = (lines or [type(err).__name__])[0].lstrip(": ")
+        if "NumberFormatException" in text or "software.amazon.awssdk" in text:
+            first = first if "Exception" in first else f"{type(err).__name__}: {first}"
+            settings = " ".join(f"--conf {k}={v}" for k, v in OLD_S3A_CONF.items())
+            return (f"Spark's {kind}:// connector failed to start ({first[:160]}): a hadoop-aws "
+                    f"older than the pyspark wheel's Hadoop reads Hadoop's newer defaults; give "
+                    f"{settings}")
+        found = re.search(r"(UnsupportedFileSystemException|ClassNotFoundException)[^\n]*",
+                          f"{type(err).__name__}: {first}")
+        if found:
+            how = ("give the location as s3a:// (the same bucket and key) with the s3a "
+                   "connector's jars, --conf spark.jars=... (hadoop-aws and the AWS SDK bundle)"
+                   if kind in ("s3", "s3n") else
+                   "add it with --conf spark.jars=... (for s3a://: hadoop-aws and the AWS SDK "
+                   "bundle)")
+            return f"Spark has no {kind}:// connector here: {found.group(0)[:160]}; {how}"
+        return f"Spark's {kind}:// connector failed to start: {first[:200]}"
     return None
+
+
+def check_spark_connector(spark, path: str, flag: str) -> None:
+    """Once Spark has started: a location Spark's own file systems write or read (an
+    output, a checkpoint, a stream's ``--source``) on an object store is refused, typed
+    (``PathError``, exit 2), when Spark has no working connector for its scheme."""
+    from streamspec.spec.errors import PathError
+
+    if scheme(path) not in OBJECT_STORES:
+        return
+    reason = spark_cannot_read(spark, path)
+    if reason is not None:
+        raise PathError(f"{flag} {path}: {reason}; or write to a local path or to a file "
+                        "system every worker shares (hdfs://, an NFS mount) and copy the "
+                        "output to the bucket")

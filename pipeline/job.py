@@ -116,10 +116,11 @@ def run(adapter, args, out=None) -> int:
 
     spark = session(args.master, app_name=f"streamspec {adapter.PROBLEM} {engine_cls.name}",
                     conf=dict(getattr(args, "conf", None) or ()))
+    # on a cluster: the workers see the paths; an object store's: Spark has its connector
+    check_task_paths(spark, *flags.task_paths(args))
     if "://" in args.output and not args.output.startswith("file:"):
         recover_output(args.output, spark)      # the same on another file system
     check_output(spark, args.output, args.overwrite)
-    check_task_paths(spark, *flags.task_paths(args))    # on a cluster: the workers see them
     partitions = args.partitions or spark.sparkContext.defaultParallelism
     # reliable checkpoints (on a cluster) under --checkpoint-dir, removed however the job ends
     with checkpoint_dir(spark, args.checkpoint_dir):

@@ -363,12 +363,21 @@ def check_task_paths(spark, reads, writes) -> None:
     directory).  One small Spark job whose tasks report what they cannot do as rows, so
     a path the workers do not share is one ``PathError`` (exit 2) naming the flag, the
     path and the host, not four task retries and a JVM stack trace.  Nothing to check in
-    local mode (the executors are the driver)."""
+    local mode (the executors are the driver).  A URI among them (an output, checkpoint
+    or stream source on an object store: ``flags.task_paths``) is checked on the driver,
+    in local mode too: Spark must have a working connector for its scheme
+    (``fs.check_spark_connector``, exit 2 naming what is missing)."""
+    from streamspec.pipeline.flags import scheme
+    from streamspec.pipeline.fs import check_spark_connector
     from streamspec.spec.errors import PathError
 
+    for flag, path in [*reads, *writes]:
+        if scheme(path) is not None:
+            check_spark_connector(spark, path, flag)
+    reads = [(f, p) for f, p in reads if scheme(p) is None]
+    writes = [(f, p) for f, p in writes if scheme(p) is None]
     if is_local(spark) or not (reads or writes):
         return
-    reads, writes = list(reads), list(writes)
 
     def probe(_):
         import os

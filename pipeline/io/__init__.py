@@ -45,6 +45,7 @@ import numpy as np
 
 from streamspec.spec.errors import MalformedRecord, StreamspecError
 from streamspec.pipeline import fs
+from streamspec.pipeline.fs import OBJECT_STORES
 
 _FIELD_SEPARATOR = re.compile(r"[,\s]+")
 
@@ -445,6 +446,29 @@ def write_parquet_atomic(df, path: str, overwrite: bool = False) -> None:
     Path = spark._jvm.org.apache.hadoop.fs.Path
     tmp = Path(parent, f".{name}.tmp-{tag}")
     old = Path(parent, f".{name}.old-{tag}")
+    if str(fs.getUri().getScheme()).lower() in OBJECT_STORES:   # no atomic rename
+        committing = False
+        try:
+            df.write.parquet(tmp.toString())
+            if fs.exists(target) and not overwrite:     # appeared while we were computing
+                raise OutputExists(f"{path}: output exists (pass --overwrite to replace it)")
+            names = _data_names(fs, tmp)
+            _write_text(spark, fs, Path(tmp, COMMIT_LIST), "".join(n + "\n" for n in names))
+            committing = True   # from here a failure leaves tmp for the next run to finish
+            move_parts(spark, fs, tmp, target, names)
+        except StreamspecError:
+            raise
+        except Exception as err:    # noqa: BLE001  (py4j: the store refused a call)
+            if not committing:
+                raise
+            from streamspec.pipeline.spark import task_error
+            raise OutputError(f"{path}: the output is incomplete (no _SUCCESS): moving its "
+                              f"parts into place failed ({task_error(err)}); the next run on "
+                              f"this output finishes it from {tmp.getName()}") from err
+        finally:
+            if not committing and fs.exists(tmp):
+                fs.delete(tmp, True)
+        return
     if str(fs.getUri().getScheme()) == "file":
         local = str(target.toUri().getPath())
         ltmp, lold = (os.path.join(os.path.dirname(local), f".{name}.{k}-{tag}") for k in ("tmp", "old"))
@@ -473,6 +497,79 @@ def write_parquet_atomic(df, path: str, overwrite: bool = False) -> None:
     finally:
         if fs.exists(tmp):
             fs.delete(tmp, True)
+
+
+#: in a finished staging directory on an object store: the data files' relative names,
+#: written before any of them moves, so that a run killed while moving them is finished
+#: by the next one (``recover_output``)
+COMMIT_LIST = "_streamspec_commit"
+
+
+def _data_names(fs, directory) -> list[str]:
+    """The data files under the Hadoop ``directory`` (names starting with ``_`` or ``.``,
+    at any depth, skipped: ``_SUCCESS``, checksums), as relative names, sorted."""
+    root = str(fs.makeQualified(directory).toUri().getPath()).rstrip("/") + "/"
+    names, files = [], fs.listFiles(directory, True)
+    while files.hasNext():
+        rel = str(files.next().getPath().toUri().getPath())[len(root):]
+        if not any(p.startswith(("_", ".")) for p in rel.split("/")):
+            names.append(rel)
+    return sorted(names)
+
+
+def _write_text(spark, fs, hpath, text: str) -> None:
+    out = fs.create(hpath, True)
+    try:
+        out.write(bytearray(text.encode("utf-8")))
+    finally:
+        out.close()
+
+
+def _read_text(spark, fs, hpath) -> str:
+    stream = fs.open(hpath)
+    try:
+        return str(spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+
+
+def move_parts(spark, fs, tmp, target, names) -> None:
+    """Land the finished dataset ``tmp`` (its data files ``names``) at ``target`` on a file
+    system without atomic rename (an object store), ``_SUCCESS`` last: ``target``'s
+    ``_SUCCESS`` is deleted first (readers: not complete from here on), then every file of
+    ``target`` not in ``names`` (the previous output), then each file of ``names`` still in
+    ``tmp`` is moved into place (one rename: a copy and a delete on an object store), then
+    ``_SUCCESS`` is written and ``tmp`` removed.  Every step can be repeated, so a run
+    killed anywhere in it is finished by calling this again (``recover_output``)."""
+    Path = spark._jvm.org.apache.hadoop.fs.Path
+    marker = Path(target, "_SUCCESS")
+    if fs.exists(target):
+        if fs.exists(marker):
+            fs.delete(marker, False)
+        wanted = set(names)
+        for rel in _all_names(fs, target):
+            if rel not in wanted:
+                fs.delete(Path(target, rel), False)
+    for rel in names:
+        src, dst = Path(tmp, rel), Path(target, rel)
+        if fs.exists(src):
+            if fs.exists(dst):          # a copy a killed run made but did not finish
+                fs.delete(dst, False)
+            fs.mkdirs(dst.getParent())
+            if not fs.rename(src, dst):
+                raise OutputError(f"{target.toString()}: cannot move {rel} into place")
+        elif not fs.exists(dst):
+            raise OutputError(f"{target.toString()}: {rel} is neither staged nor in place")
+    _write_text(spark, fs, marker, "")
+    fs.delete(tmp, True)
+
+
+def _all_names(fs, directory) -> list[str]:
+    root = str(fs.makeQualified(directory).toUri().getPath()).rstrip("/") + "/"
+    names, files = [], fs.listFiles(directory, True)
+    while files.hasNext():
+        names.append(str(files.next().getPath().toUri().getPath())[len(root):])
+    return names
 
 
 _AT_FDCWD, _RENAME_EXCHANGE = -100, 2
@@ -558,6 +655,9 @@ def recover_output(path: str, spark=None, err=None) -> list[str]:
     - ``path`` absent but ``.<name>.old-<tag>`` present: a run was killed between the two
       renames of a replacement (where no atomic exchange exists): its complete
       ``.<name>.tmp-<tag>`` is moved into place, else the previous output is put back.
+    - on an object store, a ``.<name>.tmp-<tag>`` holding ``COMMIT_LIST``: a run was
+      killed while moving its finished output into place part by part (``move_parts``):
+      the move is finished, ``_SUCCESS`` last.
     - then every ``.<name>.tmp-*``, ``.<name>.old-*``, ``.<name>.staging-*`` and
       ``.<name>.checkpoints-*`` (a run's default ``--checkpoint-dir``) left is removed.
 
@@ -566,10 +666,10 @@ def recover_output(path: str, spark=None, err=None) -> list[str]:
     are not supported (each would take the other's directories for leftovers).
     """
     err = err if err is not None else sys.stderr
-    if "://" in path and not path.startswith("file:"):
-        if spark is None:
-            return []
+    if "://" in path and spark is not None:     # a URI, through Hadoop (file:// too)
         ops = _HadoopOps(spark, path)
+    elif "://" in path and not path.startswith("file:"):
+        return []
     else:
         ops = _LocalOps(path[5:] if path.startswith("file:") else path)
     if ops.name is None:
@@ -593,6 +693,12 @@ def recover_output(path: str, spark=None, err=None) -> list[str]:
         else:
             ops.rename_into_place(old)
             say(f"a run killed while replacing this output left it aside: restored {old}")
+    committed = sorted((ops.commit_time(n), n) for kind, _, n in found
+                       if kind == "tmp" and ops.commit_time(n) is not None)
+    for _, n in committed:       # an object store's part-by-part move, the newest last
+        ops.finish(n)
+        say(f"a run killed while moving its finished output into place part by part had "
+            f"staged it whole: finished the move from {n}")
     for kind, _, n in found:
         if ops.sibling_exists(n):
             ops.remove(n)
@@ -622,6 +728,9 @@ class _LocalOps:
     def mtime(self, n):
         return os.lstat(os.path.join(self.parent, n)).st_mtime
 
+    def commit_time(self, n):       # a local output lands by rename, never part by part
+        return None
+
     def rename_into_place(self, n):
         os.rename(os.path.join(self.parent, n), self.target)
 
@@ -640,6 +749,8 @@ class _HadoopOps:
         self.parent = self.target.getParent()
         self.name = str(self.target.getName()) if self.parent is not None else None
         self.Path = spark._jvm.org.apache.hadoop.fs.Path
+        self.spark = spark
+        self.object_store = str(self.fs.getUri().getScheme()).lower() in OBJECT_STORES
 
     def siblings(self):
         try:
@@ -659,6 +770,21 @@ class _HadoopOps:
 
     def rename_into_place(self, n):
         self.fs.rename(self.Path(self.parent, n), self.target)
+
+    def commit_time(self, n):
+        """When the staging directory ``n`` was listed for its move (``COMMIT_LIST``), None
+        when it was not (or this is not an object store)."""
+        if not self.object_store:
+            return None
+        listed = self.Path(self.Path(self.parent, n), COMMIT_LIST)
+        if not self.fs.exists(listed):
+            return None
+        return self.fs.getFileStatus(listed).getModificationTime()
+
+    def finish(self, n):
+        tmp = self.Path(self.parent, n)
+        text = _read_text(self.spark, self.fs, self.Path(tmp, COMMIT_LIST))
+        move_parts(self.spark, self.fs, tmp, self.target, [ln for ln in text.splitlines() if ln])
 
     def remove(self, n):
         self.fs.delete(self.Path(self.parent, n), True)

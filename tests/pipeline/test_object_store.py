@@ -11,8 +11,12 @@ spans, kws' tuple files, topkjoin's items) read the bucket through ``pyarrow.fs`
 do the driver's readers of the other input flags (connectivity's ``--queries``, kws'
 ``--schema``, topkjoin's ``--remote`` timeline), taken from the bucket in the same runs.  A bad
 line in an object is named ``s3://bucket/key:LINE`` (exit 2); an output in a bucket is
-refused before Spark starts (exit 2), since streamspec lands outputs by a directory
-rename and this Spark has no s3a connector.
+refused (exit 2) when Spark has no connector for it, as the tests' Spark has none.  With
+the connector's jars (hadoop-aws 3.3.1 and the AWS SDK bundle, from the PyPI sdist
+``sagemaker_pyspark``: a 181 MB download, and a Spark of its own) outputs, checkpoints
+and a stream on ``s3a://`` are measured by ``bench/results/cluster/s3a_connector.py``
+(``s3a-connector.log``), not here; here the part-by-part commit an object store gets is
+run on the local Hadoop file system, killed midway and finished by the next run.
 """
 from __future__ import annotations
 
@@ -156,7 +160,8 @@ def test_inputs_in_a_bucket_equal_local_inputs(spark, s3_endpoint, tmp_path, mon
     assert "Traceback" not in err and "py4j" not in err.lower()
     assert not (tmp_path / "bad").exists()
 
-    # an output (or checkpoint dir) in a bucket: refused before Spark starts, saying why
+    # an output (or checkpoint dir) in a bucket, and this Spark without the s3a connector's
+    # jars: refused once Spark has started, before any work, saying what is missing
     for flag in ("--output", "--checkpoint-dir"):
         argv = [str(tmp_path / "x") if a == "OUT" else a for a in runs["connectivity"]]
         argv = [f"s3a://{BUCKET}/out" if a == str(tmp_path / "x") and flag == "--output" else a
@@ -165,7 +170,9 @@ def test_inputs_in_a_bucket_equal_local_inputs(spark, s3_endpoint, tmp_path, mon
             argv += ["--checkpoint-dir", f"s3://{BUCKET}/ckpt"]
         assert main([*argv, *_conf(s3_endpoint)]) == 2, flag
         err = capsys.readouterr().err
-        assert f"{flag} s3" in err and "atomically" in err and "hadoop-aws" in err, err
+        assert f"{flag} s3" in err and "connector" in err and "spark.jars" in err, err
+        assert "Traceback" not in err
+    assert not (tmp_path / "x").exists()
     fs.configure()      # the driver's S3 settings back to the environment's
 
 
@@ -250,3 +257,91 @@ def test_the_other_input_flags_read_a_bucket_on_the_driver(s3_endpoint, tmp_path
     err = capsys.readouterr().err
     assert f"{url}bad-timeline.csv:3" in err and "value" in err, err
     fs.configure()
+
+
+class _KilledFS:
+    """A Hadoop file system whose ``rename`` fails from its ``after``-th call: a run
+    killed while moving its parts into place."""
+
+    def __init__(self, fs, after: int):
+        self._fs, self._left = fs, after
+
+    def rename(self, src, dst):
+        if self._left == 0:
+            raise RuntimeError("killed")
+        self._left -= 1
+        return self._fs.rename(src, dst)
+
+    def __getattr__(self, name):
+        return getattr(self._fs, name)
+
+
+@pytest.mark.spark
+def test_an_object_store_output_lands_part_by_part_and_a_killed_move_is_finished(
+        spark, tmp_path, monkeypatch, capsys):
+    """Where renames are not atomic (an object store: the local Hadoop file system taken
+    for one here), the output's parts move into place one by one, ``_SUCCESS`` last; a
+    run killed while moving leaves no ``_SUCCESS`` and its staging directory with the list
+    of its parts, and the next run finishes the move."""
+    from streamspec.pipeline import io
+
+    monkeypatch.setattr(io, "OBJECT_STORES", ("file",))
+    out = tmp_path / "out"
+    uri = out.as_uri()
+    first = spark.range(0, 40, numPartitions=2).toDF("x")
+    io.write_parquet_atomic(first, uri)
+    assert (out / "_SUCCESS").exists() and sorted(pq.read_table(out)["x"].to_pylist()) == \
+        list(range(40))
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]      # no staging left
+    with pytest.raises(io.OutputExists):
+        io.write_parquet_atomic(first, uri)
+
+    # replaced, and killed after one of the new output's three parts moved
+    second = spark.range(100, 130, numPartitions=3).toDF("x")
+    real = io._filesystem
+    monkeypatch.setattr(io, "_filesystem", lambda s, p: (lambda f, h: (_KilledFS(f, 1), h))(
+        *real(s, p)))
+    with pytest.raises(io.OutputError, match="incomplete .no _SUCCESS.*finishes it from"):
+        io.write_parquet_atomic(second, uri, overwrite=True)
+    monkeypatch.setattr(io, "_filesystem", real)
+    assert not (out / "_SUCCESS").exists()
+    assert len(list(out.glob("*.parquet"))) == 1         # the new one moved, the old ones gone
+    staged = [p for p in tmp_path.iterdir() if p.name.startswith(".out.tmp-")]
+    assert len(staged) == 1 and (staged[0] / io.COMMIT_LIST).exists()
+
+    said = io.recover_output(uri, spark)     # the next run, first thing
+    assert len(said) == 1 and "finished the move" in said[0], said
+    assert (out / "_SUCCESS").exists() and sorted(pq.read_table(out)["x"].to_pylist()) == \
+        list(range(100, 130))
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    capsys.readouterr()
+
+
+def test_a_missing_or_broken_spark_connector_is_said_plainly():
+    """``fs.spark_cannot_read`` (and so the exit-2 refusal of an output, checkpoint or
+    stream source on an object store) names what is wrong: no connector class, or
+    hadoop-aws 3.3.x reading Hadoop 3.5's defaults, with the settings that fix it."""
+    from types import SimpleNamespace
+
+    from streamspec.spec.errors import PathError
+
+    def spark_raising(err):
+        def get(_conf):
+            raise err
+        path = SimpleNamespace(getFileSystem=get)
+        jvm = SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(hadoop=SimpleNamespace(
+            fs=SimpleNamespace(Path=lambda p: path)))))
+        return SimpleNamespace(_jvm=jvm, _jsc=SimpleNamespace(hadoopConfiguration=lambda: None))
+
+    NumberFormatException = type("NumberFormatException", (Exception,), {})
+    got = fs.spark_cannot_read(spark_raising(NumberFormatException('For input string: "60s"')),
+                               "s3a://b/out")
+    assert "s3a:// connector failed to start" in got and '"60s"' in got
+    assert all(f"--conf {k}={v}" in got for k, v in fs.OLD_S3A_CONF.items())
+    missing = RuntimeError("java.lang.ClassNotFoundException: Class "
+                           "org.apache.hadoop.fs.s3a.S3AFileSystem not found")
+    with pytest.raises(PathError, match="--output s3a://b/out: Spark has no s3a:// connector "
+                                        "here: ClassNotFoundException.*spark.jars") as refused:
+        fs.check_spark_connector(spark_raising(missing), "s3a://b/out", "--output")
+    assert refused.value.exit_code == 2
+    fs.check_spark_connector(None, "hdfs://nn/out", "--output")     # not an object store

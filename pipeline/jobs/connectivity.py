@@ -164,9 +164,14 @@ def prepare(args) -> Plan:
     elif not fs.exists(args.input):
         raise InputError(f"{args.input}: no such file")
     else:
+        beside = text_scan.staging_dir(args.output)    # None: the output is not a local path
         plan.staged = text_scan.plan(args.input, args.lateness, base.r, base.s) \
-            if text_scan.staging_dir(args.output) else None
+            if beside else None
         if plan.staged is None:
+            if beside is None and fs.getsize(args.input) >= text_scan.MIN_BYTES:
+                from streamspec.pipeline.spark import on_driver
+                on_driver(PROBLEM, f"the tasks stage a large text input beside the output, and "
+                                   f"{args.output} is not a local path")
             read_text(plan)
     return plan
 

@@ -345,3 +345,23 @@ def test_a_missing_or_broken_spark_connector_is_said_plainly():
         fs.check_spark_connector(spark_raising(missing), "s3a://b/out", "--output")
     assert refused.value.exit_code == 2
     fs.check_spark_connector(None, "hdfs://nn/out", "--output")     # not an object store
+
+
+def test_a_large_text_input_with_an_output_in_a_bucket_says_it_is_read_on_the_driver(
+        monkeypatch, capsys):
+    """The tasks stage a large text input beside the output, which a bucket cannot hold
+    for them (``text_scan.staging_dir``): the driver reads it, and says so (no silent
+    fallback)."""
+    from streamspec.pipeline.cli import build_parser
+    from streamspec.pipeline.flags import resolve_paths
+    from streamspec.pipeline.jobs import connectivity
+
+    monkeypatch.setattr(text_scan, "MIN_BYTES", 0)
+    args = build_parser().parse_args(["run", "connectivity",
+                                      *connectivity.demo_argv(f"s3a://{BUCKET}/out")])
+    resolve_paths(args)
+    plan = connectivity.prepare(args)
+    assert plan.staged is None
+    err = capsys.readouterr().err
+    assert "reading the input on the driver" in err and f"s3a://{BUCKET}/out is not a local" in err
+    fs.configure()

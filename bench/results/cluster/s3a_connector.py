@@ -135,6 +135,8 @@ def main() -> int:
         with_jars = ["--conf", "spark.jars=" + ",".join(str(p) for p in found)]
         old = [a for k, v in fs.OLD_S3A_CONF.items() for a in ("--conf", f"{k}={v}")]
         fs.configure([tuple(a.split("=", 1)) for a in creds[1::2]])
+        for label, group in (("S3", creds), ("JARS", with_jars), ("OLD", old)):
+            log(f"{label}='{' '.join(group)}'")
 
         def run(name, argv, want, expect=(), env=None):
             nonlocal failures
@@ -147,7 +149,9 @@ def main() -> int:
             failures += not ok
             log(f"\n## {name}: exit {done.returncode} (want {want}) in {took:.1f} s"
                 f"{'' if ok else '  <-- NOT AS EXPECTED'}")
-            shown = " ".join(a if "secret" not in a else a.split("=")[0] + "=..." for a in argv)
+            shown = " ".join(argv)
+            for group, label in ((creds, "$S3"), (with_jars, "$JARS"), (old, "$OLD")):
+                shown = shown.replace(" ".join(group), label)
             log(f"$ streamspec {shown}")
             for ln in said[-3:] or done.stderr.strip().splitlines()[-3:]:
                 log(f"  {ln[:600]}")
@@ -185,6 +189,29 @@ def main() -> int:
         check("rows equal the local run's", table(f"s3a://{BUCKET}/out").equals(table(str(local))))
         check("one output's parts only", len([k for k in keys("out/") if k.endswith(".parquet")])
               == len(list(local.glob("*.parquet"))))
+        # 3d. what a run killed while moving its parts into place leaves (made by hand: the
+        # old _SUCCESS deleted, one old part left, one of the new parts moved, the others
+        # staged with their list); the next run, even one refused, finishes the move first
+        parts = sorted(local.glob("*.parquet"))
+        staging = ".out.tmp-0123456789ab"
+        s3.delete_object(Bucket=BUCKET, Key="out/_SUCCESS")
+        for key in keys("out/")[1:]:
+            s3.delete_object(Bucket=BUCKET, Key=key)
+        names = [f"part-{i:05d}-killed.snappy.parquet" for i in range(len(parts))]
+        for i, (name, part) in enumerate(zip(names, parts)):
+            s3.put_object(Bucket=BUCKET, Key=f"out/{name}" if i == 0 else f"{staging}/{name}",
+                          Body=part.read_bytes())
+        s3.put_object(Bucket=BUCKET, Key=f"{staging}/_SUCCESS", Body=b"")
+        s3.put_object(Bucket=BUCKET, Key=f"{staging}/_streamspec_commit",
+                      Body="".join(n + "\n" for n in names).encode())
+        log(f"\n(made by hand: out/ without _SUCCESS, holding one old part and {names[0]}; "
+            f"{staging}/ holding the {len(names) - 1} other parts and their list)")
+        run("3d. the next run, without --overwrite", [*to_s3, *creds, *with_jars, *old], 2,
+            ["finished the move from " + staging, "output exists"])
+        check("the staged output in place, _SUCCESS last, the old part gone",
+              keys("out/") == sorted(["out/_SUCCESS", *(f"out/{n}" for n in names)])
+              and not keys(staging))
+        check("rows equal the local run's", table(f"s3a://{BUCKET}/out").equals(table(str(local))))
         ck = [f"s3a://{BUCKET}/out2" if a == "OUT" else a for a in demo]
         run("4. --checkpoint-dir s3a:// with reliable checkpoints (as on a cluster)",
             [*ck, "--checkpoint-dir", f"s3a://{BUCKET}/ckpt", *creds, *with_jars, *old], 0,

@@ -453,7 +453,17 @@ def run_dataset(d: Dataset, scale: float, engines, budget: float, seed: int, scr
 
 
 def append(path: Path, rows: list[dict], fields=FIELDS) -> None:
-    """Add ``rows`` to ``path``, replacing older rows of the same dataset and engine."""
+    """Add ``rows`` to ``path``, replacing older rows of the same dataset and engine (under a
+    lock: two datasets may run at once)."""
+    import fcntl
+    path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile
+    with open(Path(tempfile.gettempdir(), f"streamspec-{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _append(path, rows, fields)
+
+
+def _append(path: Path, rows: list[dict], fields) -> None:
     old = []
     if path.exists():
         with open(path, newline="") as handle:
@@ -461,8 +471,7 @@ def append(path: Path, rows: list[dict], fields=FIELDS) -> None:
     keys = {(r["dataset"], r["engine"]) if "engine" in fields else r["dataset"] for r in rows}
     old = [r for r in old
            if ((r["dataset"], r["engine"]) if "engine" in fields else r["dataset"]) not in keys]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
     with open(tmp, "w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()

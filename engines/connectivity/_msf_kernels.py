@@ -62,9 +62,9 @@ from __future__ import annotations
 
 from streamspec.spec._numba import njit
 
-from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, MODE, N_V, NEVER,
-                                                         PARENT, PTIME, RESUME, SEEN, SIZE,
-                                                         STEPS, SWITCH, at)
+from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, N_V, NEVER, PARENT,
+                                                         PTIME, R, RESUME, S, SEEN, SIZE,
+                                                         STEPS, SWITCH, T0, at)
 from streamspec.engines.connectivity._msf_link_cut_kernels import lct_answer, lct_insert_edge
 from streamspec.engines.connectivity._msf_prefetch import prefetch_record
 
@@ -285,16 +285,33 @@ def answer(W, a, b, start, cache, q):
     return True
 
 
-@njit(cache=True, _nrt=False)
-def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache, out):
-    """Apply edges ``(u, v, t)`` in order, evaluating windows ``first_window..upto-1``.
+@njit(cache=True, _nrt=False, inline="always")
+def _close_empty(st, ti, w, upto, first_window, last, out):
+    """Windows from ``w`` on that start after the last applied edge are empty,
+    and so is every later one up to the next edge's (time ``ti``; ``last``: no
+    next edge): their rows all false, one fill instead of a loop per window.
+    Returns the next window to evaluate."""
+    t0 = st[T0]
+    due = upto if last else min(upto, (ti - t0 - st[R]) // st[S] + 1)
+    out[w - first_window:due - first_window, :] = False
+    return due
 
-    Window ``w`` (``[t0 + w*s, t0 + w*s + r)``) is answered before the first
-    edge with ``t >= end(w)`` is inserted, so every edge in the forest then is
-    before its end; windows left after the last edge are answered at the end.
-    Row ``w - first_window`` of ``out`` receives the answers (every cell is
-    written); a window that starts after the last applied edge is empty, its
-    row all false (a gap costs one fill, not a loop per window).
+
+@njit(cache=True, _nrt=False)
+def msf_run(V, st, u, v, t, Q, out, first_window, upto):
+    """Apply edges ``(u, v, t)`` in order, evaluating windows ``first_window..upto-1``
+    (the AM-tree; ``msf_run_link_cut`` once the forest has moved to link-cut trees).
+
+    Window ``w`` (``[t0 + w*s, t0 + w*s + r)``, ``t0, r, s`` in ``st[T0], st[R],
+    st[S]``) is answered before the first edge with ``t >= end(w)`` is
+    inserted, so every edge in the forest then is before its end; windows left
+    after the last edge are answered at the end.  Row ``w - first_window`` of
+    ``out`` receives the answers (every cell is written); a window that starts
+    after the last applied edge is empty, its row all false.  The queries are
+    the rows of ``Q``: ends ``Q[0]``, ``Q[1]``, cached bottlenecks ``Q[2]``
+    (``answer``).  Few arguments on purpose: a window's triggering call comes
+    on caches the slide before it evicted, and numba's dispatcher reads every
+    array argument's object (type, unboxing) before the kernel starts.
 
     Edge times enter the forest floored to the slide grid, ``on_grid(t) = t0 +
     s * floor((t - t0) / s)``.  Exact: every start a query compares with is
@@ -311,69 +328,99 @@ def msf_run(V, st, LT, ET, u, v, t, t0, r, s, first_window, upto, qa, qb, cache,
     queries' ``PREFETCH_QUERIES`` ahead: the first read of a record is the
     miss every walk waits for.
 
-    In parent-pointer mode, every ``CHECK`` inserts the mean ancestor-search
-    length is looked at; past ``st[SWITCH]`` the call stops before edge
-    ``st[RESUME]`` (windows up to the returned one answered) so that the caller
-    moves the forest into link-cut trees (``to_link_cut``) and calls again.
+    Every ``CHECK`` inserts the mean ancestor-search length is looked at; past
+    ``st[SWITCH]`` the call stops before edge ``st[RESUME]`` and returns
+    ``-1 - w`` (windows up to ``w`` answered) so that the caller moves the
+    forest into link-cut trees (``to_link_cut``) and goes on with
+    ``msf_run_link_cut``; otherwise it returns ``upto``'s window reached.
     """
     w = first_window
     W = V.reshape(V.shape[0] * N_V)     # the records, flat (``_msf_layout.at``)
+    qa = Q[0]
+    qb = Q[1]
+    cache = Q[2]
+    t0 = st[T0]
+    r = st[R]
+    s = st[S]
     nq = qa.shape[0]
     n = u.shape[0]
-    st[RESUME] = -1
-    lct = st[MODE] == 1
     for i in range(n + 1):
         ti = t[i] if i < n else INF
         while w < upto and ti >= t0 + w * s + r:
             start = t0 + w * s
             if st[LAST_T] < start:
-                # empty window: so is every later one up to the next edge's
-                due = upto if i == n else min(upto, (ti - t0 - r) // s + 1)
-                out[w - first_window:due - first_window, :] = False
-                w = due
+                w = _close_empty(st, ti, w, upto, first_window, i == n, out)
                 continue
             row = w - first_window
-            if lct:
-                for q in range(nq):
-                    out[row, q] = lct_answer(LT, ET, V, qa[q], qb[q], start, cache, q)
-            else:
-                for q in range(min(nq, PREFETCH_QUERIES)):
-                    prefetch_record(V, qa[q])
-                    prefetch_record(V, qb[q])
-                for q in range(nq):
-                    if q + PREFETCH_QUERIES < nq:
-                        prefetch_record(V, qa[q + PREFETCH_QUERIES])
-                        prefetch_record(V, qb[q + PREFETCH_QUERIES])
-                    out[row, q] = answer(W, qa[q], qb[q], start, cache, q)
+            for q in range(min(nq, PREFETCH_QUERIES)):
+                prefetch_record(V, qa[q])
+                prefetch_record(V, qb[q])
+            for q in range(nq):
+                if q + PREFETCH_QUERIES < nq:
+                    prefetch_record(V, qa[q + PREFETCH_QUERIES])
+                    prefetch_record(V, qb[q + PREFETCH_QUERIES])
+                out[row, q] = answer(W, qa[q], qb[q], start, cache, q)
             w += 1
         if i == n:
             break
         a = u[i]
         b = v[i]
         tg = ti - (ti - t0) % s
-        if lct:
-            lct_insert_edge(LT, ET, st, a, b, tg)
-        else:
-            if i + PREFETCH < n:
-                prefetch_record(V, u[i + PREFETCH])
-                prefetch_record(V, v[i + PREFETCH])
-            if i + PREFETCH_PARENTS < n:
-                # those records have arrived by now: their parents next
-                p = W[at(u[i + PREFETCH_PARENTS], PARENT)]
-                if p >= 0:
-                    prefetch_record(V, p)
-                p = W[at(v[i + PREFETCH_PARENTS], PARENT)]
-                if p >= 0:
-                    prefetch_record(V, p)
-            if st[COUNT] >= CHECK:
-                if st[STEPS] > st[SWITCH] * st[COUNT]:
-                    st[RESUME] = i
-                    return w
-                st[COUNT] = 0
-                st[STEPS] = 0
-            st[COUNT] += 1
-            insert_edge(W, st, a, b, tg)
+        if i + PREFETCH < n:
+            prefetch_record(V, u[i + PREFETCH])
+            prefetch_record(V, v[i + PREFETCH])
+        if i + PREFETCH_PARENTS < n:
+            # those records have arrived by now: their parents next
+            p = W[at(u[i + PREFETCH_PARENTS], PARENT)]
+            if p >= 0:
+                prefetch_record(V, p)
+            p = W[at(v[i + PREFETCH_PARENTS], PARENT)]
+            if p >= 0:
+                prefetch_record(V, p)
+        if st[COUNT] >= CHECK:
+            if st[STEPS] > st[SWITCH] * st[COUNT]:
+                st[RESUME] = i
+                return -1 - w
+            st[COUNT] = 0
+            st[STEPS] = 0
+        st[COUNT] += 1
+        insert_edge(W, st, a, b, tg)
         W[at(a, SEEN)] = ti
         W[at(b, SEEN)] = ti
+        st[LAST_T] = ti
+    return w
+
+
+@njit(cache=True, _nrt=False)
+def msf_run_link_cut(V, st, LT, ET, u, v, t, Q, out, first_window, upto):
+    """``msf_run`` on the link-cut trees (``_msf_link_cut_kernels``), where the
+    forest stays once moved there: the same windows, answers and grid."""
+    w = first_window
+    qa = Q[0]
+    qb = Q[1]
+    cache = Q[2]
+    t0 = st[T0]
+    r = st[R]
+    s = st[S]
+    nq = qa.shape[0]
+    n = u.shape[0]
+    for i in range(n + 1):
+        ti = t[i] if i < n else INF
+        while w < upto and ti >= t0 + w * s + r:
+            start = t0 + w * s
+            if st[LAST_T] < start:
+                w = _close_empty(st, ti, w, upto, first_window, i == n, out)
+                continue
+            row = w - first_window
+            for q in range(nq):
+                out[row, q] = lct_answer(LT, ET, V, qa[q], qb[q], start, cache, q)
+            w += 1
+        if i == n:
+            break
+        a = u[i]
+        b = v[i]
+        lct_insert_edge(LT, ET, st, a, b, ti - (ti - t0) % s)
+        V[a, SEEN] = ti
+        V[b, SEEN] = ti
         st[LAST_T] = ti
     return w

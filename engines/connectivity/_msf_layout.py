@@ -38,7 +38,14 @@ COUNT = 4        # inserts since the last check
 RESUME = 5       # where msf_run stopped to ask for the switch (-1: it did not)
 FRESH = 6        # link-cut: edge slots ever used
 FREE_TOP = 7     # link-cut: height of the free stack of edge slots
-N_ST = 8
+T0 = 8           # the windows' origin, size and slide (set when the engine starts:
+R = 9            # the kernels read them here rather than as arguments)
+S = 10
+N_ST = 11
+# rows of the query array ``Q``: the pairs' ends and their cached bottlenecks
+QA = 0
+QB = 1
+QCACHE = 2
 
 
 @njit(cache=True, inline="always")

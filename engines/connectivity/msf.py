@@ -59,13 +59,20 @@ class MsfEngine(ConnectivityEngine):
 
     def _start(self) -> None:
         self._V = np.zeros((0, layout.N_V), dtype=np.int64)
+        self._cap = 0
+        self._lct = False           # st[MODE] == 1, as a Python bool for _run
         self._st = np.zeros(layout.N_ST, dtype=np.int64)
         self._st[layout.LAST_T] = layout.NEVER
         self._st[layout.SWITCH] = kernels.SWITCH_STEPS
+        w = self.windows
+        self._st[layout.T0], self._st[layout.R], self._st[layout.S] = w.t0, w.r, w.s
         q = self.queries
-        self._qa = np.ascontiguousarray(q[:, 0], dtype=np.int64)
-        self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
-        self._cache = np.full(len(q), layout.NEVER, dtype=np.int64)
+        self._nq = len(q)
+        # the pairs' ends and the bottleneck each last found (``kernels.answer``)
+        self._Q = np.empty((3, len(q)), dtype=np.int64)
+        self._Q[layout.QA] = q[:, 0]
+        self._Q[layout.QB] = q[:, 1]
+        self._Q[layout.QCACHE] = layout.NEVER
         self._one = np.full(1, layout.NEVER, dtype=np.int64)
         self._one_row = np.zeros((1, len(q)), dtype=bool)
         # the link-cut trees: empty until the forest moves there (_to_link_cut)
@@ -92,6 +99,7 @@ class MsfEngine(ConnectivityEngine):
         V[old:, layout.SIZE] = 1
         V[old:, layout.SEEN] = layout.NEVER
         self._V = V
+        self._cap = cap
         if self._st[layout.MODE] == 1:
             self._grow_link_cut(old, cap)
 
@@ -117,6 +125,7 @@ class MsfEngine(ConnectivityEngine):
         self._ET = np.zeros(cap, np.int64)
         link_cut.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
         self._st[layout.MODE] = 1
+        self._lct = True
 
     @property
     def link_cut(self) -> bool:
@@ -135,24 +144,26 @@ class MsfEngine(ConnectivityEngine):
         if upto == nw + 1:
             out = self._one_row
         elif upto > nw:
-            out = np.empty((upto - nw, len(self._qa)), dtype=bool)
+            out = np.empty((upto - nw, self._nq), dtype=bool)
         else:
             out = self._no_rows
-        if self.n_vertices > self._V.shape[0]:
-            self._reserve(self.n_vertices)
-        w = self.windows
-        first, rows = nw, out
-        while True:
-            done = kernels.msf_run(self._V, self._st, self._LT, self._ET, u, v, t, w.t0, w.r,
-                                   w.s, first, upto, self._qa, self._qb, self._cache, rows)
-            stop = int(self._st[layout.RESUME])
-            if stop < 0:
-                return out
-            # the searches grew long: go on from edge ``stop`` in link-cut trees
-            self._to_link_cut()
-            u, v, t = u[stop:], v[stop:], t[stop:]
-            rows = out[done - nw:]
-            first = done
+        ids = self.vertices
+        if ids is not None and ids.size > self._cap:
+            self._reserve(ids.size)
+        if self._lct:
+            kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, u, v, t, self._Q,
+                                     out, nw, upto)
+            return out
+        done = kernels.msf_run(self._V, self._st, u, v, t, self._Q, out, nw, upto)
+        if done >= 0:
+            return out
+        # the searches grew long: go on from edge ``stop`` in link-cut trees
+        done = -1 - done
+        stop = int(self._st[layout.RESUME])
+        self._to_link_cut()
+        kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, u[stop:], v[stop:],
+                                 t[stop:], self._Q, out[done - nw:], done, upto)
+        return out
 
     def _connected(self, a, b):
         if a >= self._V.shape[0] or b >= self._V.shape[0]:

@@ -118,7 +118,8 @@ def arguments(argv=None):
     p.add_argument("--table-only", action="store_true",
                    help="only the side-by-side latency table (targets-latency[-quick].csv)")
     p.add_argument("--no-table", action="store_true", help="skip the side-by-side latency table")
-    p.add_argument("--table-engines", help="comma-separated engines of the table (default: every "
+    p.add_argument("--table-engines", help="comma-separated engines of the table (options "
+                   "continue a name: bic,bic:build=inside,prereduce=false is two; default: every "
                    "registered connectivity engine but the oracle)")
     p.add_argument("--table-budget", type=float, default=60.0,
                    help="seconds per table run after which an engine stops (sampled, stated)")
@@ -154,7 +155,15 @@ TABLE_FIELDS = ["scale", "stream", "workload", "engine", "edges", "r", "s", "que
 
 def table_engines(args) -> list[str]:
     if args.table_engines:
-        return [n for n in args.table_engines.split(",") if n]
+        # a piece with "=" and no ":" is one more option of the name before it:
+        # "bic,bic:build=inside,prereduce=false" is two engines
+        names: list[str] = []
+        for piece in (p.strip() for p in args.table_engines.split(",")):
+            if piece and "=" in piece and ":" not in piece and names:
+                names[-1] += "," + piece
+            elif piece:
+                names.append(piece)
+        return names
     return [n for _, n in sorted(Registry.names("connectivity")) if n != "oracle"]
 
 

@@ -47,6 +47,28 @@ from streamspec.engines.connectivity import _msf_link_cut_kernels as link_cut
 from streamspec.spec.connectivity import ConnectivityEngine
 
 _MIN_CAPACITY = 64
+_I64 = np.dtype(np.int64)
+_ENTRY: list = []       # msf_run's compiled entry point for the engine's own argument types
+
+
+def _msf_entry():
+    """``kernels.msf_run`` compiled for the arguments ``_run`` passes (``V``, ``st``
+    and ``Q`` C-contiguous int64, any 1-d int64 edge columns, any bool rows), as
+    the compiled function itself: calling it skips numba's dispatcher, which
+    types every argument and looks the signature up before each call, 4-5 us
+    of a window's triggering call on the caches a slide has just evicted
+    (issue 28; the kernel itself takes ~2 us there).  Without the JIT
+    (``NUMBA_DISABLE_JIT``) it is the plain function."""
+    if not _ENTRY:
+        compile_ = getattr(kernels.msf_run, "compile", None)
+        if compile_ is None:
+            _ENTRY.append(kernels.msf_run)
+        else:
+            from numba import types
+            i64 = types.int64
+            _ENTRY.append(compile_((i64[:, ::1], i64[::1], i64[:], i64[:], i64[:], i64[:, ::1],
+                                    types.boolean[:, :], i64, i64)))
+    return _ENTRY[0]
 
 
 class MsfEngine(ConnectivityEngine):
@@ -154,7 +176,12 @@ class MsfEngine(ConnectivityEngine):
             kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, u, v, t, self._Q,
                                      out, nw, upto)
             return out
-        done = kernels.msf_run(self._V, self._st, u, v, t, self._Q, out, nw, upto)
+        if u.dtype is _I64 and v.dtype is _I64 and t.dtype is _I64:
+            # the driver's int64 columns: the compiled function, not the dispatcher
+            done = (_ENTRY[0] if _ENTRY else _msf_entry())(self._V, self._st, u, v, t, self._Q,
+                                                           out, nw, upto)
+        else:
+            done = kernels.msf_run(self._V, self._st, u, v, t, self._Q, out, nw, upto)
         if done >= 0:
             return out
         # the searches grew long: go on from edge ``stop`` in link-cut trees

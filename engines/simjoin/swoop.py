@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.simjoin import _swoop_index_kernels as IK
+from streamspec.engines.simjoin import _remap, _swoop_index_kernels as IK
 from streamspec.engines.simjoin._buffers import collect, grow as _grow, grow_out
 from streamspec.engines.simjoin import _swoop_kernels as K
 from streamspec.spec.simjoin import Changes, SimJoinEngine
@@ -72,6 +72,7 @@ class SwoopEngine(SimJoinEngine):
         self.p_tok = np.zeros(256, _I8)
         self.lists = np.zeros((64, 4), np.int32)
         self.a_rec, self.a_e = np.empty(0, np.int32), np.empty(0, _F8)
+        self.faulted = 0                         # arena entries touched (below: faulted in)
         self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.e = [a.copy() for a in self.s]
         self.s_dead = np.zeros(64, np.uint8)     # cleanup scratch, all zero between calls
@@ -114,7 +115,10 @@ class SwoopEngine(SimJoinEngine):
         longest = int(np.diff(prep.tok_ptr).max()) if len(prep.op) else 0
         # padding: a set that would straddle the token ring's end starts at 0 (once per lap)
         self._grow_rings(n_ins, int(prep.tok.size) + 2 * longest + 1)
-        self.lists = _grow(self.lists, self.tokens.size * (2 if self.params.join == "rs" else 1), fill=0)
+        rows = self.tokens.size * (2 if self.params.join == "rs" else 1)
+        if rows > self.lists.shape[0]:       # doubled; a mremap on Linux (no copy)
+            self.lists = _remap.grow(self.lists, max(rows, 2 * self.lists.shape[0]), self.lists.shape[0],
+                                     zero=True)
         for name in _SCRATCH:
             setattr(self, name, _grow(getattr(self, name), longest))
         self.thr = _grow(self.thr, longest)
@@ -131,15 +135,33 @@ class SwoopEngine(SimJoinEngine):
         self.c_ord = _grow(self.c_ord, window)
 
     def _grow_arena(self) -> None:
-        """A larger index arena (at least doubled), the segments where they were."""
+        """A larger index arena (at least doubled), the segments where they were
+        (``_remap.grow``)."""
         m = self.meta
         top = int(m[K.A_TOP])
         size = max(2 * self.a_rec.size, top + int(m[K.A_NEED]) + self.arena_slack)
         if size >= 2 ** 31:        # list rows are int32
             raise MemoryError(f"SWOOP index arena of {size} entries exceeds int32 positions")
-        a_rec, a_e = np.empty(size, np.int32), np.empty(size, _F8)
-        a_rec[:top], a_e[:top] = self.a_rec[:top], self.a_e[:top]
-        self.a_rec, self.a_e = a_rec, a_e
+        # on Linux a mremap of the arena's mapping: no copy, pages faulted in as the top reaches them
+        self.a_rec = _remap.grow(self.a_rec, size, top)
+        self.a_e = _remap.grow(self.a_e, size, top)
+        self.faulted = top
+
+    def _prefault(self, n_ops: int) -> None:
+        """Touch the arena above its top, a slice a call (64K entries plus 64 per operation),
+        until ``max(arena_slack, top / 4)`` entries above the top are faulted in: a list that
+        moves to a fresh segment twice its size (at |W| = 1e6 the most frequent token's list
+        holds ~1e6 entries) then lands on memory that is already there instead of faulting
+        in tens of MB at once.  Above the top the arena is unused: the zeros change nothing."""
+        top, size = int(self.meta[K.A_TOP]), self.a_rec.size
+        want = min(size, top + max(self.arena_slack, top // 4))
+        f = max(self.faulted, top)
+        if f < want:
+            g = min(want, f + (1 << 16) + 64 * n_ops)
+            self.a_rec[f:g] = 0
+            self.a_e[f:g] = 0
+            f = g
+        self.faulted = f
 
     def _grow_out(self) -> None:
         grow_out(self, K)
@@ -180,7 +202,7 @@ class SwoopEngine(SimJoinEngine):
         r_ts, rec, p_tok = _relayout(m, self.r_ts, self.rec, self.p_tok, _pow2(live + 1),
                                      _pow2(live_tok + 1))
         ns = int(m[K.NS])
-        state.update(meta=m, lists=lists, a_rec=a_rec, a_e=a_e, r_ts=r_ts, rec=rec, p_tok=p_tok,
+        state.update(meta=m, lists=lists, a_rec=a_rec, a_e=a_e, r_ts=r_ts, rec=rec, p_tok=p_tok, faulted=size,
                      s=[a[:ns].copy() for a in self.s], e=[a[:ns].copy() for a in self.e],
                      s_dead=self.s_dead[:ns].copy())
         for name in ("pc", "pce", "pclb", "c_ord", "thr", *_SCRATCH, "out_pos", "out_ptr",
@@ -212,6 +234,7 @@ class SwoopEngine(SimJoinEngine):
                 self._grow_rings(1, int(np.diff(prep.tok_ptr).max()) * 3 + 1)
             else:
                 self._grow_out()
+        self._prefault(len(prep.op))
         return self._collect()
 
     def _collect(self) -> Changes:

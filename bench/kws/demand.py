@@ -21,7 +21,8 @@ mode holds:
 and (memory: Figure 5.7's ``--memory`` pass in ``figures_5h.csv``; tracemalloc here would
 slow the runs), over the steady part (from the first sample to the end), its CPU untraced
 (``steady_cpu_s``) and, in a second run of the same mode, under ``cProfile``: the
-functions taking the most of it (``profile``: ``name tottime_s ncalls``) and the calls
+functions taking the most of it (``profile``: ``name tottime_s ncalls``, process CPU time as
+cProfile's clock, inflated by its per-call cost) and the calls
 of the engine's work functions (``calls_*``), and the cumulative time (``cumulative``) of
 ``process`` (all of it), the spec boundary's ``_validate``, the engine's ``_insert`` and
 what it calls: ``_advance`` (expiry; ``_remove``) and ``_route`` (the probes; ``_emit``,
@@ -81,7 +82,7 @@ def run(engine: str, window: int, seconds: int, every: int, profile: bool) -> di
         if t >= window and (t - window) % every == 0:
             if c0 is None:
                 if profile:
-                    prof = cProfile.Profile()
+                    prof = cProfile.Profile(time.process_time)   # CPU, not wall: the machine is shared
                     prof.enable()
                 c0 = time.process_time()
             if not profile:

@@ -1,8 +1,11 @@
 """Issue 13's targets for the MSF engine, measured against BIC in one run.
 
-Targets (issue 13 of the tracker), on each stream: the ``msf`` engine's window
-P99 at most 0.1 ms with nothing deferred, its throughput at least BIC's, its
-peak memory at most BIC's.  Streams (``targets.py``'s derivation: windows of
+Targets, on each stream: the ``msf`` engine's window P99 at most 0.04 ms with
+nothing deferred (issue 28: the C++ AM-tree's 0.03-0.04 ms on this machine
+kind; issue 13 asked for 0.1 ms), its throughput at least BIC's, its peak
+memory at most BIC's (issue 13).  The P99 verdict is through ``process()``;
+the engine alone's P99 (ids remapped up front, what a C++ replay measures) is
+a second, informational verdict row.  Streams (``targets.py``'s derivation: windows of
 a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
 
 - ``rmat``: R-MAT, 10M edges over 1M ids, r = 1000, s = 50, 100 queries drawn
@@ -10,6 +13,10 @@ a tenth of the stream, 20 slides per window, 1000 edges per timestamp):
 - ``powerlaw``: Chung-Lu (exponent 2.5), 3M edges over 300K ids, r = 300,
   s = 15, 100 queries drawn uniformly from all the stream's vertices (most
   answers false: BIC's bridging search runs);
+- ``yg`` (not in the default set): the stream shaped like Table 1's YG
+  (``table1.py``: 14.4M edges over 3.2M ids, Chung-Lu with the fitted skew
+  and whiskers, 100 edges per timestamp), the paper's window of 3M edges
+  sliding by 150K, 100 queries from the top-1000-degree vertices;
 - ``ring`` (adversarial, not in the default set): a ring of 10K vertices
   streamed edge after edge, 1M edges, 100 per timestamp, r = 1000, s = 50,
   100 uniform queries.  Every spanning forest of a ring is a path, so each
@@ -78,6 +85,16 @@ def streams(quick: bool, which: list[str]):
         r = edges // 10 // 1000
         yield "powerlaw", s, Params(r=r, s=r // 20, workload=workload(s, 100, seed=0, top=None)), \
             f"Chung-Lu 2.5 {edges} edges, {edges // 10} ids, r={r} s={r // 20}, 100 uniform queries"
+    if "yg" in which:
+        from streamspec.bench.connectivity import table1
+        d = table1.parameters(table1.DATASETS["YG"])
+        scale = 1.0 / scale
+        s = table1.stream_of(d, scale, 0, table1.scratch_dir())
+        sh = table1.shape(d, scale)
+        yield "yg", s, Params(r=sh["r"], s=sh["s"], workload=workload(s, 100, seed=0)), \
+            (f"{s.description}: {len(s)} edges, {sh['ids']} ids, r={sh['r']} s={sh['s']} "
+             f"({sh['r'] * table1.RATE} / {sh['s'] * table1.RATE} edges), "
+             "100 top-1000-degree queries")
     if "ring" in which:
         k, edges = 10_000 // scale, 1_000_000 // scale
         i = np.arange(edges, dtype=np.int64) % k
@@ -87,11 +104,19 @@ def streams(quick: bool, which: list[str]):
             f"ring of {k} vertices streamed in order, {edges} edges, r={r} s={r // 20}, 100 uniform queries"
 
 
+P99_MS = 0.04      # issue 28 (the C++ AM-tree's figure); issue 13's was 0.1
+
+
 def verdicts(name: str, m: dict, mem: dict) -> list[dict]:
     msf, bic = m["msf", "contract"], m["bic", "contract"]
+    alone = m["msf", "engine"]
     rows = [{"stream": name, "target": "msf_p99_ms", "value": round(msf.percentile(99) * 1e3, 4),
-             "required": "<= 0.1", "pass": msf.percentile(99) <= 1e-4,
+             "required": f"<= {P99_MS}", "pass": msf.percentile(99) * 1e3 <= P99_MS,
              "how": "through process(), nothing deferred, CPU clock"},
+            {"stream": name, "target": "msf_engine_p99_ms",
+             "value": round(alone.percentile(99) * 1e3, 4),
+             "required": f"<= {P99_MS}", "pass": alone.percentile(99) * 1e3 <= P99_MS,
+             "how": "engine alone (ids remapped up front), nothing deferred, CPU clock"},
             {"stream": name, "target": "msf_over_bic_throughput",
              "value": round(msf.throughput / bic.throughput, 3), "required": ">= 1",
              "pass": msf.throughput >= bic.throughput,

@@ -140,6 +140,14 @@ def oldest_on_path(W, st, a, b):
     ``vertex``-parent (``(INF, -1)`` when ``a == b``); ``vertex == -2`` when ``a``
     and ``b`` are in different trees.  Steps up from the end with the smaller
     subtree (never an ancestor of the other end); counts steps in ``st[STEPS]``."""
+    best, c, steps = _oldest_steps(W, a, b)
+    st[STEPS] += steps
+    return best, c
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _oldest_steps(W, a, b):
+    """``oldest_on_path``'s walk: ``(time, vertex, steps)``."""
     best = INF
     c = -1
     x = a
@@ -157,8 +165,7 @@ def oldest_on_path(W, st, a, b):
             best = W[at(x, PTIME)]
             c = x
         x = p
-    st[STEPS] += steps
-    return best, c
+    return best, c, steps
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -224,6 +231,12 @@ def stitch(W, u, v, t):
 
 @njit(cache=True, _nrt=False, inline="always")
 def insert_edge(W, st, u, v, t):
+    """``_insert`` counting its ancestor-search steps in ``st[STEPS]``."""
+    st[STEPS] += _insert(W, u, v, t)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _insert(W, u, v, t):
     """Add edge ``(u, v, t)`` (``t`` >= every time in the forest), keeping the
     bottlenecks of the maximum spanning forest of all edges so far.
 
@@ -232,25 +245,27 @@ def insert_edge(W, st, u, v, t):
     edge gives a maximum forest, the old one stays and nothing changes) and
     the new edge joins the two trees this leaves; between two trees it joins
     them.  A repeat of a tree edge only renews its time (the cycle is the two
-    copies).  Self-loops only count for presence.
+    copies).  Self-loops only count for presence.  Returns the ancestor
+    search's steps (0 without one).
     """
     if u == v:
-        return
+        return 0
     if W[at(u, PARENT)] == v:
         if W[at(u, PTIME)] < t:
             W[at(u, PTIME)] = t
-        return
+        return 0
     if W[at(v, PARENT)] == u:
         if W[at(v, PTIME)] < t:
             W[at(v, PTIME)] = t
-        return
+        return 0
     maintain_upward(W, u, v)
-    oldest, c = oldest_on_path(W, st, u, v)
+    oldest, c, steps = _oldest_steps(W, u, v)
     if c != -2:
         if oldest >= t:
-            return
+            return steps
         cut(W, c)
     stitch(W, u, v, t)
+    return steps
 
 
 @njit(cache=True, _nrt=False)
@@ -344,11 +359,20 @@ def msf_run(V, st, u, v, t, Q, out, first_window, upto):
     s = st[S]
     nq = qa.shape[0]
     n = u.shape[0]
+    # the per-edge state in locals, stored back on return: ``st`` and the
+    # records are both int64 arrays, so the compiler must assume that every
+    # store to one may change the other and reload
+    last_t = st[LAST_T]
+    count = st[COUNT]
+    steps = st[STEPS]
+    # the slide grid point of the edge times: one division per slide, not per edge
+    tg = NEVER
+    next_grid = NEVER
     for i in range(n + 1):
         ti = t[i] if i < n else INF
         while w < upto and ti >= t0 + w * s + r:
             start = t0 + w * s
-            if st[LAST_T] < start:
+            if last_t < start:
                 w = _close_empty(st, ti, w, upto, first_window, i == n, out)
                 continue
             row = w - first_window
@@ -365,7 +389,9 @@ def msf_run(V, st, u, v, t, Q, out, first_window, upto):
             break
         a = u[i]
         b = v[i]
-        tg = ti - (ti - t0) % s
+        if ti >= next_grid:             # (times never decrease)
+            tg = ti - (ti - t0) % s
+            next_grid = tg + s
         if i + PREFETCH < n:
             prefetch_record(V, u[i + PREFETCH])
             prefetch_record(V, v[i + PREFETCH])
@@ -377,17 +403,23 @@ def msf_run(V, st, u, v, t, Q, out, first_window, upto):
             p = W[at(v[i + PREFETCH_PARENTS], PARENT)]
             if p >= 0:
                 prefetch_record(V, p)
-        if st[COUNT] >= CHECK:
-            if st[STEPS] > st[SWITCH] * st[COUNT]:
+        if count >= CHECK:
+            if steps > st[SWITCH] * count:
                 st[RESUME] = i
+                st[LAST_T] = last_t
+                st[COUNT] = count
+                st[STEPS] = steps
                 return -1 - w
-            st[COUNT] = 0
-            st[STEPS] = 0
-        st[COUNT] += 1
-        insert_edge(W, st, a, b, tg)
+            count = 0
+            steps = 0
+        count += 1
+        steps += _insert(W, a, b, tg)
         W[at(a, SEEN)] = ti
         W[at(b, SEEN)] = ti
-        st[LAST_T] = ti
+        last_t = ti
+    st[LAST_T] = last_t
+    st[COUNT] = count
+    st[STEPS] = steps
     return w
 
 

@@ -73,11 +73,16 @@ def _axes(n: int, width: float = 5.0):
     return plt, fig, axes
 
 
+STYLE = {"scase": {"linestyle": "--", "marker": "s", "markersize": 8, "fillstyle": "none"}}
+
+
 def _lines(ax, rows, x: str, y: str, engines) -> None:
     for engine in engines:
         mine = [r for r in rows if r["engine"] == engine and isinstance(r.get(y), (int, float)) and r[y] > 0]
         if mine:
-            ax.plot([r[x] for r in mine], [r[y] for r in mine], marker="o", label=engine)
+            style = STYLE.get(engine, {})        # scase's lines lie on base's (h) and swoop's (i)
+            ax.plot([r[x] for r in mine], [r[y] for r in mine], label=engine,
+                    **{"marker": "o", **style})
             cut = [r for r in mine if r.get("cut")]
             if cut:
                 ax.plot([r[x] for r in cut], [r[y] for r in cut], linestyle="none", marker="o",

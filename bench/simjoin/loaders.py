@@ -3,8 +3,8 @@ real tweets, DBLP records, photo tags, e-mails and workflows; none of them ships
 with a package, so the real stream here is a text corpus that does).
 
 ``fortunes``: the fortune cookie database of BSD ``fortune(6)`` as Debian ships
-it in the packages ``fortunes`` and ``fortunes-min`` (15,216 fortunes in 50
-files under ``/usr/share/games/fortunes``; licence BSD, as the packages'
+it in the packages ``fortunes`` and ``fortunes-min`` (43 files under
+``/usr/share/games/fortunes``, 15,217 non-empty fortunes, version 1:1.99.1-7.3; licence BSD, as the packages'
 ``/usr/share/doc/fortunes/copyright`` states).  Install it with::
 
     apt-get install -y --no-install-recommends fortunes

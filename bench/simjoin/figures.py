@@ -170,7 +170,8 @@ def stock(out: str) -> list[dict]:
                 colors[engine] = line[0].get_color()
         ws = sorted({r["w"] for r in by_w if r["k"] == k})
         if ws:
-            a.plot(ws, [k * x for x in ws], color="grey", linestyle=":", label=f"k |W|, k = {k} (worst case)")
+            a.plot(ws, [k * x for x in ws], color="grey", linestyle=":" if k == 10 else "-.",
+                   label=f"k |W|, k = {k} (worst case)")
     a.set_xscale("log"), a.set_yscale("log")
     a.set_xlabel("window size |W| (sets)"), a.set_ylabel("largest stock (pairs)")
     a.set_title("(a) against |W|"), a.legend(fontsize=7)

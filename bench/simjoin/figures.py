@@ -4,6 +4,7 @@
     python -m streamspec.bench.simjoin.figures candidates   # Figure 12(h, i)
     python -m streamspec.bench.simjoin.figures ablations    # Figure 13(a) (measures)
     python -m streamspec.bench.simjoin.figures stock        # Figure 15
+    python -m streamspec.bench.simjoin.figures ksweep       # Figure 12(f)
 
 - ``candidates``: pre-candidates and candidates per set against |W| (TWEET-like,
   k = 10) for swoop, scase, static and base, from ``throughput-tweet-k10.csv``
@@ -23,6 +24,8 @@
   and base, beside the worst case of the minimal stock, k |W| (the paper's dotted
   lines), and against k at |W| = 1e4 (``fig13a-ablations-k.csv``'s swoop rows and
   base's rows at 1e4, whose stock does not depend on k).
+- ``ksweep``: the rate against k (10, 100, 1000) at |W| = 1e3 for the four systems,
+  from ``throughput-tweet-k<k>.csv`` (Figure 12(f), on FLICKR in the paper).
 """
 from __future__ import annotations
 
@@ -196,9 +199,26 @@ def stock(out: str) -> list[dict]:
     return rows
 
 
+def ksweep(out: str, w: int = 1000) -> list[dict]:
+    """Figure 12(f): the rate against k at ``w``, the four systems, from
+    ``throughput-tweet-k<k>.csv`` for k = 10, 100, 1000 (newest full-window rows)."""
+    rows = []
+    for k in (10, 100, 1000):
+        rows += [r for r in newest(read(os.path.join(out, f"throughput-tweet-k{k}.csv")), SYSTEMS,
+                                   "sets_per_s") if r["w"] == w]
+    plt, fig, ax = _axes(1, 6.0)
+    _lines(ax, rows, "k", "sets_per_s", SYSTEMS)
+    ax.set_xlabel("k"), ax.set_ylabel("sets / s (CPU)"), ax.legend(fontsize=8)
+    ax.set_title(f"Figure 12(f): TWEET-like, |W| = {w} (circled: time budget hit)", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "fig12f-k.png"), dpi=120)
+    write_csv(_keep(rows), os.path.join(out, "fig12f-k.csv"))
+    return rows
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("figure", choices=("candidates", "ablations", "stock"))
+    ap.add_argument("figure", choices=("candidates", "ablations", "stock", "ksweep"))
     ap.add_argument("--out", default=os.path.join("bench", "results", "simjoin"))
     ap.add_argument("--ks", default="10,100,1000", help="ablations: the k values")
     ap.add_argument("--window", type=int, default=10_000, help="ablations: |W|")
@@ -214,6 +234,8 @@ def main(argv=None) -> int:
     elif args.figure == "ablations":
         rows = ablations(args.out, [int(k) for k in args.ks.split(",")], args.window, args.sets,
                          args.budget, args.seed, args.append, args.label)
+    elif args.figure == "ksweep":
+        rows = ksweep(args.out)
     else:
         rows = stock(args.out)
     for r in rows:

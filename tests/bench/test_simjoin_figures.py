@@ -1,6 +1,6 @@
 """The simjoin figure harnesses of issue 27 on tiny inputs: the R-S join's sides, the
 time budget's marks (``cut``), Static-with-batches' error count, and the figure
-commands' PNG/CSV from rows shaped like the throughput CSVs."""
+commands' PNG/CSV (candidates, stock, ksweep) from rows shaped like the throughput CSVs."""
 from __future__ import annotations
 
 import csv
@@ -67,3 +67,6 @@ def test_candidates_and_stock_figures(tmp_path):
     stock = figures.stock(str(tmp_path))
     assert (tmp_path / "fig15-stock.png").stat().st_size > 0
     assert {r["engine"] for r in stock} == {"swoop", "scase", "base"}
+    by_k = figures.ksweep(str(tmp_path))          # only the k = 10 file here
+    assert [(r["engine"], r["k"]) for r in by_k] == [(e, 10) for e in figures.SYSTEMS]
+    assert (tmp_path / "fig12f-k.png").stat().st_size > 0

@@ -250,9 +250,8 @@ def task_paths(args) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
             for v in values:
                 if isinstance(v, str) and v.strip():
                     v = v.split("=", 1)[1] if isinstance(value, (list, tuple)) and "=" in v else v
-                    if scheme(v) is None and os.path.isabs(v):
-                        found.append((f"--{flag.replace('_', '-')}", v))
-                    elif flag in SPARK_FLAGS and scheme(v) in OBJECT_STORES:
+                    if (scheme(v) is None and os.path.isabs(v)) or \
+                            (flag in SPARK_FLAGS and scheme(v) in OBJECT_STORES):
                         found.append((f"--{flag.replace('_', '-')}", v))
         return found
     return local(TASK_READ_FLAGS), local(TASK_WRITE_FLAGS)

@@ -458,7 +458,7 @@ def write_parquet_atomic(df, path: str, overwrite: bool = False) -> None:
             move_parts(spark, fs, tmp, target, names)
         except StreamspecError:
             raise
-        except Exception as err:    # noqa: BLE001  (py4j: the store refused a call)
+        except Exception as err:    # py4j: the store refused a call
             if not committing:
                 raise
             from streamspec.pipeline.spark import task_error

@@ -299,8 +299,11 @@ def test_an_object_store_output_lands_part_by_part_and_a_killed_move_is_finished
     # replaced, and killed after one of the new output's three parts moved
     second = spark.range(100, 130, numPartitions=3).toDF("x")
     real = io._filesystem
-    monkeypatch.setattr(io, "_filesystem", lambda s, p: (lambda f, h: (_KilledFS(f, 1), h))(
-        *real(s, p)))
+
+    def killed(s, p):
+        hadoop_fs, hpath = real(s, p)
+        return _KilledFS(hadoop_fs, 1), hpath
+    monkeypatch.setattr(io, "_filesystem", killed)
     with pytest.raises(io.OutputError, match="incomplete .no _SUCCESS.*finishes it from"):
         io.write_parquet_atomic(second, uri, overwrite=True)
     monkeypatch.setattr(io, "_filesystem", real)

@@ -282,6 +282,53 @@ class ExactJsonNumbers:
         return list(dict.fromkeys(pdf.loc[values >= 2 ** 53, "_file"]))
 
 
+class CsvFiles:
+    """``check_file`` of CSV files under ``schema`` (the project's CSV rule: quoting as
+    ``streamspec run`` reads it, an unterminated quote at the line it opened) as a
+    picklable ``check(path[, shown])``: run on the driver over each arriving file
+    (``streamspec.pipeline.arrivals``), and, ``for_tasks``, in the stream's tasks over
+    every file of a micro-batch that Spark read directly (a glob or another file
+    system's ``--source``, a checkpoint made before the arrival log), where Spark's own
+    CSV reader would take an unterminated quote without a word.  In the tasks each file
+    is read once per worker process (a micro-batch's keys share its files)."""
+
+    def __init__(self, schema: str, in_tasks: bool = False):
+        self.schema = schema
+        self.in_tasks = in_tasks
+
+    def for_tasks(self, in_tasks: bool) -> "CsvFiles":
+        return CsvFiles(self.schema, in_tasks)
+
+    def __call__(self, path: str, shown: str | None = None) -> None:
+        if self.in_tasks:
+            seen = (path, self.schema, _identity(path))
+            if seen in _CHECKED:
+                return
+            check_file(path, "csv", self.schema, shown)
+            _CHECKED.add(seen)
+            return
+        check_file(path, "csv", self.schema, shown)
+
+    def suspect_files(self, pdf) -> list[str]:
+        """Every ``_file`` of a micro-batch's rows when the tasks check, in order."""
+        if not self.in_tasks or "_file" not in pdf.columns:
+            return []
+        return list(dict.fromkeys(pdf["_file"]))
+
+
+_CHECKED: set = set()     # the task-side CsvFiles checks passed in this process
+
+
+def _identity(path: str):
+    """Size and modification time of a local ``path`` (a file rewritten in place is read
+    again), None elsewhere."""
+    try:
+        stat = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return stat.st_size, stat.st_mtime_ns
+
+
 def source_file(source: str, name: str) -> str | None:
     """The path of stream file ``name`` under ``--source`` (a directory or a glob of local
     directories, or a directory URI ``streamspec.pipeline.fs`` reads: ``hdfs://``...),

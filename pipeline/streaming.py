@@ -139,18 +139,16 @@ def check_format(adapter, args) -> None:
 
 def arrival_check(adapter, args):
     """``check(path)`` over each arriving file before Spark reads it, or None: for ``--format
-    csv`` the project's CSV reader (``stream_check.check_file``: quoting as ``streamspec
+    csv`` the project's CSV reader (``stream_check.CsvFiles``: quoting as ``streamspec
     run`` reads it, an unterminated quote at the line it opened, the header, field counts,
     the types); for ``--format json`` the adapter's ``json_check(args)`` if it has one
     (simjoin ``--ts-type double``: integer times Spark's double would round)."""
-    import functools
-
     if args.format == "json" and hasattr(adapter, "json_check"):
         return adapter.json_check(args)
     if args.format != "csv":
         return None
-    from streamspec.pipeline.stream_check import check_file
-    return functools.partial(check_file, fmt="csv", schema=source_schema(adapter, args))
+    from streamspec.pipeline.stream_check import CsvFiles
+    return CsvFiles(source_schema(adapter, args))
 
 
 def source_schema(adapter, args) -> str:
@@ -388,6 +386,8 @@ def run(adapter, args, out=None) -> int:
         arrivals.update()
     rows = read_source(spark, args, source_schema(adapter, args),
                        arrivals.dir if arrivals is not None else None)
+    if hasattr(check, "for_tasks"):     # CSV files Spark reads directly: checked in the tasks
+        check = check.for_tasks(arrivals is None)
     outputs = outputs_stream(adapter, rows, engine_cls, params, args.key_type,
                              adapter.stream_schema(args), args.format, feed, args.source, check)
     # a failing record stops the query; the JVM would log the Python traceback once per

@@ -504,3 +504,32 @@ def test_kill_9_mid_stream_then_restart_reads_back_whole(problem, spark, tmp_pat
     want = batch_rows(adapter, build_parser().parse_args(argv), rows)
     assert len(want) > 0
     assert canonical(got[list(want.columns)]) == canonical(want)
+
+
+def test_csv_files_spark_reads_directly_are_checked_in_the_tasks(tmp_path):
+    """A CSV ``--source`` the driver's arrival log does not cover (a glob, another file
+    system's URI): Spark's CSV reader would take an unterminated quote without a word, so
+    the tasks read each file of the micro-batch again with the project's CSV rule and
+    refuse the quote at the line it opened; without the arrival log only (``for_tasks``),
+    and each unchanged file once per process."""
+    from streamspec.pipeline import stream_check
+    from streamspec.pipeline.stream_check import CsvFiles
+    from streamspec.pipeline.streaming import key_step
+
+    (tmp_path / "in").mkdir()
+    path = tmp_path / "in" / "part-0001.csv"
+    rows = pd.DataFrame({"id": [1, 2], "key": "k", "_file": "part-0001.csv", "_block": 0,
+                         "_row": [0, 1]})
+    driver = CsvFiles("id long, key string")
+    assert driver.suspect_files(rows) == []            # the arrival log checked them
+    check = driver.for_tasks(True)
+    assert check.suspect_files(rows) == ["part-0001.csv"]
+    for source in ((tmp_path / "in").as_uri(), str(tmp_path / "i*")):
+        path.write_text('id,key\n1,k\n2,"k\n3,k\n')
+        step = key_step(_Ids, _Ids, None, "csv", source=source, check=check)
+        with pytest.raises(MalformedRecord, match="quote") as caught:
+            list(step(("k",), iter([rows]), _State()))
+        assert caught.value.location == "part-0001.csv:3"
+        path.write_text('id,key\n1,k\n2,"k"\n')
+        assert list(step(("k",), iter([rows]), _State())) == []
+        assert any(seen[0] == str(path) for seen in stream_check._CHECKED)

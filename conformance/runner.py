@@ -101,6 +101,14 @@ def suite(problem: str):
     return importlib.import_module(f"streamspec.conformance.{problem}")
 
 
+def not_applicable(engine_cls, check) -> str | None:
+    """Why ``check`` does not apply to ``engine_cls``, from its problem's suite module
+    (``not_applicable(engine_cls, check_name)``, where a problem has one: simjoin's
+    oracle checks on an approximate engine); None when it applies."""
+    hook = getattr(suite(engine_cls.problem), "not_applicable", None)
+    return hook(engine_cls, check.name) if hook is not None else None
+
+
 def engine_label(engine_cls) -> str:
     return f"{engine_cls.problem}.{engine_cls.name}"
 

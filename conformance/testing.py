@@ -31,8 +31,7 @@ def check_test(check):
     """The pytest test of one check: the profile's examples, one report per distinct failure."""
 
     def test(engine_cls):
-        skip = getattr(runner.suite(engine_cls.problem), "not_applicable", None)
-        reason = skip(engine_cls, check.name) if skip else None
+        reason = runner.not_applicable(engine_cls, check)
         if reason:          # an approximate engine and an oracle check (the suite module says why)
             pytest.skip(reason)
         active = profiles.suite_settings()

@@ -30,31 +30,15 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 
 from streamspec.bench.pipeline_util import commit, load, machine
 from streamspec.bench.simjoin.generators import tweet_like
 from streamspec.bench.simjoin.throughput import append_csv, measure, write_csv
+from streamspec.bench.simjoin.throughput import read_csv as read
 
 SYSTEMS = ("swoop", "scase", "static", "base")
 ABLATIONS = ("swoop", "swoop-noindex", "swoop-noincrement", "swoop-noheap")
-
-
-def _num(v):
-    for kind in (int, float):
-        try:
-            return kind(v)
-        except (TypeError, ValueError):
-            pass
-    return v
-
-
-def read(path: str) -> list[dict]:
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return [{k: _num(v) for k, v in r.items()} for r in csv.DictReader(f)]
 
 
 def newest(rows: list[dict], engines, want: str | None = None) -> list[dict]:
@@ -62,9 +46,9 @@ def newest(rows: list[dict], engines, want: str | None = None) -> list[dict]:
     (with a number in column ``want``), sorted by engine order then window."""
     last = {}
     for r in rows:
-        if r["engine"] in engines and r.get("warm") == r["w"] and r.get("join", "self") in ("self", ""):
-            if want is None or isinstance(r.get(want), (int, float)):
-                last[(r["engine"], r["w"])] = r
+        if r["engine"] in engines and r.get("warm") == r["w"] and r.get("join", "self") in ("self", "") \
+                and (want is None or isinstance(r.get(want), (int, float))):
+            last[(r["engine"], r["w"])] = r
     return sorted(last.values(), key=lambda r: (list(engines).index(r["engine"]), r["w"]))
 
 
@@ -73,7 +57,7 @@ def _axes(n: int, width: float = 5.0):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, n, figsize=(width * n, 3.8))
-    return plt, fig, axes
+    return fig, axes
 
 
 STYLE = {"scase": {"linestyle": "--", "marker": "s", "markersize": 8, "fillstyle": "none"}}
@@ -105,7 +89,7 @@ def candidates(out: str) -> list[dict]:
     rows = [r for r in read(os.path.join(out, "throughput-tweet-k10.csv"))      # base's rows before
             if r["engine"] != "base" or r.get("precandidates_per_set") not in (0, "")]  # it counted: 0
     rows = newest(rows, SYSTEMS, "precandidates_per_set")
-    plt, fig, (a, b) = _axes(2)
+    fig, (a, b) = _axes(2)
     _lines(a, rows, "w", "precandidates_per_set", SYSTEMS)
     _lines(b, rows, "w", "candidates_per_set", SYSTEMS)
     a.set_title("(h) pre-candidates per set"), b.set_title("(i) candidates per set")
@@ -140,7 +124,7 @@ def ablations(out: str, ks: list[int], w: int, sets: int, budget: float, seed: i
         if r["w"] == w:
             last[(r["engine"], r["k"])] = r
     rows = sorted(last.values(), key=lambda r: (ABLATIONS.index(r["engine"]), r["k"]))
-    plt, fig, (a, b) = _axes(2)
+    fig, (a, b) = _axes(2)
     _lines(a, rows, "k", "sets_per_s", ABLATIONS)
     _lines(b, rows, "k", "precandidates_per_set", ABLATIONS)
     a.set_ylabel("sets / s (CPU)"), b.set_ylabel("pre-candidates per set")
@@ -162,7 +146,7 @@ def stock(out: str) -> list[dict]:
     abl = [r for r in read(os.path.join(out, "fig13a-ablations-k.csv")) if r["engine"] == "swoop"]
     by_k = list({r["k"]: r for r in abl if isinstance(r.get("max_stock"), (int, float))}.values())
     by_k += [r for r in by_w if r["engine"] == "base" and r["w"] == 10_000]
-    plt, fig, (a, b) = _axes(2, 5.5)
+    fig, (a, b) = _axes(2, 5.5)
     colors = {}
     for k, style in ((10, "-"), (1000, "--")):
         for engine in ("swoop", "scase", "base"):
@@ -206,7 +190,7 @@ def ksweep(out: str, w: int = 1000) -> list[dict]:
     for k in (10, 100, 1000):
         rows += [r for r in newest(read(os.path.join(out, f"throughput-tweet-k{k}.csv")), SYSTEMS,
                                    "sets_per_s") if r["w"] == w]
-    plt, fig, ax = _axes(1, 6.0)
+    fig, ax = _axes(1, 6.0)
     _lines(ax, rows, "k", "sets_per_s", SYSTEMS)
     ax.set_xlabel("k"), ax.set_ylabel("sets / s (CPU)"), ax.legend(fontsize=8)
     ax.set_title(f"Figure 12(f): TWEET-like, |W| = {w} (circled: time budget hit)", fontsize=9)

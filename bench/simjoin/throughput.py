@@ -170,6 +170,24 @@ def write_csv(rows: list[dict], path: str) -> None:
         writer.writerows(rows)
 
 
+def number(v):
+    """A CSV field as an int, else a float, else as it is."""
+    for kind in (int, float):
+        try:
+            return kind(v)
+        except (TypeError, ValueError):
+            pass
+    return v
+
+
+def read_csv(path: str) -> list[dict]:
+    """The rows of ``path`` (none when it does not exist), numbers as numbers."""
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        return [{key: number(v) for key, v in r.items()} for r in csv.DictReader(f)]
+
+
 def append_csv(rows: list[dict], path: str) -> list[dict]:
     """``rows`` added after the rows already in ``path`` (columns: the union, old first;
     a column an older row lacks stays empty); returns every row, parsed back as the plot
@@ -183,16 +201,7 @@ def append_csv(rows: list[dict], path: str) -> list[dict]:
         writer = csv.DictWriter(f, fieldnames=fields, restval="", lineterminator="\n")
         writer.writeheader()
         writer.writerows(old + rows)
-
-    def num(v):
-        try:
-            return int(v)
-        except (TypeError, ValueError):
-            try:
-                return float(v)
-            except (TypeError, ValueError):
-                return v
-    return [{key: num(v) for key, v in r.items()} for r in old] + rows
+    return [{key: number(v) for key, v in r.items()} for r in old] + rows
 
 
 def newest(rows: list[dict]) -> list[dict]:

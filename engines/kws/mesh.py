@@ -25,6 +25,11 @@ Options (class attributes, or keyword arguments for ablations):
 - ``purge`` (Section 4.3): ``"lazy"`` drops dead composites from a buffer
   when a probe meets one (and rebuilds its indexes on the next probe); ``"eager"`` drops them from every buffer as soon as a source
   tuple expires.  Deletions (negative tuples) are always purged eagerly.
+  No probe reads the buffer of a join without parents (a CN join: its buffer
+  serves deletions and schema changes, which read its alive composites), so
+  under lazy purging these buffers are swept every ``w`` (``_sweep``): a dead
+  composite stays there less than ``w``, at most ``2w`` after it was made, the
+  bound lazy purging gives a probed buffer.
 
 Schema changes (Section 4.4) migrate the mesh (``streamspec.engines.kws.migration``):
 a new relation or edge adds only the operators of the trees that hold it, fed
@@ -108,9 +113,17 @@ class MeshEngine(KwsEngine):
         self._rows: dict = {}            # tid -> Row, alive tuples
         self._expiry: deque = deque()    # rows in arrival order (window model)
         self._arriving = None
+        self._sweep_reset()
         self._build()
 
+    def _sweep_reset(self) -> None:
+        """Lazy purging in the window model: ``_unread`` ({op: None}), the filled buffers
+        no probe reads (``_sweep``), and ``_sweep_at``, the instant of the next sweep."""
+        self._unread = {} if self.purge == "lazy" and self.params.window is not None else None
+        self._sweep_at = 0
+
     def _build(self) -> None:
+        self._sweep_reset()   # the operators are new (also ``rebuild_and_replay``)
         with collector_off():   # millions of operators at |K| = 5, engine tables too
             self._build_ops()
 
@@ -265,6 +278,24 @@ class MeshEngine(KwsEngine):
                     nodes.add((row.relation, row.kbits))
         if nodes:
             self._purge_eager(nodes, t)
+        if t >= self._sweep_at and self._unread:
+            self._sweep(t)
+
+    def _sweep(self, t: int) -> None:
+        """Lazy purging of the buffers no probe reads (joins without parents, the CN
+        joins): their dead composites dropped, every ``w`` (``_advance``).  Readers of
+        these buffers (deletions, schema changes) take only composites alive at ``t``."""
+        self._sweep_at = t + self.params.window
+        unread = self._unread
+        for op in list(unread):
+            out = op.out
+            if out and not op.parents and self._exists(op):
+                alive = [c for c in out if c[0] > t]
+                if len(alive) != len(out):
+                    op.out, op.idx = alive, None
+                if alive:
+                    continue
+            del unread[op]
 
     def _purge_eager(self, nodes: set, t: int) -> None:
         """Eager purging, bottom-up (Section 4.3, Figure 4.5), once tuples of
@@ -393,6 +424,8 @@ class MeshEngine(KwsEngine):
                     _index_into(ix, new, pp, pa, None)
         else:
             op.out, op.idx = list(new), None
+        if not op.parents and self._unread is not None:  # a buffer no probe reads: swept
+            self._unread[op] = None
         if op.cn and results is not None:
             results.extend(self._result(op, c) for c in new)
         for q in op.parents:

@@ -64,8 +64,23 @@ _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(bool)
 _ARRAY = np.ndarray
 _NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
-_SET = object.__setattr__       # how attrs itself sets the fields of a frozen class
 _NEW = object.__new__
+# one-window answer rows as tuples of bools, by the row's bytes (``_row_tuple``):
+# shared by every engine of the process (the tuples are immutable values)
+_ROWS: dict[bytes, tuple] = {}
+_ROWS_KEPT = 256            # distinct rows kept; then the memo starts over
+_ROW_BYTES = 1024           # longer rows (more queries) are not kept
+
+
+def _row_tuple(key: bytes, answers: np.ndarray) -> tuple:
+    """The tuple of bools of the one-row bool array ``answers`` (its bytes:
+    ``key``), remembered in ``_ROWS`` when short."""
+    row = tuple(answers.tolist()[0])    # (no row view: numpy's indexing is cold)
+    if len(key) <= _ROW_BYTES:
+        if len(_ROWS) >= _ROWS_KEPT:
+            _ROWS.clear()
+        _ROWS[key] = row
+    return row
 LATENESS = ("error", "drop")
 
 
@@ -179,11 +194,18 @@ class WindowResult:
         (a bool array's ``tolist``), so the converter is skipped; it is most
         of a one-window call's result cost on cold caches."""
         out = _NEW(cls)
-        _SET(out, "index", index)
-        _SET(out, "start", start)
-        _SET(out, "end", end)
-        _SET(out, "answers", answers)
+        _SET_INDEX(out, index)
+        _SET_START(out, start)
+        _SET_END(out, end)
+        _SET_ANSWERS(out, answers)
         return out
+
+
+# the slots' own setters (a frozen class's fields are set past its __setattr__):
+# calling one skips object.__setattr__'s lookup of the name on the type, a
+# microsecond or two per field on the caches a slide of inserts has just evicted
+_SET_INDEX, _SET_START, _SET_END, _SET_ANSWERS = (
+    WindowResult.__dict__[name].__set__ for name in ("index", "start", "end", "answers"))
 
 
 def validate(batch: EdgeBatch, kind: type, last_t: int | None, lateness: str,
@@ -521,10 +543,17 @@ class ConnectivityEngine:
             # evicted; _of_bools inline (a frame less)
             start = t0 + lo * s
             res = _NEW(WindowResult)
-            _SET(res, "index", lo)
-            _SET(res, "start", start)
-            _SET(res, "end", start + r)
-            _SET(res, "answers", tuple(answers.tolist()[0]))   # (no row view: numpy's indexing is cold)
+            _SET_INDEX(res, lo)
+            _SET_START(res, start)
+            _SET_END(res, start + r)
+            # the row's tuple of bools, made once per distinct row (_ROWS): a
+            # window's answers mostly repeat the window's before, and its bytes
+            # are one object where tolist and tuple make two of nq items
+            key = answers.tobytes()
+            row = _ROWS.get(key)
+            if row is None:
+                row = _row_tuple(key, answers)
+            _SET_ANSWERS(res, row)
             return [res]
         return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]

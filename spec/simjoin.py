@@ -85,6 +85,18 @@ class TopK:
     pairs: tuple = attrs.field(converter=lambda ps: tuple(map(tuple, ps)))
 
 
+def _topk(ts: float, pairs: tuple) -> TopK:
+    """``TopK(ts, pairs)`` for ``pairs`` already a tuple of 4-tuples (the engine
+    results' hot path): the same object without the converter's copy."""
+    out = _NEW(TopK)
+    _SET(out, "ts", ts)
+    _SET(out, "pairs", pairs)
+    return out
+
+
+_NEW, _SET = object.__new__, object.__setattr__
+
+
 def _time(x) -> float | None:
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         return None
@@ -224,7 +236,10 @@ class SimJoinEngine:
         self.dropped_late = 0
         self.closed = False
         self.ids: list = []                 # seq -> external id
-        self._int_ids: set = set()
+        # int ids seen: all are <= _int_hi; the set of them is built from ``ids`` only when an
+        # id <= _int_hi arrives (ids in increasing order, the common case, never need it)
+        self._int_hi: int | None = None
+        self._int_ids: set | None = None
         self._str_ids: set = set()
         self.tokens = TokenNumbering()      # external token -> dense id (first appearance)
         self.token_kind: type | None = None
@@ -290,7 +305,7 @@ class SimJoinEngine:
                     _APPLY, f"Changes with seqs up to {max(max(si), max(sj))}",
                     f"Changes columns: seqs of known records, 0..{len(ids) - 1}",
                     engine=engine_label(self)) from None
-            return [(p, TopK(t, rows[a:b]))
+            return [(p, _topk(t, tuple(rows[a:b])))
                     for p, t, a, b in zip(pos, ts[changes.pos].tolist(), ptr, ptr[1:])]
         if type(changes) not in (list, tuple):
             raise ContractViolation.of(self, _APPLY, changes, _CHANGES)
@@ -394,37 +409,63 @@ class SimJoinEngine:
         if not keep.all() and self.params.lateness == "error":
             i = int(np.flatnonzero(~keep)[0])
             raise OutOfOrder(f"time {tf[i]!r} is earlier than {prev[i]!r}", index=first + i)
-        id_list = ids[keep].tolist()
-        if len(set(id_list)) != len(id_list) or not self._int_ids.isdisjoint(id_list):
-            seen, where = set(), np.flatnonzero(keep)
-            for x, at in zip(id_list, where.tolist()):
-                if x in seen or x in self._int_ids:
-                    raise InvalidRecord(f"duplicate record id {x!r}", index=first + at)
-                seen.add(x)
+        every = bool(keep.all())
+        kid = ids if every else ids[keep]
+        hi = self._int_hi
+        # increasing ids above every id seen (the common case) cannot repeat: no set needed
+        rising = kid.size == 0 or ((hi is None or int(kid[0]) > hi)
+                                   and bool((kid[1:] > kid[:-1]).all()))
+        id_list = kid.tolist()
+        if not rising:
+            known = self._known_ints()
+            if len(set(id_list)) != len(id_list) or not known.isdisjoint(id_list):
+                seen, where = set(), np.flatnonzero(keep)
+                for x, at in zip(id_list, where.tolist()):
+                    if x in seen or x in known:
+                        raise InvalidRecord(f"duplicate record id {x!r}", index=first + at)
+                    seen.add(x)
         # validated
         self._seen += n
-        self.dropped_late += int(n - keep.sum())
+        m = len(id_list)
+        self.dropped_late += n - m
         if self.token_kind is None and tok.size:
             self.token_kind = int
-        sizes = np.diff(ptr)[keep]
-        tok_keep = np.repeat(keep, np.diff(ptr))
-        tok = self.tokens.add_ints(tok[tok_keep])
-        m = len(id_list)
+        sizes = np.diff(ptr)
+        if every and ptr[-1] - ptr[0] == tok.size and bool((sizes >= 0).all()):
+            tok_ptr = ptr.astype(np.int64)
+            if tok_ptr[0]:
+                tok_ptr -= tok_ptr[0]
+            tok = self.tokens.add_ints(tok)
+        else:           # (a tok_ptr that does not fit tok fails here, in numpy, as it always did)
+            tok = self.tokens.add_ints(tok[np.repeat(keep, sizes)])
+            tok_ptr = np.zeros(m + 1, np.int64)
+            np.cumsum(sizes[keep], out=tok_ptr[1:])
         seq = np.arange(len(self.ids), len(self.ids) + m, dtype=np.int64)
         self.ids.extend(id_list)
-        self._int_ids.update(id_list)
-        tk = tf[keep]
+        if m:
+            top = id_list[-1] if rising else max(id_list)
+            self._int_hi = top if hi is None or top > hi else hi
+            if self._int_ids is not None:
+                self._int_ids.update(id_list)
+        tk = tf if every else tf[keep]
         self.index_time = float(tk[-1]) if m else self.index_time
         side = batch.side[keep].astype(np.int64) if two else np.zeros(m, np.int64)
-        prepared = Prepared(np.zeros(m, np.int64), tk, side, seq,
-                            np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), tok)
+        prepared = Prepared(np.zeros(m, np.int64), tk, side, seq, tok_ptr, tok)
         return [topk for _, topk in self._outputs(self._apply(prepared), tk)]
+
+    def _known_ints(self) -> set:
+        """The int ids seen so far, as a set: built from ``ids`` the first time an id
+        that could repeat one arrives (at or below ``_int_hi``), then kept up to date."""
+        if self._int_ids is None:
+            self._int_ids = {int(x) for x in self.ids if not isinstance(x, str)}
+        return self._int_ids
 
     def _validate(self, events: list) -> tuple[list[bool], type | None]:
         two = self.params.join == "rs"
         last = self.index_time
         kind = self.token_kind
         fresh: set = set()
+        hi = self._int_hi           # the largest int id seen, this batch's valid records included
         keep = []
         for n, ev in enumerate(events):
             index = self._seen + n
@@ -472,8 +513,12 @@ class SimJoinEngine:
                 continue
             if isinstance(ev, Record):
                 key = (type(ev.id) is str, ev.id)
-                known = self._str_ids if key[0] else self._int_ids
-                if ev.id in known or key in fresh:
+                if isinstance(ev.id, str):
+                    if ev.id in self._str_ids or key in fresh:
+                        raise InvalidRecord(f"duplicate record id {ev.id!r}", index=index)
+                elif hi is None or int(ev.id) > hi:      # above every int id seen: new
+                    hi = int(ev.id)
+                elif ev.id in self._known_ints() or key in fresh:
                     raise InvalidRecord(f"duplicate record id {ev.id!r}", index=index)
                 fresh.add(key)
             keep.append(True)
@@ -496,8 +541,14 @@ class SimJoinEngine:
                 side[p] = SIDES[ev.side] if ev.side is not None else 0
                 seq[p] = len(self.ids)
                 self.ids.append(ev.id)
-                (self._str_ids if isinstance(ev.id, str) else self._int_ids).add(
-                    ev.id if isinstance(ev.id, str) else int(ev.id))
+                if isinstance(ev.id, str):
+                    self._str_ids.add(ev.id)
+                else:
+                    x = int(ev.id)
+                    if self._int_hi is None or x > self._int_hi:
+                        self._int_hi = x
+                    if self._int_ids is not None:
+                        self._int_ids.add(x)
                 toks.extend(ev.tokens)
             ptr[p + 1] = len(toks)
         dense = (self.tokens.add_strs(toks) if self.token_kind is str

@@ -3,6 +3,7 @@
 
     python -m streamspec.bench.simjoin.figures candidates   # Figure 12(h, i)
     python -m streamspec.bench.simjoin.figures ablations    # Figure 13(a) (measures)
+    python -m streamspec.bench.simjoin.figures ablations-window   # Figure 13(b) (measures)
     python -m streamspec.bench.simjoin.figures stock        # Figure 15
     python -m streamspec.bench.simjoin.figures ksweep       # Figure 12(f)
 
@@ -19,6 +20,10 @@
   ``--sets`` sets or ``--budget`` CPU seconds per point, ``cut`` = ``sample``
   where the budget stopped it); ``--append`` keeps older rows
   (``fig13a-ablations-k.csv``), each with ``commit``, ``machine``, ``load``, ``label``.
+- ``ablations-window``: the same against |W| (``--windows``, default 1e2..1e5) at
+  k = 10 (Figure 13(b); ``fig13b-ablations-w.csv``); ``--fill-budget`` stops a
+  window's fill (``cut`` = ``fill``: the window not full, the rate an upper bound):
+  without the index, filling 1e5 sets costs minutes.
 - ``stock``: the largest stock against |W| at k = 10 and k = 1000
   (``throughput-tweet-k10.csv``, ``throughput-tweet-k1000.csv``) for swoop, scase
   and base, beside the worst case of the minimal stock, k |W| (the paper's dotted
@@ -103,37 +108,56 @@ def candidates(out: str) -> list[dict]:
 
 
 def ablations(out: str, ks: list[int], w: int, sets: int, budget: float, seed: int, append: bool,
-              label: str) -> list[dict]:
-    stream = tweet_like(w + sets, seed=seed)
+              label: str, fill_budget: float | None = None) -> list[dict]:
+    """Figure 13(a): swoop and its ablations against k at |W| = ``w``."""
+    return _ablations(out, [(w, k) for k in ks], ("w", w), "k", sets, budget, seed, append, label,
+                      fill_budget, "fig13a-ablations-k",
+                      f"Figure 13(a): SWOOP and its ablations against k, TWEET-like, |W| = {w}")
+
+
+def ablations_window(out: str, windows: list[int], k: int, sets: int, budget: float, seed: int,
+                     append: bool, label: str, fill_budget: float | None = None) -> list[dict]:
+    """Figure 13(b): swoop and its ablations against |W| at ``k``."""
+    return _ablations(out, [(w, k) for w in windows], ("k", k), "w", sets, budget, seed, append,
+                      label, fill_budget, "fig13b-ablations-w",
+                      f"Figure 13(b): SWOOP and its ablations against |W|, TWEET-like, k = {k}")
+
+
+def _ablations(out: str, points: list[tuple[int, int]], fixed: tuple[str, int], x: str, sets: int,
+               budget: float, seed: int, append: bool, label: str, fill_budget: float | None,
+               name: str, title: str) -> list[dict]:
+    """Measure each ablation at each ``(w, k)`` of ``points`` on one TWEET-like stream,
+    keep the rows in ``name``.csv and plot the newest row per engine and ``x`` among
+    the rows at ``fixed`` (column, value) in ``name``.png."""
+    stream = tweet_like(max(w for w, _ in points) + sets, seed=seed)
     rows = []
-    for k in ks:
+    for w, k in points:
         for engine in ABLATIONS:
             load0 = load()
-            row = measure(engine, stream, w, k, sets, budget)
+            row = measure(engine, stream, w, k, sets, budget, fill_budget=fill_budget)
             row.update(generator="tweet", commit=commit(), machine=machine(), load=f"{load0}-{load()}",
                        label=label)
             print(row, flush=True)
             rows.append(row)
-    path = os.path.join(out, "fig13a-ablations-k.csv")
+    path = os.path.join(out, f"{name}.csv")
     if append:
         rows = append_csv(rows, path)
     else:
         write_csv(rows, path)
     last = {}
     for r in rows:
-        if r["w"] == w:
-            last[(r["engine"], r["k"])] = r
-    rows = sorted(last.values(), key=lambda r: (ABLATIONS.index(r["engine"]), r["k"]))
+        if r[fixed[0]] == fixed[1]:
+            last[(r["engine"], r[x])] = r
+    rows = sorted(last.values(), key=lambda r: (ABLATIONS.index(r["engine"]), r[x]))
     fig, (a, b) = _axes(2)
-    _lines(a, rows, "k", "sets_per_s", ABLATIONS)
-    _lines(b, rows, "k", "precandidates_per_set", ABLATIONS)
+    _lines(a, rows, x, "sets_per_s", ABLATIONS)
+    _lines(b, rows, x, "precandidates_per_set", ABLATIONS)
     a.set_ylabel("sets / s (CPU)"), b.set_ylabel("pre-candidates per set")
     for ax in (a, b):
-        ax.set_xlabel("k"), ax.legend(fontsize=8)
-    fig.suptitle(f"Figure 13(a): SWOOP and its ablations against k, TWEET-like, |W| = {w} "
-                 "(loaded shared machine; circled: time budget hit)", fontsize=9)
+        ax.set_xlabel("k" if x == "k" else "window size |W| (sets)"), ax.legend(fontsize=8)
+    fig.suptitle(f"{title} (circled: time budget hit)", fontsize=9)
     fig.tight_layout()
-    fig.savefig(os.path.join(out, "fig13a-ablations-k.png"), dpi=120)
+    fig.savefig(os.path.join(out, f"{name}.png"), dpi=120)
     return rows
 
 
@@ -202,10 +226,15 @@ def ksweep(out: str, w: int = 1000) -> list[dict]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("figure", choices=("candidates", "ablations", "stock", "ksweep"))
+    ap.add_argument("figure", choices=("candidates", "ablations", "ablations-window", "stock", "ksweep"))
     ap.add_argument("--out", default=os.path.join("bench", "results", "simjoin"))
     ap.add_argument("--ks", default="10,100,1000", help="ablations: the k values")
     ap.add_argument("--window", type=int, default=10_000, help="ablations: |W|")
+    ap.add_argument("--windows", default="100,1000,10000,100000", help="ablations-window: the |W| values")
+    ap.add_argument("--k", type=int, default=10, help="ablations-window: k")
+    ap.add_argument("--fill-budget", type=float, default=None,
+                    help="ablations, ablations-window: CPU seconds to fill a window at most "
+                         "(then cut = fill: the window not full, the rate an upper bound)")
     ap.add_argument("--sets", type=int, default=20_000, help="ablations: sets measured per point at most")
     ap.add_argument("--budget", type=float, default=20.0, help="ablations: CPU seconds per point at most")
     ap.add_argument("--seed", type=int, default=1)
@@ -217,7 +246,11 @@ def main(argv=None) -> int:
         rows = candidates(args.out)
     elif args.figure == "ablations":
         rows = ablations(args.out, [int(k) for k in args.ks.split(",")], args.window, args.sets,
-                         args.budget, args.seed, args.append, args.label)
+                         args.budget, args.seed, args.append, args.label, args.fill_budget)
+    elif args.figure == "ablations-window":
+        rows = ablations_window(args.out, [int(w) for w in args.windows.split(",")], args.k,
+                                args.sets, args.budget, args.seed, args.append, args.label,
+                                args.fill_budget)
     elif args.figure == "ksweep":
         rows = ksweep(args.out)
     else:

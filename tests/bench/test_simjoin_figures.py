@@ -70,3 +70,18 @@ def test_candidates_and_stock_figures(tmp_path):
     by_k = figures.ksweep(str(tmp_path))          # only the k = 10 file here
     assert [(r["engine"], r["k"]) for r in by_k] == [(e, 10) for e in figures.SYSTEMS]
     assert (tmp_path / "fig12f-k.png").stat().st_size > 0
+
+
+def test_ablations_against_the_window(tmp_path):
+    plotted = figures.ablations_window(str(tmp_path), [50, 100], 3, 60, budget=30.0, seed=5,
+                                       append=False, label="t")
+    assert (tmp_path / "fig13b-ablations-w.png").stat().st_size > 0
+    assert {(r["engine"], r["w"]) for r in plotted} == {(e, w) for e in figures.ABLATIONS
+                                                        for w in (50, 100)}
+    assert all(r["k"] == 3 and r["sets"] == 60 and r["cut"] == "" for r in plotted)
+    noindex = {r["w"]: r["precandidates_per_set"] for r in plotted if r["engine"] == "swoop-noindex"}
+    assert noindex[100] > noindex[50]           # without the index: every window set
+    again = figures.ablations_window(str(tmp_path), [100], 3, 60, budget=30.0, seed=5,
+                                     append=True, label="t2")
+    assert len(list(csv.DictReader(open(tmp_path / "fig13b-ablations-w.csv")))) == 12
+    assert {r["label"] for r in again if r["w"] == 100} == {"t2"}

@@ -142,13 +142,15 @@ class BaseEngine(SimJoinEngine):
 
     @property
     def stats(self) -> dict:
-        """Pairs in S now and at most, pairs inserted (the paper's candidates of Base) and
-        window sets a new set was paired with (its pre-candidates, Section 7.1)."""
+        """Pairs in S now and at most, pairs inserted (the paper's candidates of Base),
+        window sets a new set was paired with (its pre-candidates, Section 7.1) and pairs
+        whose overlap was computed (``verified``: Base merges every pre-candidate's tokens
+        in full, so the same count)."""
         if not self.compiled:
             return {}
         m = self.meta
         return {"stock": int(m[K.NS]), "max_stock": int(m[K.MAX_STOCK]), "candidates": int(m[K.INSERTED]),
-                "precandidates": int(m[K.PRECAND])}
+                "precandidates": int(m[K.PRECAND]), "verified": int(m[K.PRECAND])}
 
     def _apply_plain(self, prep):
         p = self.params

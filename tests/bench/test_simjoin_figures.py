@@ -85,3 +85,12 @@ def test_ablations_against_the_window(tmp_path):
                                      append=True, label="t2")
     assert len(list(csv.DictReader(open(tmp_path / "fig13b-ablations-w.csv")))) == 12
     assert {r["label"] for r in again if r["w"] == 100} == {"t2"}
+
+
+def test_base_counts_every_window_set_as_paired_and_verified():
+    b = tweet_like(300, seed=6)
+    row = throughput.measure("base", b, 100, 3, 150, budget=60.0)
+    # every new set meets each of the 99 other sets of the 100-set window, and Base
+    # merges each such pair in full
+    assert row["precandidates_per_set"] == row["verified_per_set"] == 99
+    assert 0 < row["candidates_per_set"] <= 100

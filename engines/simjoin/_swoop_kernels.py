@@ -43,8 +43,10 @@ as 15-20% of the time; calls stay at 30 arguments or fewer (CPython passes
 more as one tuple, which numba cannot inline).
 
 The index's cache misses (list rows of the new and the expiring set's
-tokens, list tails in the arena) are requested ahead with a software
-prefetch (``streamspec.engines._prefetch``); it changes no result.
+tokens, list tails in the arena, and the record rows a list scan meets,
+``AHEAD`` entries before it reaches them: at |W| = 1e6 the record ring is
+tens of MB) are requested ahead with a software prefetch
+(``streamspec.engines._prefetch``); it changes no result.
 
 Flags select the ablations of the paper's Figure 13 and the SCase
 competitor: ``use_index`` (off: scan the whole window newest first),
@@ -76,6 +78,7 @@ SEQ_MASK = (1 << 30) - 1
 PTR, LEN, SIDE, MARK, HITS = range(5)
 REC_COLS = 5
 SMALL_SORT = 32
+AHEAD = 12         # list entries between a record row's prefetch and its use
 
 
 @njit(cache=True, inline="always")
@@ -180,10 +183,13 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
             thr[n_thr] = th
             n_thr += 1
             v = -1             # #{E.e < ej} (Theorem 2), walked down as ej falls
-            for x in range(lists[key, END] - 1, lists[key, HEAD] - 1, -1):
+            head = lists[key, HEAD]
+            for x in range(lists[key, END] - 1, head - 1, -1):
                 ej = a_e[x]
                 if ej <= th:
                     break
+                if x - AHEAD >= head:            # the record row a few entries on
+                    prefetch_row(rec, a_rec[x - AHEAD] & rmask)
                 nj = a_rec[x]
                 lj = nj & rmask
                 scanned += 1

@@ -97,6 +97,22 @@ def _topk(ts: float, pairs: tuple) -> TopK:
 _NEW, _SET = object.__new__, object.__setattr__
 
 
+_SMALL = 64       # below this many items a Python loop over the list beats numpy's per-call cost
+
+
+def _rising(items: list, a: np.ndarray, strict: bool) -> bool:
+    """``items`` (= ``a.tolist()``) increasing (``strict``) or non-decreasing."""
+    if len(items) < _SMALL:
+        return all(x < y for x, y in zip(items, items[1:])) if strict else \
+            all(x <= y for x, y in zip(items, items[1:]))
+    return bool((a[1:] > a[:-1]).all() if strict else (a[1:] >= a[:-1]).all())
+
+
+def _least(items: list, a: np.ndarray):
+    """``min(items)`` for ``items`` = ``a.tolist()``, not empty."""
+    return min(items) if len(items) < _SMALL else a.min()
+
+
 def _time(x) -> float | None:
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)):
         return None
@@ -364,13 +380,12 @@ class SimJoinEngine:
             if len(ptr) != k + 1 or len(sj) != rows or len(c.score) != rows \
                     or len(c.end) != rows:
                 why = "len(ptr) == len(pos) + 1 and seq_i, seq_j, score, end of one length"
-            elif k and (pos[0] < 0 or pos[-1] >= n
-                        or (k > 1 and not all(a < b for a, b in zip(pos, pos[1:])))):
+            elif k and (pos[0] < 0 or pos[-1] >= n or not _rising(pos, c.pos, True)):
                 why = f"positions increasing, each in 0..{n - 1}"
-            elif ptr[0] != 0 or ptr[-1] != rows or (
-                    k > 1 and not all(a <= b for a, b in zip(ptr, ptr[1:]))):
+            elif ptr[0] != 0 or ptr[-1] != rows or not _rising(ptr, c.ptr, False):
                 why = f"ptr non-decreasing from 0 to the {rows} rows"
-            elif rows and (min(si) < 0 or min(sj) < 0):    # (too large: _outputs' IndexError)
+            elif rows and (_least(si, c.seq_i) < 0 or _least(sj, c.seq_j) < 0):
+                # (too large: _outputs' IndexError)
                 why = f"seqs of known records, 0..{len(self.ids) - 1}"
             else:
                 return pos, ptr, si, sj

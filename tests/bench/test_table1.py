@@ -60,3 +60,18 @@ def test_scaling_and_headline_check():
     assert T.split_engines(",".join(T.ENGINES)) == list(T.ENGINES)
     got = {(c["against"]): (c["ratio"], c["met"]) for c in T.check(rows)}
     assert got == {"rwc": (7.0, True), "dtree": (90.0, False)}
+
+
+def test_windows_feeds_the_window_plus_slides_without_budget():
+    from streamspec.bench.connectivity.generators import Stream, timestamps, workload
+    from streamspec.spec.connectivity import Params
+    tiny = attrs.evolve(T.DATASETS["YG"], vertices=500, edges=6_000, beta=2.5, whisker=0)
+    u, v = T.make_arrays(tiny, 1.0, seed=1)
+    stream = Stream(u, v, timestamps(len(u), T.RATE), "tiny")
+    params = Params(r=20, s=5, workload=workload(stream, 5, seed=0, top=50))
+    # window 2,000 edges, slide 500: three slides past the window are three windows, each
+    # triggering piece fed whole, however small the budget
+    m, note = T.measure_point("msf", stream, params, 2_000, 1e-9, windows=3, slide_edges=500)
+    assert note.startswith("WINDOWS: prefix of 3500 edges")
+    assert (m.n_edges, m.n_windows, m.truncated) == (3_500, 3, False)
+    assert m.steady_edges == 1_500 and m.steady_seconds > 0

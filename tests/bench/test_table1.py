@@ -75,3 +75,17 @@ def test_windows_feeds_the_window_plus_slides_without_budget():
     assert note.startswith("WINDOWS: prefix of 3500 edges")
     assert (m.n_edges, m.n_windows, m.truncated) == (3_500, 3, False)
     assert m.steady_edges == 1_500 and m.steady_seconds > 0
+
+
+def test_a_slow_calibration_is_checked_on_the_longer_prefix(monkeypatch):
+    from streamspec.bench.connectivity.generators import Stream, timestamps, workload
+    from streamspec.spec.connectivity import Params
+    tiny = attrs.evolve(T.DATASETS["YG"], vertices=500, edges=6_000, beta=2.5, whisker=0)
+    u, v = T.make_arrays(tiny, 1.0, seed=1)
+    stream = Stream(u, v, timestamps(len(u), T.RATE), "tiny")
+    params = Params(r=20, s=5, workload=workload(stream, 5, seed=0, top=50))
+    # a calibration that says 1 edge/s (a burst on the machine): the fill of 2,000 edges
+    # would be "2,000 s", but the 20,000-edge prefix measured next shows it fits the budget
+    monkeypatch.setattr(T, "_calibrate", lambda *a: 1.0)
+    m, note = T.measure_point("msf", stream, params, 2_000, 60.0)
+    assert note == "" and m.n_edges == 6_000 and m.n_windows >= 5

@@ -55,7 +55,7 @@ on a calibration prefix first; an engine that cannot fill the window within
 budget, reaches no window and so has no latency (the paper's X) and its
 throughput is that of the fill (inserts only); the others stop once past
 ``budget`` + the estimated fill with a window answered, their numbers from
-the windows reached.  Both are marked ``SAMPLED`` in ``method`` and hollow in
+the windows reached.  Both are marked ``SAMPLED`` in ``method`` and hatched in
 the plots.  An engine whose rate falls as its window fills (D-Tree) outruns
 the estimate and is stopped after its first window, which has no expiry and
 so says nothing of the steady windows: ``--windows N`` feeds it the window

@@ -239,6 +239,11 @@ class SimJoinEngine:
     a pair that is not four numbers, unknown seqs) is a ``ContractViolation``.
     """
 
+    # the largest int id seen (see __init__); an engine unpickled from a version
+    # before it existed (a stream checkpoint) holds its int ids in _int_ids only,
+    # and takes _int_hi from them on its first batch (_hi_of_old_state)
+    _int_hi: int | None = None
+
     problem: ClassVar[str] = PROBLEM
     name: ClassVar[str]
     exact: ClassVar[bool] = True
@@ -427,6 +432,8 @@ class SimJoinEngine:
         every = bool(keep.all())
         kid = ids if every else ids[keep]
         hi = self._int_hi
+        if hi is None and self._int_ids:
+            hi = self._hi_of_old_state()
         # increasing ids above every id seen (the common case) cannot repeat: no set needed
         rising = kid.size == 0 or ((hi is None or int(kid[0]) > hi)
                                    and bool((kid[1:] > kid[:-1]).all()))
@@ -468,6 +475,12 @@ class SimJoinEngine:
         prepared = Prepared(np.zeros(m, np.int64), tk, side, seq, tok_ptr, tok)
         return [topk for _, topk in self._outputs(self._apply(prepared), tk)]
 
+    def _hi_of_old_state(self) -> int:
+        """``_int_hi`` of an engine pickled before it existed: the largest of the int
+        ids its ``_int_ids`` holds (there every int id seen)."""
+        self._int_hi = max(self._int_ids)
+        return self._int_hi
+
     def _known_ints(self) -> set:
         """The int ids seen so far, as a set: built from ``ids`` the first time an id
         that could repeat one arrives (at or below ``_int_hi``), then kept up to date."""
@@ -481,6 +494,8 @@ class SimJoinEngine:
         kind = self.token_kind
         fresh: set = set()
         hi = self._int_hi           # the largest int id seen, this batch's valid records included
+        if hi is None and self._int_ids:
+            hi = self._hi_of_old_state()
         keep = []
         for n, ev in enumerate(events):
             index = self._seen + n

@@ -57,3 +57,18 @@ def test_increasing_ids_keep_no_set_until_one_could_repeat():
     with pytest.raises(InvalidRecord) as err:
         list(engine.process([Record(14, [1], 0), Record(np.int64(5), [1], 0)]))
     assert err.value.index == 9
+
+
+def test_an_engine_pickled_before_the_largest_id_was_kept_still_finds_duplicates():
+    engine = OracleEngine(Params(k=2, w=10))
+    list(engine.process(batch([3, 5, 9])))
+    old = pickle.loads(pickle.dumps(engine))
+    del old.__dict__["_int_hi"]                 # the state an older version pickled:
+    old._int_ids = {3, 5, 9}                    # every int id in the set, no largest id
+    with pytest.raises(InvalidRecord, match="duplicate record id 9") as err:
+        list(old.process(batch([10, 9])))
+    assert err.value.index == 4 and old.ids == [3, 5, 9]
+    with pytest.raises(InvalidRecord, match="duplicate record id 5"):
+        list(old.process([Record(5, [1], 0)]))
+    list(old.process(batch([10, 11])))
+    assert old._int_hi == 11 and old.ids == [3, 5, 9, 10, 11]

@@ -85,6 +85,9 @@ class TopK:
     pairs: tuple = attrs.field(converter=lambda ps: tuple(map(tuple, ps)))
 
 
+_NEW, _SET = object.__new__, object.__setattr__
+
+
 def _topk(ts: float, pairs: tuple) -> TopK:
     """``TopK(ts, pairs)`` for ``pairs`` already a tuple of 4-tuples (the engine
     results' hot path): the same object without the converter's copy."""
@@ -92,9 +95,6 @@ def _topk(ts: float, pairs: tuple) -> TopK:
     _SET(out, "ts", ts)
     _SET(out, "pairs", pairs)
     return out
-
-
-_NEW, _SET = object.__new__, object.__setattr__
 
 
 _SMALL = 64       # below this many items a Python loop over the list beats numpy's per-call cost
@@ -238,11 +238,6 @@ class SimJoinEngine:
     a result of another shape (not a list, positions out of order or range,
     a pair that is not four numbers, unknown seqs) is a ``ContractViolation``.
     """
-
-    # the largest int id seen (see __init__); an engine unpickled from a version
-    # before it existed (a stream checkpoint) holds its int ids in _int_ids only,
-    # and takes _int_hi from them on its first batch (_hi_of_old_state)
-    _int_hi: int | None = None
 
     problem: ClassVar[str] = PROBLEM
     name: ClassVar[str]
@@ -432,8 +427,6 @@ class SimJoinEngine:
         every = bool(keep.all())
         kid = ids if every else ids[keep]
         hi = self._int_hi
-        if hi is None and self._int_ids:
-            hi = self._hi_of_old_state()
         # increasing ids above every id seen (the common case) cannot repeat: no set needed
         rising = kid.size == 0 or ((hi is None or int(kid[0]) > hi)
                                    and bool((kid[1:] > kid[:-1]).all()))
@@ -475,11 +468,14 @@ class SimJoinEngine:
         prepared = Prepared(np.zeros(m, np.int64), tk, side, seq, tok_ptr, tok)
         return [topk for _, topk in self._outputs(self._apply(prepared), tk)]
 
-    def _hi_of_old_state(self) -> int:
-        """``_int_hi`` of an engine pickled before it existed: the largest of the int
-        ids its ``_int_ids`` holds (there every int id seen)."""
-        self._int_hi = max(self._int_ids)
-        return self._int_hi
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling (engines' ``__getstate__`` return their ``__dict__``, trimmed).  An
+        engine pickled before ``_int_hi`` existed (a stream checkpoint of 235c162's parent
+        or older) holds every int id seen in ``_int_ids``: its largest is ``_int_hi``."""
+        self.__dict__.update(state)
+        if "_int_hi" not in state:
+            ints = state.get("_int_ids")
+            self._int_hi = max(ints) if ints else None
 
     def _known_ints(self) -> set:
         """The int ids seen so far, as a set: built from ``ids`` the first time an id
@@ -494,8 +490,6 @@ class SimJoinEngine:
         kind = self.token_kind
         fresh: set = set()
         hi = self._int_hi           # the largest int id seen, this batch's valid records included
-        if hi is None and self._int_ids:
-            hi = self._hi_of_old_state()
         keep = []
         for n, ev in enumerate(events):
             index = self._seen + n

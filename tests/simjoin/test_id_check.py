@@ -62,9 +62,11 @@ def test_increasing_ids_keep_no_set_until_one_could_repeat():
 def test_an_engine_pickled_before_the_largest_id_was_kept_still_finds_duplicates():
     engine = OracleEngine(Params(k=2, w=10))
     list(engine.process(batch([3, 5, 9])))
-    old = pickle.loads(pickle.dumps(engine))
-    del old.__dict__["_int_hi"]                 # the state an older version pickled:
-    old._int_ids = {3, 5, 9}                    # every int id in the set, no largest id
+    state = dict(pickle.loads(pickle.dumps(engine)).__dict__)
+    del state["_int_hi"]                        # the state an older version pickled:
+    state["_int_ids"] = {3, 5, 9}               # every int id in the set, no largest id
+    old = OracleEngine.__new__(OracleEngine)
+    old.__setstate__(state)                     # what pickle.loads does with that state
     with pytest.raises(InvalidRecord, match="duplicate record id 9") as err:
         list(old.process(batch([10, 9])))
     assert err.value.index == 4 and old.ids == [3, 5, 9]

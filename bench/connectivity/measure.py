@@ -131,8 +131,13 @@ class Measurement:
     def throughput(self) -> float:
         """Edges per second: end to end, or the steady-state rate when truncated."""
         if self.truncated:
-            return self.steady_edges / self.steady_seconds if self.steady_seconds else float("nan")
+            return self.steady_throughput
         return self.n_edges / self.seconds if self.seconds else float("nan")
+
+    @property
+    def steady_throughput(self) -> float:
+        """Edges per second from the first window's trigger on (the fill left out)."""
+        return self.steady_edges / self.steady_seconds if self.steady_seconds else float("nan")
 
     @property
     def whole_stream_seconds(self) -> float:

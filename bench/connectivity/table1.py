@@ -457,8 +457,7 @@ def run_dataset(d: Dataset, scale: float, engines, budget: float, seed: int, scr
         after = os.getloadavg()[0]
         row = m.row()
         if note.startswith("WINDOWS"):       # a prefix run to its end: the steady rate, as budgeted rows
-            row["throughput_eps"] = round(m.steady_edges / m.steady_seconds, 1) \
-                if m.steady_seconds else float("nan")
+            row["throughput_eps"] = round(m.steady_throughput, 1)
         sampled = bool(note) or m.truncated
         row = {"dataset": d.key, "engine": name, "build": row["build"], "scale": f"{scale:.6g}",
                "beta": d.beta, "whisker": d.whisker,

@@ -300,14 +300,12 @@ class CsvFiles:
         return CsvFiles(self.schema, in_tasks)
 
     def __call__(self, path: str, shown: str | None = None) -> None:
-        if self.in_tasks:
-            seen = (path, self.schema, _identity(path))
-            if seen in _CHECKED:
-                return
-            check_file(path, "csv", self.schema, shown)
-            _CHECKED.add(seen)
+        seen = (path, self.schema, _identity(path)) if self.in_tasks else None
+        if seen in _CHECKED:
             return
         check_file(path, "csv", self.schema, shown)
+        if seen is not None:
+            _CHECKED.add(seen)
 
     def suspect_files(self, pdf) -> list[str]:
         """Every ``_file`` of a micro-batch's rows when the tasks check, in order."""

@@ -81,6 +81,8 @@ def _row_tuple(key: bytes, answers: np.ndarray) -> tuple:
             _ROWS.clear()
         _ROWS[key] = row
     return row
+
+
 LATENESS = ("error", "drop")
 
 

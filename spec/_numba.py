@@ -42,7 +42,7 @@ import numba
 from numba.core import caching, sigutils
 from numba.core.compiler_lock import global_compiler_lock
 
-__all__ = ["njit", "cache_root"]
+__all__ = ["njit", "cache_root", "entry_point"]
 
 PACKAGE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -120,10 +120,10 @@ def _lock_path(dispatcher) -> str | None:
 
 def _one_compile(dispatcher) -> None:
     """Make ``dispatcher.compile`` look up and compile under the kernel's file lock."""
-    compile_ = dispatcher.compile
+    compile_ = getattr(dispatcher, "compile", None)
     lock = _lock_path(dispatcher)
-    if lock is None:
-        return
+    if compile_ is None or lock is None:
+        return                      # the plain function (NUMBA_DISABLE_JIT), or no cache
 
     @functools.wraps(compile_)
     def compile(sig):
@@ -161,3 +161,18 @@ def njit(*args, **options):
         _one_compile(dispatcher)
         return dispatcher
     return decorate
+
+
+def entry_point(dispatcher, *argtypes):
+    """``dispatcher`` compiled for ``argtypes`` (numba types), as the compiled
+    function itself; without the JIT (``NUMBA_DISABLE_JIT``) the plain function.
+
+    Calling it skips numba's dispatcher, which types every argument and looks
+    the signature up before each call: a few microseconds a call, more on the
+    caches a slide of inserts has just evicted (a window's triggering call,
+    issue 28).  The caller must pass exactly these types (arrays of that dtype
+    and dimension; a layout ``A`` type takes any strides)."""
+    compile_ = getattr(dispatcher, "compile", None)
+    if compile_ is None:
+        return dispatcher
+    return compile_(tuple(argtypes))

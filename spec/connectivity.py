@@ -48,6 +48,7 @@ import attrs
 import numpy as np
 
 from streamspec.spec._connectivity_kernels import feed_int64
+from streamspec.spec._numba import entry_point
 from streamspec.spec.engine import validation_units
 from streamspec.spec.errors import (AdHocUnavailable, ContractViolation, InvalidParameter,
                                     InvalidRecord, MalformedRecord, NoWindowYet, OutOfOrder,
@@ -65,11 +66,24 @@ _BOOL = np.dtype(bool)
 _ARRAY = np.ndarray
 _NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
 _NEW = object.__new__
+_FEED: list = []            # feed_int64 compiled for _feed_int64's argument types (_feed_entry)
 # one-window answer rows as tuples of bools, by the row's bytes (``_row_tuple``):
 # shared by every engine of the process (the tuples are immutable values)
 _ROWS: dict[bytes, tuple] = {}
 _ROWS_KEPT = 256            # distinct rows kept; then the memo starts over
 _ROW_BYTES = 1024           # longer rows (more queries) are not kept
+
+
+def _feed_entry():
+    """``feed_int64`` compiled for the arguments ``_feed_int64`` passes (1-d int64
+    columns of any strides, its own C-contiguous ``out``), skipping numba's
+    dispatcher on every call (``spec._numba.entry_point``)."""
+    if not _FEED:
+        from numba import types
+        col, i64 = types.int64[:], types.int64
+        _FEED.append(entry_point(feed_int64, col, col, col, i64, types.boolean, col, i64,
+                                 types.int64[::1]))
+    return _FEED[0]
 
 
 def _row_tuple(key: bytes, answers: np.ndarray) -> tuple:
@@ -464,8 +478,8 @@ class ConnectivityEngine:
             last = t0               # an edge before the origin: the general path raises
         out = np.empty(5 * n, dtype=np.int64)
         # (the table read directly: a method call is a frame on a cold cache)
-        status, fresh, last_t = feed_int64(u, v, t, 0 if last is None else last,
-                                           last is not None, ids._direct, ids.size, out)
+        status, fresh, last_t = (_FEED[0] if _FEED else _feed_entry())(
+            u, v, t, 0 if last is None else last, last is not None, ids._direct, ids.size, out)
         if status != -1:
             return None
         self._seen += n

@@ -44,6 +44,7 @@ import numpy as np
 from streamspec.engines.connectivity import _msf_kernels as kernels
 from streamspec.engines.connectivity import _msf_layout as layout
 from streamspec.engines.connectivity import _msf_link_cut_kernels as link_cut
+from streamspec.spec._numba import entry_point
 from streamspec.spec.connectivity import ConnectivityEngine
 
 _MIN_CAPACITY = 64
@@ -54,20 +55,15 @@ _ENTRY: list = []       # msf_run's compiled entry point for the engine's own ar
 def _msf_entry():
     """``kernels.msf_run`` compiled for the arguments ``_run`` passes (``V``, ``st``
     and ``Q`` C-contiguous int64, any 1-d int64 edge columns, any bool rows), as
-    the compiled function itself: calling it skips numba's dispatcher, which
-    types every argument and looks the signature up before each call, 4-5 us
-    of a window's triggering call on the caches a slide has just evicted
-    (issue 28; the kernel itself takes ~2 us there).  Without the JIT
-    (``NUMBA_DISABLE_JIT``) it is the plain function."""
+    the compiled function itself (``spec._numba.entry_point``): calling it skips
+    numba's dispatcher, which types every argument and looks the signature up
+    before each call, 4-5 us of a window's triggering call on the caches a
+    slide has just evicted (issue 28; the kernel itself takes ~2 us there)."""
     if not _ENTRY:
-        compile_ = getattr(kernels.msf_run, "compile", None)
-        if compile_ is None:
-            _ENTRY.append(kernels.msf_run)
-        else:
-            from numba import types
-            i64 = types.int64
-            _ENTRY.append(compile_((i64[:, ::1], i64[::1], i64[:], i64[:], i64[:], i64[:, ::1],
-                                    types.boolean[:, :], i64, i64)))
+        from numba import types
+        i64 = types.int64
+        _ENTRY.append(entry_point(kernels.msf_run, i64[:, ::1], i64[::1], i64[:], i64[:], i64[:],
+                                  i64[:, ::1], types.boolean[:, :], i64, i64))
     return _ENTRY[0]
 
 

@@ -37,3 +37,36 @@ def feed_int64(u, v, t, last_t, check_last, table, size, out):
     if nf < 0:
         return -2, 0, before
     return -1, nf, before
+
+
+@njit(cache=True)
+def feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh):
+    """``feed_int64`` for a one-edge batch, into three one-element columns
+    ``gu``, ``gv``, ``gt`` (dense u, dense v, time) and ``fresh`` (length 2),
+    which the caller reuses from call to call (``ConnectivityEngine.retains_columns``):
+    a window's trigger then makes no array.  Same returns, same numbering as
+    ``feed_int64`` (fresh ids in increasing value); unless done, nothing has
+    changed."""
+    ti = t[0]
+    if check_last and ti < last_t:
+        return 0, 0, last_t
+    a = u[0]
+    b = v[0]
+    cap = table.size
+    if a < 0 or a >= cap or b < 0 or b >= cap:
+        return -2, 0, ti
+    nf = 0
+    if table[a] == -1:
+        fresh[0] = a
+        nf = 1
+    if table[b] == -1 and b != a:
+        fresh[nf] = b
+        nf += 1
+    if nf == 2 and fresh[1] < fresh[0]:
+        fresh[0], fresh[1] = fresh[1], fresh[0]
+    for k in range(nf):
+        table[fresh[k]] = size + k
+    gu[0] = table[a]
+    gv[0] = table[b]
+    gt[0] = ti
+    return -1, nf, ti

@@ -47,7 +47,7 @@ from typing import ClassVar, Iterable, Iterator
 import attrs
 import numpy as np
 
-from streamspec.spec._connectivity_kernels import feed_int64
+from streamspec.spec._connectivity_kernels import feed_int64, feed_one
 from streamspec.spec._numba import entry_point
 from streamspec.spec.engine import validation_units
 from streamspec.spec.errors import (AdHocUnavailable, ContractViolation, InvalidParameter,
@@ -66,7 +66,7 @@ _BOOL = np.dtype(bool)
 _ARRAY = np.ndarray
 _NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
 _NEW = object.__new__
-_FEED: list = []            # feed_int64 compiled for _feed_int64's argument types (_feed_entry)
+_FEED: list = []            # feed_int64, feed_one compiled for _feed_int64's arguments (_feed_entry)
 # one-window answer rows as tuples of bools, by the row's bytes (``_row_tuple``):
 # shared by every engine of the process (the tuples are immutable values)
 _ROWS: dict[bytes, tuple] = {}
@@ -75,15 +75,15 @@ _ROW_BYTES = 1024           # longer rows (more queries) are not kept
 
 
 def _feed_entry():
-    """``feed_int64`` compiled for the arguments ``_feed_int64`` passes (1-d int64
-    columns of any strides, its own C-contiguous ``out``), skipping numba's
-    dispatcher on every call (``spec._numba.entry_point``)."""
+    """``feed_int64`` and ``feed_one`` compiled for the arguments ``_feed_int64``
+    passes (1-d int64 columns of any strides, its own C-contiguous buffers),
+    skipping numba's dispatcher on every call (``spec._numba.entry_point``)."""
     if not _FEED:
         from numba import types
-        col, i64 = types.int64[:], types.int64
-        _FEED.append(entry_point(feed_int64, col, col, col, i64, types.boolean, col, i64,
-                                 types.int64[::1]))
-    return _FEED[0]
+        col, own, i64, flag = types.int64[:], types.int64[::1], types.int64, types.boolean
+        _FEED.append(entry_point(feed_int64, col, col, col, i64, flag, col, i64, own))
+        _FEED.append(entry_point(feed_one, col, col, col, i64, flag, col, i64, own, own, own, own))
+    return _FEED
 
 
 def _row_tuple(key: bytes, answers: np.ndarray) -> tuple:
@@ -310,12 +310,25 @@ class ConnectivityEngine:
     integers), or a ``_connected`` answer that is not a bool, are a
     ``ContractViolation`` naming the hook; exceptions raised inside a hook
     pass through untouched.
+
+    ``_run``'s ``u``, ``v``, ``t`` are int64 arrays the engine may keep
+    (``retains_columns``, the default).  An engine whose ``_run`` keeps no
+    reference to them once it returns (copies what it stores) may set
+    ``retains_columns = False``: with ``hold_back=False`` a one-edge call
+    (each window's trigger) then hands it one-element columns the driver
+    reuses from call to call, so the triggering call makes no array; numpy's
+    allocation and slicing cost several microseconds there, on the caches
+    the slide before it evicted.
     """
 
     problem: ClassVar[str] = PROBLEM
     name: ClassVar[str]
     exact: ClassVar[bool] = True
     description: ClassVar[str]
+    retains_columns: ClassVar[bool] = True
+    # the reused one-edge columns (u, v, t, fresh ids) when not retains_columns
+    # and eager; the class default covers engines pickled before they existed
+    _one_edge: tuple | None = None
 
     def __init__(self, params: Params, *, hold_back: bool = True):
         if not isinstance(params, Params):
@@ -332,6 +345,8 @@ class ConnectivityEngine:
         self._seen = 0
         self._pending = _NO_EDGES
         self._fused = False
+        if not (self.hold_back or self.retains_columns):
+            self._one_edge = tuple(np.empty(k, dtype=np.int64) for k in (1, 1, 1, 2))
         if params.vertex_type is not None:
             self._init_vertices(params.vertex_type)
 
@@ -476,17 +491,32 @@ class ConnectivityEngine:
         ids, last, t0 = self.vertices, self.last_t, self.params.t0
         if t0 is not None and (last is None or last < t0):
             last = t0               # an edge before the origin: the general path raises
-        out = np.empty(5 * n, dtype=np.int64)
+        feed = _FEED or _feed_entry()
+        one = self._one_edge if n == 1 else None
         # (the table read directly: a method call is a frame on a cold cache)
-        status, fresh, last_t = (_FEED[0] if _FEED else _feed_entry())(
-            u, v, t, 0 if last is None else last, last is not None, ids._direct, ids.size, out)
-        if status != -1:
-            return None
+        if one is None:
+            out = np.empty(5 * n, dtype=np.int64)
+            status, fresh, last_t = feed[0](u, v, t, 0 if last is None else last,
+                                            last is not None, ids._direct, ids.size, out)
+            if status != -1:
+                return None
+            if fresh:
+                ids.numbered(out[3 * n:3 * n + fresh])
+            gu, gv, gt = out[:n], out[n:2 * n], out[2 * n:3 * n]
+        else:
+            # a one-edge call of an engine that keeps none of its hook's
+            # columns: the columns are the engine's own, reused (retains_columns)
+            gu, gv, gt, new = one
+            status, fresh, last_t = feed[1](u, v, t, 0 if last is None else last,
+                                            last is not None, ids._direct, ids.size, gu, gv, gt,
+                                            new)
+            if status != -1:
+                return None
+            if fresh:
+                ids.numbered(new[:fresh])
         self._seen += n
-        if fresh:
-            ids.numbered(out[3 * n:3 * n + fresh])
         if self.hold_back:
-            return self._accept(out[:n], out[n:2 * n], out[2 * n:3 * n], last_t)
+            return self._accept(gu, gv, gt, last_t)
         # eager: nothing is pending between calls (_evaluate's eager branch),
         # so the edges go to the hook as they are, with the windows due
         # (SlidingWindows.due_before, inline)
@@ -497,7 +527,7 @@ class ConnectivityEngine:
         upto = (last_t - end0) // w.s + 1 if last_t >= end0 else 0
         if upto < lo:
             upto = lo
-        answers = self._run(out[:n], out[n:2 * n], out[2 * n:3 * n], upto)
+        answers = self._run(gu, gv, gt, upto)
         self.next_window = upto
         return self._results(lo, upto, answers) if upto > lo else []
 

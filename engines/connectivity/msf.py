@@ -72,6 +72,7 @@ class MsfEngine(ConnectivityEngine):
 
     name = "msf"
     exact = True
+    retains_columns = False         # the kernel reads the edges into the records, keeps none
     description = ("maximum spanning forest keyed by edge time, Q(a, b) iff the oldest edge "
                    "on their forest path is in the window (numba)")
 

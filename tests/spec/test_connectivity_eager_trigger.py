@@ -164,3 +164,37 @@ def test_reused_one_edge_columns_number_fresh_ids_as_the_general_path_and_surviv
     for edge in edges[4:]:
         resumed += list(copy.process(_batch([edge])))
     assert resumed + copy.flush() == expected[done:]
+
+
+class _KeepsColumns(OracleEngine):
+    """Keeps the very arrays ``_run`` is handed until a window falls due, then
+    applies them: right under the default ``retains_columns``, wrong if it
+    claimed otherwise (the driver overwrites them on the next one-edge call)."""
+
+    name = "oracle-keeps-columns"
+
+    def _start(self):
+        super()._start()
+        self._held = []
+
+    def _run(self, u, v, t, upto):
+        self._held.append((u, v, t))
+        if upto == self.next_window:
+            return np.zeros((0, len(self.queries)), dtype=bool)
+        held, self._held = self._held, []
+        return super()._run(*(np.concatenate(c) for c in zip(*held)), upto)
+
+
+def test_the_suite_catches_an_engine_that_keeps_its_columns_but_says_it_does_not():
+    from streamspec.conformance.connectivity import Case, check
+    params = Params(r=3, s=1, workload=[(1, 2), (2, 3), (1, 3)])
+    edges = [Edge(1, 2, 0), Edge(2, 3, 1), Edge(3, 4, 2), Edge(1, 5, 3), Edge(5, 6, 4),
+             Edge(2, 3, 6), Edge(1, 3, 7)]
+    case = Case(params, edges, [1] * len(edges))
+
+    class Claims(_KeepsColumns):
+        retains_columns = False
+
+    assert check(_KeepsColumns, case) is None
+    problem = check(Claims, case)
+    assert problem is not None and "hold_back=False" in problem.message

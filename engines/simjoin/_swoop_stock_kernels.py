@@ -178,42 +178,65 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
     scan would keep all of ``E[:start]`` (on the TWEET-like stream at |W| =
     1e4 that skips about 52 of the 91 entries it compared).
 
-    E is compacted in the same pass (``rd`` reads, ``u`` is the logical
-    position).  A deleted pair sits in S after ``S[u+k-1]``, so S is only
-    marked (``dead``, all zero between calls) during the scan and compacted
-    once at the end: ``px`` is the physical position of ``S[u+k-1]``, and the
-    binary search for a pair still works on the marked, sorted array.  (One
-    shift of S per deleted pair was a fifth of the kernel's time.)"""
+    ``rd`` reads E, ``u`` is the logical position (entries kept so far), ``px``
+    the physical position of ``S[u+k-1]``.  A deleted pair sits in S after
+    the ``S[px]`` of its time, so the deleted pairs ``px`` has not passed yet
+    all lie beyond it: they are kept in ``dead[dp:nd]`` (their positions in E)
+    in S order, and when ``px`` steps on, ``S[px]`` is deleted iff it is the
+    first of them (a pair's ``(seq_i, seq_j)`` is unique in the stock).  So no
+    pair's place in S is searched (a binary search per deleted pair, with
+    unpredictable branches, was most of the cleanup's time).  E is not moved
+    during the scan: a deleted entry is marked by ``e_i = ~seq_i`` (set
+    numbers are non-negative) and both arrays are compacted once at the end,
+    S by walking its deleted pairs in order from the first one's place."""
     n = ns
     rd = start
     u = start
     px = start + k - 1
-    first = ns
+    nd = 0
+    dp = 0
+    first_rd = ns
     while u + k - 1 < n and e_e[rd] <= max_e:
         if s_before(s_sc[px], s_e[px], s_i[px], s_j[px], e_sc[rd], e_e[rd], e_i[rd], e_j[rd]):
-            # E[rd] sorts after S[px]: its place in S is beyond px
-            pos = _stock_rank(s_sc, s_e, s_i, s_j, px + 1, ns, e_sc[rd], e_e[rd], e_i[rd], e_j[rd])
-            dead[pos] = 1
-            first = min(first, pos)
+            # E[rd] sorts after S[px]: its place in S is beyond px; keep dead[dp:nd] in S order
+            y = nd
+            while y > dp:
+                d = dead[y - 1]
+                if not s_before(e_sc[rd], e_e[rd], e_i[rd], e_j[rd], e_sc[d], e_e[d], ~e_i[d], e_j[d]):
+                    break
+                dead[y] = d
+                y -= 1
+            dead[y] = rd
+            nd += 1
+            e_i[rd] = ~e_i[rd]
+            if first_rd == ns:
+                first_rd = rd
             n -= 1
         else:
-            if rd != u:
-                e_sc[u], e_e[u], e_i[u], e_j[u] = e_sc[rd], e_e[rd], e_i[rd], e_j[rd]
             u += 1
             px += 1
-            while px < ns and dead[px]:
+            while dp < nd and px < ns and s_i[px] == ~e_i[dead[dp]] and s_j[px] == e_j[dead[dp]]:
                 px += 1
+                dp += 1
         rd += 1
-    if rd != u:
-        for y in range(rd, ns):
-            z = u + y - rd
-            e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
-    z = first
-    for y in range(first, ns):
-        if dead[y]:
-            dead[y] = 0
+    if nd == 0:
+        return n
+    d = dead[0]       # the first deleted pair in S order: S before it stays
+    pos = _stock_rank(s_sc, s_e, s_i, s_j, start + k, ns, e_sc[d], e_e[d], ~e_i[d], e_j[d])
+    z = pos
+    dq = 0
+    for y in range(pos, ns):
+        if dq < nd and s_i[y] == ~e_i[dead[dq]] and s_j[y] == e_j[dead[dq]]:
+            dq += 1
         else:
-            s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
+            if z != y:
+                s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
+            z += 1
+    z = first_rd
+    for y in range(first_rd, ns):
+        if e_i[y] >= 0:
+            if z != y:
+                e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
             z += 1
     return n
 

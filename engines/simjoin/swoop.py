@@ -75,7 +75,7 @@ class SwoopEngine(SimJoinEngine):
         self.faulted = 0                         # arena entries touched (below: faulted in)
         self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
         self.e = [a.copy() for a in self.s]
-        self.s_dead = np.zeros(64, np.uint8)     # cleanup scratch, all zero between calls
+        self.s_dead = np.zeros(64, _I8)          # cleanup scratch: the deleted pairs (positions in E)
         self.top_i = np.empty(self.params.k, _I8)
         self.top_j = np.empty(self.params.k, _I8)
         self.pc, self.pce, self.pclb = np.empty(64, _I8), np.empty(64, _F8), np.empty(64, _F8)
@@ -129,7 +129,7 @@ class SwoopEngine(SimJoinEngine):
         need = int(m[K.NS]) + window
         self.s = [_grow(a, need) for a in self.s]
         self.e = [_grow(a, need) for a in self.e]
-        self.s_dead = _grow(self.s_dead, need, fill=0)
+        self.s_dead = _grow(self.s_dead, need)
         self.pc, self.pce, self.pclb = (_grow(a, window) for a in (self.pc, self.pce, self.pclb))
         self.c = [_grow(a, window) for a in self.c]
         self.c_ord = _grow(self.c_ord, window)

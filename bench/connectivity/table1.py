@@ -62,6 +62,24 @@ so says nothing of the steady windows: ``--windows N`` feeds it the window
 plus ``N`` slides with no budget instead (``WINDOWS`` in ``method``,
 throughput the steady rate from the first trigger on).
 
+**Full-size prefixes (``--prefix-edges N``).**  A point is measured over a
+prefix of its stream only (the first window plus the slides its budget
+reaches), and ``_fill`` draws the edges i.i.d. chunk by chunk from one
+generator, so the first ``N`` edges of the FULL-size stream can be drawn
+without the rest: ``--prefix-edges N`` runs every dataset at scale 1 (Table 1's
+``|V|`` as the id space, the paper's window of 3M edges and slide of 150K) and
+generates only the first ``N`` edges, the same edges as the full stream's first
+``N`` (each chunk is drawn at its full-stream size and cut).  Whiskers: their
+positions and hooks are drawn over the full ``|E|`` as in the full stream and
+only the whisker edges at positions below ``N`` are kept; their fresh ids start
+at ``|V|`` (the full stream starts them at its largest id + 1, the same when the
+id space's last id occurs); a path's first edge whose hook lies beyond the
+prefix is left a core edge (counted in the echo).  ``beta`` is the fitted one
+(fitted at the scaled size: no BFS fit on a prefix); ``stats`` describes the
+prefix as a graph.  Rows go to ``table1-prefix-*`` files (``--tag``, default
+``prefix`` with ``--prefix-edges``), ``prefix_edges`` column and ``PREFIX`` in
+``method``.
+
 Commands (``python -m streamspec.bench.connectivity.table1 ...``):
 ``generate``, ``fit``, ``stats``, ``run``, ``plot``, ``check``; ``all`` does
 generate, stats, run, plot and check for the datasets named by ``--datasets``.
@@ -174,7 +192,10 @@ def chung_lu_endpoints(rng: np.random.Generator, k: int, n: int, beta: float) ->
 
 
 def _fill(d: Dataset, sh: dict, seed: int, u: np.ndarray, v: np.ndarray) -> None:
-    """Draw the core's endpoints into ``u``, ``v`` (chunk by chunk), self-loops redrawn."""
+    """Draw the core's endpoints into ``u``, ``v`` (chunk by chunk), self-loops redrawn.
+
+    ``u`` may be shorter than ``sh["edges"]`` (a prefix): every chunk is still drawn at its
+    size in the full stream and cut, so the prefix is the full stream's first ``len(u)``."""
     from streamspec.bench.connectivity.generators import GRAPH500, _scale, rmat_endpoints
     rng = np.random.default_rng(seed)
     n = sh["ids"]
@@ -184,7 +205,7 @@ def _fill(d: Dataset, sh: dict, seed: int, u: np.ndarray, v: np.ndarray) -> None
     else:
         permutation = rng.permutation(n).astype(np.int64)
     for lo in range(0, len(u), CHUNK):
-        k = min(CHUNK, len(u) - lo)
+        k = min(CHUNK, sh["edges"] - lo)
         if d.model == "rmat":
             a, b = rmat_endpoints(rng, k, scale, GRAPH500, 0.1)
             a, b = permutation[a] % n, permutation[b] % n
@@ -195,19 +216,24 @@ def _fill(d: Dataset, sh: dict, seed: int, u: np.ndarray, v: np.ndarray) -> None
         while loops.size:
             b[loops] = rng.integers(0, n, loops.size)
             loops = loops[a[loops] == b[loops]]
-        u[lo:lo + k], v[lo:lo + k] = a, b
+        take = min(k, len(u) - lo)
+        u[lo:lo + take], v[lo:lo + take] = a[:take], b[:take]
 
 
 def _whiskers(d: Dataset, sh: dict, seed: int, u: np.ndarray, v: np.ndarray) -> None:
     """Two paths of ``d.whisker`` edges on fresh ids, hooked to the endpoints of two random
-    edges, written over ``2 * whisker`` random positions of the stream (``|E|`` unchanged)."""
+    edges, written over ``2 * whisker`` random positions of the stream (``|E|`` unchanged).
+
+    A prefix (``len(u) < sh["edges"]``): positions and hooks drawn over the full stream, the
+    whisker edges below ``len(u)`` kept, fresh ids from ``sh["ids"]``, a hook edge whose hook
+    is beyond the prefix left a core edge.  Returns the number of whisker edges written."""
     if d.whisker <= 0:
-        return
+        return 0
     rng = np.random.default_rng(seed + 1)
-    m = len(u)
+    m, kept = sh["edges"], len(u)
     positions = np.sort(rng.choice(m, 2 * d.whisker, replace=False))
-    hooks = [int(u[i]) for i in rng.integers(0, m, 2)]
-    fresh = int(max(u.max(), v.max())) + 1
+    hooks = [int(u[i]) if i < kept else -1 for i in rng.integers(0, m, 2)]
+    fresh = int(max(u.max(), v.max())) + 1 if kept == m else sh["ids"]
     eu, ev = [], []
     for hook in hooks:
         prev = hook
@@ -216,20 +242,26 @@ def _whiskers(d: Dataset, sh: dict, seed: int, u: np.ndarray, v: np.ndarray) -> 
             ev.append(fresh)
             prev, fresh = fresh, fresh + 1
     order = rng.permutation(len(eu))
-    u[positions] = np.asarray(eu, np.int64)[order]
-    v[positions] = np.asarray(ev, np.int64)[order]
+    eu, ev = np.asarray(eu, np.int64)[order], np.asarray(ev, np.int64)[order]
+    keep = (positions < kept) & (eu >= 0)
+    u[positions[keep]] = eu[keep]
+    v[positions[keep]] = ev[keep]
+    return int(keep.sum())
 
 
-def make_arrays(d: Dataset, scale: float = 1.0, seed: int = 0, out: Path | None = None):
-    """``(u, v)`` of dataset ``d`` at ``scale``: in memory, or ``.npy`` files under ``out``."""
+def make_arrays(d: Dataset, scale: float = 1.0, seed: int = 0, out: Path | None = None,
+                prefix: int | None = None):
+    """``(u, v)`` of dataset ``d`` at ``scale``: in memory, or ``.npy`` files under ``out``;
+    ``prefix``: only the first ``prefix`` edges of that stream (the same edges)."""
     sh = shape(d, scale)
+    m = sh["edges"] if prefix is None else min(prefix, sh["edges"])
     if out is None:
-        u = np.empty(sh["edges"], np.int64)
-        v = np.empty(sh["edges"], np.int64)
+        u = np.empty(m, np.int64)
+        v = np.empty(m, np.int64)
     else:
         out.mkdir(parents=True, exist_ok=True)
-        u = np.lib.format.open_memmap(out / "u.npy.tmp", "w+", np.int64, (sh["edges"],))
-        v = np.lib.format.open_memmap(out / "v.npy.tmp", "w+", np.int64, (sh["edges"],))
+        u = np.lib.format.open_memmap(out / "u.npy.tmp", "w+", np.int64, (m,))
+        v = np.lib.format.open_memmap(out / "v.npy.tmp", "w+", np.int64, (m,))
     _fill(d, sh, seed, u, v)
     _whiskers(d, sh, seed, u, v)
     if out is not None:
@@ -242,27 +274,36 @@ def make_arrays(d: Dataset, scale: float = 1.0, seed: int = 0, out: Path | None 
     return u, v
 
 
-def stream_dir(d: Dataset, scale: float, seed: int, scratch: Path) -> Path:
-    return scratch / f"{d.key}-beta{d.beta:g}-w{d.whisker}-x{scale:.6g}-seed{seed}"
+def stream_dir(d: Dataset, scale: float, seed: int, scratch: Path,
+               prefix: int | None = None) -> Path:
+    tail = "" if prefix is None else f"-prefix{prefix}"
+    return scratch / f"{d.key}-beta{d.beta:g}-w{d.whisker}-x{scale:.6g}-seed{seed}{tail}"
 
 
 def load_arrays(path: Path):
     return tuple(np.asarray(np.load(path / f"{c}.npy", mmap_mode="r")) for c in "uv")
 
 
-def stream_of(d: Dataset, scale: float, seed: int, scratch: Path, echo=print):
-    """The ``Stream`` of ``d`` (generated into ``scratch`` unless already there)."""
+def stream_of(d: Dataset, scale: float, seed: int, scratch: Path, echo=print,
+              prefix: int | None = None):
+    """The ``Stream`` of ``d`` (generated into ``scratch`` unless already there); ``prefix``:
+    its first ``prefix`` edges only."""
     from streamspec.bench.connectivity.generators import Stream, timestamps
-    where = stream_dir(d, scale, seed, scratch)
+    where = stream_dir(d, scale, seed, scratch, prefix)
     if (where / "v.npy").exists():
         u, v = load_arrays(where)
     else:
         started = time.process_time()
-        u, v = make_arrays(d, scale, seed, where)
+        u, v = make_arrays(d, scale, seed, where, prefix)
+        whiskers = ""
+        if prefix is not None and d.whisker:
+            whiskers = (f", whisker edges in the prefix "
+                        f"{int(np.sum(np.maximum(u, v) >= shape(d, scale)['ids']))}")
         echo(f"  generated {d.key} x{scale:.4g}: {len(u):,} edges in "
-             f"{time.process_time() - started:.1f} CPU s -> {where}")
+             f"{time.process_time() - started:.1f} CPU s{whiskers} -> {where}")
     desc = (f"{d.key}-shaped {'R-MAT (Graph500)' if d.model == 'rmat' else 'Chung-Lu'} "
-            f"beta={d.beta:g} whisker={d.whisker} scale={scale:.4g} seed={seed}")
+            f"beta={d.beta:g} whisker={d.whisker} scale={scale:.4g} seed={seed}"
+            + ("" if prefix is None else f" prefix={len(u)}"))
     return Stream(u, v, timestamps(len(u), RATE), desc)
 
 
@@ -421,6 +462,7 @@ def measure_point(name: str, stream, params, window_edges: int, budget: float, e
     return m, ""
 
 
+PREFIX_FIELDS = ["prefix_edges", "table_edges"]
 FIELDS = ["dataset", "engine", "build", "scale", "beta", "whisker", "stream_edges", "ids", "window_edges",
           "slide_edges", "r", "s", "queries", "edges_fed", "windows", "total_s",
           "throughput_eps", "p50_ms", "p95_ms", "p99_ms", "sampled", "budget_s", "commit",
@@ -437,13 +479,13 @@ def cpu_mhz() -> str:
 
 
 def run_dataset(d: Dataset, scale: float, engines, budget: float, seed: int, scratch: Path,
-                out: Path, echo=print, windows: int = 0) -> list[dict]:
+                out: Path, echo=print, windows: int = 0, prefix: int | None = None) -> list[dict]:
     from streamspec.spec.connectivity import Params
 
     from streamspec.bench import pipeline_util
     from streamspec.bench.connectivity.generators import workload
     from streamspec.bench.connectivity.measure import warm_up
-    stream = stream_of(d, scale, seed, scratch, echo)
+    stream = stream_of(d, scale, seed, scratch, echo, prefix)
     sh = shape(d, scale)
     params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, QUERIES, seed=seed, top=1000))
     window_edges = sh["r"] * RATE
@@ -469,11 +511,16 @@ def run_dataset(d: Dataset, scale: float, engines, budget: float, seed: int, scr
                "sampled": sampled, "budget_s": budget, "commit": code,
                "load1_before": round(before, 2), "load1_after": round(after, 2),
                "cpu_mhz": cpu_mhz(), "method": f"{note + '; ' if note else ''}{m.method}"}
+        if prefix is not None:
+            row["prefix_edges"] = len(stream)
+            row["table_edges"] = d.edges
+            row["method"] = (f"PREFIX: the first {len(stream):,} edges of the full-size "
+                             f"{d.edges:,}-edge stream (|V| {sh['ids']:,}); {row['method']}")
         rows.append(row)
         echo(f"  {d.key} {name:34s} {row['throughput_eps']:14,.0f} edges/CPU-s P95 {row['p95_ms']:10.3f} "
              f"P99 {row['p99_ms']:10.3f} ms ({row['windows']} windows{', SAMPLED' if sampled else ''}"
              f", load {before:.1f}-{after:.1f})")
-        append(out, rows[-1:])
+        append(out, rows[-1:], FIELDS + PREFIX_FIELDS if prefix is not None else FIELDS)
     return rows
 
 
@@ -568,11 +615,13 @@ def plots(csv_path: Path) -> list[Path]:
     with open(csv_path, newline="") as handle:
         rows = list(csv.DictReader(handle))
     loads = sorted(_f(r["load1_before"]) for r in rows) + sorted(_f(r["load1_after"]) for r in rows)
-    what = (f"Table 1-shaped streams, window 3M x scale edges, slide 150K x scale, 100 queries "
+    prefixed = any(r.get("prefix_edges") for r in rows)
+    what = (f"{'First edges of full-size ' if prefixed else ''}"
+            f"Table 1-shaped streams, window 3M x scale edges, slide 150K x scale, 100 queries "
             f"(top-1000 degree), CPU clock, through process(); commit "
             f"{', '.join(sorted({r['commit'] for r in rows}))}; load {min(loads):g}-{max(loads):g}")
-    fig7 = csv_path.with_name("table1-fig7.png")
-    fig8 = csv_path.with_name("table1-fig8.png")
+    fig7 = csv_path.with_name(csv_path.name.replace("fig7-8.csv", "fig7.png"))
+    fig8 = csv_path.with_name(csv_path.name.replace("fig7-8.csv", "fig8.png"))
     plot(rows, fig7, [("throughput_eps", "throughput (edges/CPU-s)")], "Figure 7: " + what)
     plot(rows, fig8, [("p95_ms", "P95 window latency (ms)"), ("p99_ms", "P99 window latency (ms)")],
          "Figure 8: " + what)
@@ -650,13 +699,15 @@ STATS_FIELDS = ["dataset", "name", "model", "beta", "whisker", "scale", "ids", "
                 "vertices", "table_edges", "edges", "avg_degree", "max_degree", "top1pct_share",
                 "largest_cc_share", "table_ad", "avg_distance", "ad_sources", "table_diameter",
                 "diameter_lb", "cpu_s", "load1", "commit"]
+PREFIX_STATS_FIELDS = STATS_FIELDS + ["prefix_edges"]
 CHECK_FIELDS = ["dataset", "bic", "against", "metric", "ratio", "required", "met", "bic_value",
                 "other_value", "other_sampled"]
 
 
-def stats_row(d: Dataset, scale: float, seed: int, scratch: Path, sources: int, echo=print):
+def stats_row(d: Dataset, scale: float, seed: int, scratch: Path, sources: int, echo=print,
+              prefix: int | None = None):
     from streamspec.bench import pipeline_util
-    stream = stream_of(d, scale, seed, scratch, echo)
+    stream = stream_of(d, scale, seed, scratch, echo, prefix)
     started = time.process_time()
     st = graph_stats(stream.u, stream.v, sources, seed)
     sh = shape(d, scale)
@@ -667,6 +718,8 @@ def stats_row(d: Dataset, scale: float, seed: int, scratch: Path, sources: int, 
            "table_diameter": "" if d.diameter is None else d.diameter,
            "cpu_s": round(time.process_time() - started, 1), "load1": pipeline_util.load(),
            "commit": pipeline_util.commit(), **st}
+    if prefix is not None:      # the statistics are the prefix's, as a graph of its own
+        row["prefix_edges"] = len(stream)
     echo(f"  stats {d.key} x{scale:.4g}: |V| {st['vertices']:,} (table {d.vertices * scale:,.0f}) "
          f"|E| {st['edges']:,} AD {st['avg_distance']} (table {d.ad or '-'}) D>={st['diameter_lb']} "
          f"(table {d.diameter or '-'}) max deg {st['max_degree']:,} top-1% share "
@@ -708,6 +761,12 @@ def arguments(argv=None):
                                      "/tmp/streamspec-table1)")
     p.add_argument("--out-dir", default=str(RESULTS))
     p.add_argument("--keep", action="store_true", help="keep generated streams after the run")
+    p.add_argument("--prefix-edges", type=int, default=None,
+                   help="full-size streams (scale 1, the paper's window and slide), only their "
+                        "first N edges generated and run")
+    p.add_argument("--tag", default=None,
+                   help="results files table1-TAG-*.csv/png (default: 'prefix' with "
+                        "--prefix-edges, none otherwise)")
     return p.parse_args(argv)
 
 
@@ -718,28 +777,34 @@ def main(argv=None) -> int:
     keys = [k.strip().upper() for k in args.datasets.split(",") if k.strip()]
     fitted = load_fit(out / "table1-fit.json")
     echo = lambda s: print(s, flush=True)   # noqa: E731
-    fig_csv = out / "table1-fig7-8.csv"
+    tag = args.tag if args.tag is not None else ("prefix" if args.prefix_edges else "")
+    base = f"table1-{tag}-" if tag else "table1-"
+    fig_csv = out / f"{base}fig7-8.csv"
+    prefix = args.prefix_edges
     if args.command == "table":
         echo(markdown(out))
         return 0
     for key in keys:
         d = parameters(DATASETS[key], fitted)
-        scale = scale_of(d, args.max_edges)
+        scale = 1.0 if prefix else scale_of(d, args.max_edges)
         if args.command == "fit":
+            if prefix:
+                raise SystemExit("fit runs on whole streams, not with --prefix-edges")
             got = fit(d, scale, args.seed, steps=args.fit_steps, echo=echo)
             fitted[key] = got
             (out / "table1-fit.json").write_text(json.dumps(fitted, indent=1) + "\n")
             continue
         if args.command in ("generate", "all"):
-            stream_of(d, scale, args.seed, scratch, echo)
+            stream_of(d, scale, args.seed, scratch, echo, prefix)
         if args.command in ("stats", "all"):
-            append(out / "table1-stats.csv", [stats_row(d, scale, args.seed, scratch,
-                                                        args.sources, echo)], STATS_FIELDS)
+            append(out / f"{base}stats.csv", [stats_row(d, scale, args.seed, scratch,
+                                                        args.sources, echo, prefix)],
+                   PREFIX_STATS_FIELDS if prefix else STATS_FIELDS)
         if args.command in ("run", "all"):
             run_dataset(d, scale, split_engines(args.engines), args.budget,
-                        args.seed, scratch, fig_csv, echo, args.windows)
+                        args.seed, scratch, fig_csv, echo, args.windows, prefix)
             if not args.keep:
-                where = stream_dir(d, scale, args.seed, scratch)
+                where = stream_dir(d, scale, args.seed, scratch, prefix)
                 for f in where.glob("*.npy"):
                     f.unlink()
     if args.command in ("plot", "all", "run") and fig_csv.exists():
@@ -748,7 +813,7 @@ def main(argv=None) -> int:
     if args.command in ("check", "all", "run") and fig_csv.exists():
         with open(fig_csv, newline="") as handle:
             verdicts = check(list(csv.DictReader(handle)))
-        path = out / "table1-headline.csv"
+        path = out / f"{base}headline.csv"
         with open(path, "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=CHECK_FIELDS)
             writer.writeheader()

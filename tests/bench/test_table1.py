@@ -89,3 +89,30 @@ def test_a_slow_calibration_is_checked_on_the_longer_prefix(monkeypatch):
     monkeypatch.setattr(T, "_calibrate", lambda *a: 1.0)
     m, note = T.measure_point("msf", stream, params, 2_000, 60.0)
     assert note == "" and m.n_edges == 6_000 and m.n_windows >= 5
+
+
+def test_a_prefix_is_the_full_streams_first_edges(monkeypatch):
+    # chunks of 1,000 edges: the 2,500-edge prefix cuts the third chunk, which is still drawn
+    # at its full-stream size (1,000) so the generator stays in step
+    monkeypatch.setattr(T, "CHUNK", 1_000)
+    for model in ("chunglu", "rmat"):
+        tiny = attrs.evolve(T.DATASETS["YG"], vertices=300, edges=6_000, beta=2.5, whisker=40,
+                            model=model)
+        u, v = T.make_arrays(tiny, 1.0, seed=5)
+        assert max(u.max(), v.max()) == 300 + 79          # every core id occurs: fresh from 300
+        pu, pv = T.make_arrays(tiny, 1.0, seed=5, prefix=2_500)
+        assert len(pu) == 2_500
+        whisker = np.flatnonzero(v[:2_500] >= 300)
+        assert whisker.size > 0                           # some whisker edges fall in the prefix
+        same = np.ones(2_500, bool)
+        # a path's first edge hangs on a hook drawn over the whole stream: beyond the prefix
+        # it is unknown there and the core edge stays (at most one per path)
+        hooked = whisker[u[whisker] < 300]
+        hooked = hooked[(pu[hooked] != u[hooked]) | (pv[hooked] != v[hooked])]
+        same[hooked] = False
+        assert hooked.size <= 2
+        assert np.array_equal(pu[same], u[:2_500][same]) and np.array_equal(pv[same], v[:2_500][same])
+        core = attrs.evolve(tiny, whisker=0)
+        cu, cv = T.make_arrays(core, 1.0, seed=5, prefix=2_500)
+        fu, fv = T.make_arrays(core, 1.0, seed=5)
+        assert np.array_equal(cu, fu[:2_500]) and np.array_equal(cv, fv[:2_500])

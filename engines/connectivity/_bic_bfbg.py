@@ -17,7 +17,7 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines.connectivity._bic_layout import (B_EP, E_CNT, H_USED, F_PARENT, F_SIZE, HF_HEAD,
-    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, T_SMALL, ALL_ONES, ZERO, at)
+    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, EBNEXT, F_EP, T_SMALL, ALL_ONES, ZERO, at)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -119,7 +119,7 @@ def index_pairs(st, V, E, H, y):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _add_bits(st, V, E, M, H, x, y, a, hi):
+def _add_bits(st, V, E, M, H, BH, x, y, a, hi):
     """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new)."""
     e = _find_pair(V, E, H, x, y)
     if e < 0:
@@ -130,6 +130,10 @@ def _add_bits(st, V, E, M, H, x, y, a, hi):
         M[e, :] = ZERO
         E[e, ENEXT] = V[at(y, HF_HEAD)]
         V[at(y, HF_HEAD)] = e
+        fe = st[F_EP]                   # x's list (heads of past chunks are stale)
+        h = BH[x]
+        E[e, EBNEXT] = h & 0xFFFFFFFF if (h >> 32) == fe else -1
+        BH[x] = (fe << 32) | e
         if V[at(y, F_SIZE)] > T_SMALL:
             pair_put(H, x, y, e)
             st[H_USED] += 1
@@ -137,7 +141,7 @@ def _add_bits(st, V, E, M, H, x, y, a, hi):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def register(st, V, E, M, H, w, y, j):
+def register(st, V, E, M, H, BH, w, y, j):
     """First appearance of ``w`` in F (root ``y``) at snapshot index ``j``:
     one upward walk in B gives w's root in every ``b[k]``, ``j <= k <= L(w)``
     (TR Section 6.3, augmented UFTs; the edge-label derivation is correct with self-loops)."""
@@ -151,7 +155,7 @@ def register(st, V, E, M, H, w, y, j):
         lo = 1 if par == -1 else lab + 1
         a = max(lo, j)
         if a <= hi:
-            _add_bits(st, V, E, M, H, x, y, a, hi)
+            _add_bits(st, V, E, M, H, BH, x, y, a, hi)
         if par == -1 or lab < j:
             return
         hi = lab

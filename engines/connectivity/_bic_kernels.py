@@ -24,12 +24,13 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch
-from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move)
+from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move,
+    _find_pair)
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
     prereduce_step, link_last_slot)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
-    H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
-    CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, U_STAMP, U_PARENT,
+    H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, SEARCH, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
+    CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, ENEXT, EBNEXT, U_STAMP, U_PARENT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE, N_V, at)
 
 
@@ -55,13 +56,13 @@ def rollover(st, V, C, H):
 
 
 @njit(cache=True, _nrt=False)
-def settle(st, V, U, A, W, C, E, M, H, K):
+def settle(st, V, U, A, W, C, E, M, H, BH, K):
     """``_settle`` on the engine's ``(vcap, 8)`` records (called from Python)."""
-    return _settle(st, V.reshape(V.shape[0] * N_V), U, A, W, C, E, M, H, K)
+    return _settle(st, V.reshape(V.shape[0] * N_V), U, A, W, C, E, M, H, BH, K)
 
 
 @njit(cache=True, _nrt=False)
-def _settle(st, V, U, A, W, C, E, M, H, K):
+def _settle(st, V, U, A, W, C, E, M, H, BH, K):
     """Finish a deferred rollover: build B from the completed chunk's edges,
     then register the new chunk's vertices that F took in meanwhile, each at
     the snapshot index of its first appearance with its current F-root (what
@@ -81,7 +82,7 @@ def _settle(st, V, U, A, W, C, E, M, H, K):
             C[CP, e] = C[CP, old + e]
         st[COUNT] = n_new
         st[C_OLD] = -1
-        st[U_EP] += 1                     # U stamps mark vertices already replayed
+        _next_u_epoch(st, U)              # U stamps mark vertices already replayed
         st[REPLAY] = 0 if st[B_NV] > 0 and n_new > 0 else -1
     if st[REPLAY] < 0:
         return 0
@@ -96,9 +97,20 @@ def _settle(st, V, U, A, W, C, E, M, H, K):
             if U[w, U_STAMP] != ep:
                 U[w, U_STAMP] = ep
                 if j <= K - 1:
-                    register(st, V, E, M, H, w, f_find(V, w), j)
+                    register(st, V, E, M, H, BH, w, f_find(V, w), j)
     st[REPLAY] = -1
     return 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _next_u_epoch(st, U):
+    """A fresh stamp for ``U`` (int32): up to two searches per pending query
+    take one each, so past 2**31 the stamps are cleared and restart at 1."""
+    st[U_EP] += 1
+    if st[U_EP] >= 0x7FFFFFFF:
+        U[:, U_STAMP] = 0
+        st[U_EP] = 1
+    return st[U_EP]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -136,12 +148,67 @@ def _bfbg_node(U, node, vcap, ep):
     return _u_find(U, U[node, U_PARENT], ep)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _valid_pair(V, E, M, H, x, y, word, bit):
+    """The stored BFBG edge ``(x_B, y_F)`` of F-root ``y`` holds ``j`` (False
+    proves nothing: a duplicate pair left by a move may hold it)."""
+    e = _find_pair(V, E, H, x, y)
+    return e >= 0 and E[e, EB] == x and E[e, EF] == y and (M[e, word] >> bit) & ONE != 0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit):
+    """Breadth-first search of the BFBG at ``j`` (edges whose index set holds
+    ``j``) from node ``src`` for node ``dst`` (a B-node, or ``vcap +`` an
+    F-root), reading F-roots' lists (``HF_HEAD``) and B-nodes' lists (``BH``):
+    1 found, 0 not joined (``src``'s component read to its end), -1 gave up
+    after ``st[SEARCH]`` edges (``Q``, its queue, holds one more).  A node
+    met on the other side from ``dst`` is first looked up with it in the pair
+    index (``_valid_pair``): a path into a large component often ends in one
+    edge of a long list."""
+    ep = _next_u_epoch(st, U)
+    fe = st[F_EP]
+    U[src, U_STAMP] = ep
+    Q[0] = src
+    head = 0
+    tail = 1
+    reads = 0
+    while head < tail:
+        n = Q[head]
+        head += 1
+        if n >= vcap:
+            e = V[at(n - vcap, HF_HEAD)]
+        else:
+            h = BH[n]
+            e = h & 0xFFFFFFFF if (h >> 32) == fe else -1
+        while e != -1:
+            reads += 1
+            if reads > st[SEARCH]:
+                return -1
+            if (M[e, word] >> bit) & ONE:
+                o = E[e, EB] if n >= vcap else E[e, EF] + vcap
+                if o == dst:
+                    return 1
+                if U[o, U_STAMP] != ep:
+                    U[o, U_STAMP] = ep
+                    if (o < vcap) != (dst < vcap):
+                        if o < vcap and _valid_pair(V, E, M, H, o, dst - vcap, word, bit):
+                            return 1
+                        if dst < vcap and _valid_pair(V, E, M, H, dst, o - vcap, word, bit):
+                            return 1
+                    Q[tail] = o
+                    tail += 1
+            e = E[e, ENEXT] if n >= vcap else E[e, EBNEXT]
+    return 0
+
+
 @njit(cache=True, _nrt=False)
-def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
+def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     """Answers of one window, query procedure of TR Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
-    and B-root early exits, then one union-find over the BFBG edges whose index
-    set holds ``j``, built only if some query needs it.  Writes every answer
+    and B-root early exits, then a bounded search of the BFBG per query left
+    (``_search``), and one union-find over the BFBG edges whose index set
+    holds ``j`` only for the queries no search decided.  Writes every answer
     of ``out[row]`` (the engine reuses one row buffer between calls)."""
     out[row, :] = False
     fe = st[F_EP]
@@ -187,13 +254,32 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
         npend += 1
     if npend == 0:
         return
+    # A search from either node (``_search``) decides most queries reading a
+    # few BFBG edges: a small component is read to its end, a path into a
+    # large one is short.  The union-find below reads every BFBG edge of the
+    # chunk (hundreds of thousands at a 400K-edge window: milliseconds), and
+    # runs only for the queries the searches left (then answers them as before).
+    word = j >> 6
+    bit = np.uint64(j & 63)
+    left = 0
+    for k in range(npend):
+        found = _search(st, V, U, E, M, H, BH, Q, pend[1, k], pend[2, k], vcap, word, bit)
+        if found < 0:
+            found = _search(st, V, U, E, M, H, BH, Q, pend[2, k], pend[1, k], vcap, word, bit)
+        if found >= 0:
+            out[row, pend[0, k]] = found == 1
+        else:
+            pend[0, left] = pend[0, k]
+            pend[1, left] = pend[1, k]
+            pend[2, left] = pend[2, k]
+            left += 1
+    if left == 0:
+        return
+    npend = left
     # Union-find over the B-nodes only: an F-root is represented by the first
     # B-node seen with it (rows vcap + y), so an F-root with a single valid edge
     # costs one store and no find.
-    st[U_EP] += 1
-    ep = st[U_EP]
-    word = j >> 6
-    bit = np.uint64(j & 63)
+    ep = _next_u_epoch(st, U)
     for e in range(st[E_CNT]):
         if (M[e, word] >> bit) & ONE:
             fy = E[e, EF] + vcap
@@ -215,7 +301,7 @@ def answer_window(st, V, U, E, M, qa, qb, j, out, row, pend):
 
 
 @njit(cache=True, _nrt=False)
-def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
+def close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, pend):
     """Close slots ``cur .. target-1``, evaluating each window whose last slot
     closes and rolling the chunk over lazily (the rollover after a ``j = 0``
     window waits for the next slot or edge, so that window stays queryable;
@@ -226,7 +312,7 @@ def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
     while st[CUR] < target:
         if st[PEND]:
             rollover(st, V, C, H)
-        if unsettled(st) and _settle(st, V, U, A, W, C, E, M, H, K):
+        if unsettled(st) and _settle(st, V, U, A, W, C, E, M, H, BH, K):
             return 2
         cur = st[CUR]
         if cur % K == 0 and st[COUNT] == 0 and st[B_NV] == 0:
@@ -240,7 +326,7 @@ def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
         a = cur + 1 - K
         if a >= 0 and a % m == 0:
             n = a // m
-            answer_window(st, V, U, E, M, qa, qb, a % K, out, n - nw0, pend)
+            answer_window(st, V, U, E, M, H, BH, Q, qa, qb, a % K, out, n - nw0, pend)
             st[NW] = n + 1
         if (cur + 1) % K == 0:
             st[PEND] = 1
@@ -249,7 +335,7 @@ def close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
 
 
 @njit(cache=True, _nrt=False)
-def run(st, V2, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out, pend):
+def run(st, V2, U, A, W, C, E, M, H, BH, Q, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out, pend):
     """Apply edges ``i0..`` (times ``t``, slot ``(t - t0) // g``; dense ids ``u``,
     ``v``) in one loop,
     closing slots and evaluating windows on the way, then close up to slot
@@ -270,13 +356,13 @@ def run(st, V2, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, n
             prefetch(V, at(V[at(u[h], F_PARENT)], 0))
             prefetch(V, at(V[at(v[h], F_PARENT)], 0))
         s = (t[i] - t0) // g
-        if st[CUR] < s and close_to(st, V, U, A, W, C, E, M, H, qa, qb, s, K, m, nw0, out, pend):
+        if st[CUR] < s and close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, s, K, m, nw0, out, pend):
             st[RESUME] = i
             return 2
         if st[PEND]:
             rollover(st, V, C, H)
         if (st[C_OLD] >= 0 and st[COUNT] - st[C_OLD] >= st[DEFER]) or st[REPLAY] >= 0:
-            if _settle(st, V, U, A, W, C, E, M, H, K):
+            if _settle(st, V, U, A, W, C, E, M, H, BH, K):
                 st[RESUME] = i
                 return 2
         p = s % K
@@ -340,17 +426,17 @@ def run(st, V2, U, A, W, C, E, M, H, qa, qb, t, u, v, t0, g, i0, target, K, m, n
                 if V[at(root, F_SIZE)] > T_SMALL >= V[at(root, F_SIZE)] - V[at(absorbed, F_SIZE)]:
                     index_pairs(st, V, E, H, root)
             if new_x:
-                register(st, V, E, M, H, x, root, j)
+                register(st, V, E, M, H, BH, x, root, j)
             if new_y:
-                register(st, V, E, M, H, y, root, j)
-    if close_to(st, V, U, A, W, C, E, M, H, qa, qb, target, K, m, nw0, out, pend):
+                register(st, V, E, M, H, BH, y, root, j)
+    if close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, pend):
         st[RESUME] = t.shape[0]
         return 2
     return 0
 
 
 @njit(cache=True)
-def answer_pair(st, V, U, E, M, a, b, j):
+def answer_pair(st, V, U, E, M, H, BH, Q, a, b, j):
     """``Q(a, b)`` on the current state at window offset ``j`` (ad-hoc query)."""
     qa = np.empty(1, dtype=np.int64)
     qb = np.empty(1, dtype=np.int64)
@@ -358,5 +444,5 @@ def answer_pair(st, V, U, E, M, a, b, j):
     qb[0] = b
     out = np.zeros((1, 1), dtype=np.bool_)
     pend = np.empty((3, 1), dtype=np.int64)
-    answer_window(st, V.reshape(V.shape[0] * N_V), U, E, M, qa, qb, j, out, 0, pend)
+    answer_window(st, V.reshape(V.shape[0] * N_V), U, E, M, H, BH, Q, qa, qb, j, out, 0, pend)
     return out[0, 0]

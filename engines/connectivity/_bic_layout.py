@@ -28,7 +28,10 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   with their index bitsets (TR Section 6.1) in one list per F-root; ``H``
   int64 ``(hcap, 2)``: an open-addressing pair index ``(x, y) -> edge`` for
   F-roots larger than ``T_SMALL`` (small roots scan their own list), so a
-  registration adds bits to an existing pair.
+  registration adds bits to an existing pair.  Every edge is also in its
+  B-node's list (``E[:, EBNEXT]``; ``BH`` int64 ``(vcap,)``: the head, as
+  ``F_EP << 32 | edge``, stale once the chunk rolls over), so a query's
+  search walks the BFBG from either side (``_bic_kernels.answer_window``).
 - Moves (TR Section 6.1, root changes in the forward buffer) re-point the absorbed root's edges and splice its
   list, without looking for an existing ``(x, n)`` pair to merge into: a
   duplicate pair is harmless to the union-find over the BFBG, and on random
@@ -61,7 +64,8 @@ W_DIRTY = 20       # the build's union-find W holds a past build (not all zero)
 # ``_bic_build.link_last_slot``)
 L_POS = 21
 L_NV = 22          # vertices those edges showed first, listed in A[:L_NV, A_LIST]
-N_ST = 23
+SEARCH = 23        # BFBG edges a query's search may read (``_bic_kernels._search``)
+N_ST = 24
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8
@@ -73,6 +77,7 @@ N_A = 4
 CU, CV, CP = range(3)
 # E columns
 EB, EF, ENEXT = range(3)
+EBNEXT = 3         # next edge of the same B-node (``BH``: the B-side lists)
 N_E = 4
 # U columns
 U_STAMP, U_PARENT = range(2)
@@ -97,6 +102,9 @@ BUILD_DEFER = 1024
 PREREDUCE_MIN = 1 << 14
 # st[PRE_MIN] of ``bic:prereduce=false``: no chunk reaches it, every build is the full scan
 NO_PREREDUCE = 1 << 62
+# default st[SEARCH]: BFBG edges a query's search reads from one side before
+# it gives up and the window's union-find over every BFBG edge decides
+SEARCH_READS = 4096
 # last-slot edges linked in W per insert once the pre-reduction is done: one
 # for the edge itself, the rest to catch up with the edges that arrived before
 L_STEP = 4

@@ -35,6 +35,15 @@ engine option (``streamspec.spec.registry``) whose other value is the paper's:
   snapshot as the full scan's does (``_bic_build``), though its shape may
   differ.
 
+Window queries (TR Section 6, query processing).  A query the two buffers
+leave open is decided in the BFBG at the window's index ``j``; one union-find
+over every BFBG edge of the chunk (hundreds of thousands on a 400K-edge
+window, milliseconds of the triggering call) is built only for the queries
+that a bounded breadth-first search from either node (``search_reads`` = 4096
+edges, through per-F-root and per-B-node edge lists and the pair index)
+leaves undecided.  On the Orkut-shaped stream the search decides them all,
+reading tens to hundreds of edges.
+
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes
 it.  Both options change where work is done, never an answer: every spelling
 passes the conformance suite (``tests/connectivity/test_bic_options.py``).
@@ -68,6 +77,9 @@ class BicEngine(ConnectivityEngine):
     # with prereduce: chunks whose slots 0..K-2 hold at least this many edges have
     # their backward build pre-reduced while the last slot arrives (``_bic_build``)
     prereduce_min = lay.PREREDUCE_MIN
+    # BFBG edges a window query's search reads from each side before the
+    # window's union-find over every BFBG edge decides it (``_bic_kernels``)
+    search_reads = lay.SEARCH_READS
 
     def _start(self) -> None:
         w = self.windows
@@ -85,6 +97,7 @@ class BicEngine(ConnectivityEngine):
         # no pre-reduction: no chunk is ever that large
         self._st[lay.PRE_MIN] = self.prereduce_min if self.prereduce else lay.NO_PREREDUCE
         self._st[lay.L_POS] = -1
+        self._st[lay.SEARCH] = self.search_reads
         # the workload is fixed once the vertex index exists (before _start)
         q = self.queries
         self._nq = len(q)
@@ -103,6 +116,8 @@ class BicEngine(ConnectivityEngine):
         self._E = np.zeros((ecap, lay.N_E), dtype=np.int32)
         self._M = np.zeros((ecap, words), dtype=np.uint64)
         self._H = np.full((4096, 2), -1, dtype=np.int64)
+        self._BH = np.zeros(0, dtype=np.int64)
+        self._Q = np.empty(self.search_reads + 1, dtype=np.int64)    # a query search's queue
         self._grow_vertices(self.n_vertices)
 
     # -- array growth (doubling) -------------------------------------------------
@@ -125,6 +140,9 @@ class BicEngine(ConnectivityEngine):
         W = np.zeros(cap, dtype=np.int32)                   # absent: 0
         W[:self._W.shape[0]] = self._W                      # last-slot edges may be linked in it
         self._W = W
+        BH = np.zeros(cap, dtype=np.int64)                  # B-side list heads (epoch 0: none)
+        BH[:self._BH.shape[0]] = self._BH
+        self._BH = BH
         self._U = np.zeros((2 * cap, 2), dtype=np.int32)   # per-window scratch
         self._st[lay.U_EP] = 0
 
@@ -154,7 +172,7 @@ class BicEngine(ConnectivityEngine):
     def _settle(self) -> None:
         """Finish a deferred backward build (``kern.settle``) before B is read."""
         while kern.settle(self._st, self._V, self._U, self._A, self._W, self._C, self._E, self._M, self._H,
-                          self._K):
+                          self._BH, self._K):
             self._grow(2)
 
     # -- hooks -------------------------------------------------------------------
@@ -182,7 +200,7 @@ class BicEngine(ConnectivityEngine):
         i0 = 0
         while True:
             status = kern.run(self._st, self._V, self._U, self._A, self._W, self._C, self._E, self._M,
-                              self._H, self._qa, self._qb, t, u, v, w.t0, w.g, i0, target,
+                              self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, w.t0, w.g, i0, target,
                               self._K, self._m, nw0, out, self._pend)
             if status == 0:
                 break
@@ -197,7 +215,7 @@ class BicEngine(ConnectivityEngine):
             return False            # never applied: absent from every window so far
         self._settle()
         j = ((self.next_window - 1) * self._m) % self._K
-        return bool(kern.answer_pair(self._st, self._V, self._U, self._E, self._M, a, b, j))
+        return bool(kern.answer_pair(self._st, self._V, self._U, self._E, self._M, self._H, self._BH, self._Q, a, b, j))
 
     # -- inspection (tests of the worked example, tests/connectivity/test_bic.py) -------
     def backward_buffer(self) -> dict:

@@ -45,10 +45,19 @@ class PrereducedInside(Registry.get("connectivity", "bic:build=inside")):
     prereduce_min = 0
 
 
+class Unsearched(BicEngine):
+    """``bic`` whose window queries skip the BFBG search (``search_reads = 0``):
+    every query the buffers leave open goes to the window's union-find over
+    all BFBG edges, which the suite's small BFBGs otherwise never reach
+    (test only; the search decides each of them on the shipped engine)."""
+    name = "bic[search_reads=0]"
+    search_reads = 0
+
+
 PREREDUCED = [PrereducedDeferred, PrereducedInside]
 by_name = pytest.mark.parametrize(
-    "variant", [Registry.get("connectivity", n) for n in VARIANTS] + PREREDUCED,
-    ids=VARIANTS + [c.name for c in PREREDUCED])
+    "variant", [Registry.get("connectivity", n) for n in VARIANTS] + PREREDUCED + [Unsearched],
+    ids=VARIANTS + [c.name for c in PREREDUCED + [Unsearched]])
 
 
 @by_name

@@ -9,11 +9,14 @@ list first), 6.1-6.3 (stock, expiry, cleanup; ``_swoop_stock_kernels``).
 Data layout (all numpy, so the engine pickles):
 
 - records in a ring: set ``seq`` is row ``seq & (rec.shape[0] - 1)`` of
-  ``r_ts`` and the int32 rows ``rec = (PTR, LEN, SIDE, MARK, HITS)``: where
-  its tokens start in ``p_tok``, how many, its side, and the scan scratch
-  (the stamp ``(seq & SEQ_MASK) + 1`` of the last set that met it in a list,
-  and in how many of that set's lists); a pre-candidate's fields share one
-  cache line.  The index entries name a set by ``seq & SEQ_MASK`` (2**30
+  ``r_ts`` and the int32 rows ``rec = (PTR, LS, MARK, HITS)``: where its
+  tokens start in ``p_tok``, ``2 * length + side`` (``rec_len``,
+  ``rec_side``), and the scan scratch (the stamp ``(seq & SEQ_MASK) + 1`` of
+  the last set that met it in a list, and in how many of that set's lists).
+  A row is 16 bytes, so it never straddles two cache lines: a pre-candidate's
+  fields are one line, the one the list scan prefetches (with five 20-byte
+  columns a quarter of the rows had their stamp or count on the next line,
+  which the prefetch did not ask for).  The index entries name a set by ``seq & SEQ_MASK`` (2**30
   sets, far more than a window holds), so the ring's row is that number
   masked and no entry changes when the ring grows.
 - tokens in a ring ``p_tok`` of ``2**n`` slots: a set's distinct tokens are
@@ -75,10 +78,22 @@ A_FREE_LISTS = A_TOP + FREE          # meta[A_FREE_LISTS + c]: class c's free li
 META = A_FREE_LISTS + N_CLASS
 NEED_STOCK, NEED_OUT, NEED_ARENA, NEED_RING = 1, 2, 3, 4
 SEQ_MASK = (1 << 30) - 1
-PTR, LEN, SIDE, MARK, HITS = range(5)
-REC_COLS = 5
+PTR, LS, MARK, HITS = range(4)
+REC_COLS = 4
 SMALL_SORT = 32
 AHEAD = 12         # list entries between a record row's prefetch and its use
+
+
+@njit(cache=True, inline="always")
+def rec_len(rec, row):
+    """The number of distinct tokens of the set in ring row ``row``."""
+    return rec[row, LS] >> 1
+
+
+@njit(cache=True, inline="always")
+def rec_side(rec, row):
+    """The side (0 or 1) of the set in ring row ``row``."""
+    return rec[row, LS] & 1
 
 
 @njit(cache=True, inline="always")
@@ -210,7 +225,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     else:
         for j in range(seq - 1, meta[OLDEST] - 1, -1):
             lj = j & rmask
-            if rec[lj, SIDE] != opp or rec[lj, LEN] == 0:
+            if rec_side(rec, lj) != opp or rec_len(rec, lj) == 0:
                 continue
             pc[npc] = j & SEQ_MASK
             pce[npc] = r_ts[lj] + w
@@ -231,7 +246,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     for x in range(npc):
         nj = pc[x]
         lj = nj & rmask
-        ls = rec[lj, LEN]
+        ls = rec_len(rec, lj)
         ej = pce[x]
         lb = pclb[x]
         if use_index:
@@ -277,7 +292,7 @@ def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, 
     tg = meta[A_TOP:]
     while oldest < meta[N_REC] and not (t < r_ts[oldest & rmask] + w):
         lo = oldest & rmask
-        pop_heads(p_tok, rec[lo, PTR], rec[lo, LEN], ks, rec[lo, SIDE], lists, a_rec, tg)
+        pop_heads(p_tok, rec[lo, PTR], rec_len(rec, lo), ks, rec_side(rec, lo), lists, a_rec, tg)
         oldest += 1
     if oldest != meta[OLDEST]:
         meta[OLDEST] = oldest
@@ -303,8 +318,9 @@ def _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists):
     if nxt < meta[N_REC]:
         ln = nxt & rmask
         b = rec[ln, PTR]
-        for q in range(rec[ln, LEN]):
-            prefetch_row(lists, p_tok[b + q] * ks + rec[ln, SIDE])
+        sd = rec_side(rec, ln)
+        for q in range(rec_len(rec, ln)):
+            prefetch_row(lists, p_tok[b + q] * ks + sd)
     if nxt + 1 < meta[N_REC]:
         prefetch(p_tok, rec[(nxt + 1) & rmask, PTR])
 
@@ -355,8 +371,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             meta[POST_BASE] = pb
             r_ts[L] = t
             rec[L, PTR] = a0
-            rec[L, LEN] = lr
-            rec[L, SIDE] = side[p]
+            rec[L, LS] = 2 * lr + side[p]
             rec[L, MARK] = -1
             opp = 1 - side[p] if two else side[p]
             nc = 0

@@ -37,7 +37,7 @@ def _relayout(m, r_ts, rec, p_tok, n_rec: int, n_tok: int):
     seqs = np.arange(int(m[K.OLDEST]), int(m[K.N_REC]), dtype=_I8)
     old, new = seqs & (rec.shape[0] - 1), seqs & (n_rec - 1)
     rows = rec[old]
-    lens = rows[:, K.LEN].astype(_I8)
+    lens = (rows[:, K.LS] >> 1).astype(_I8)
     starts = np.zeros(seqs.size + 1, _I8)
     np.cumsum(lens, out=starts[1:])
     total = int(starts[-1])
@@ -102,8 +102,8 @@ class SwoopEngine(SimJoinEngine):
             n_rec = _pow2(2 * (live + n_ins))
         if live + n_ins > n_rec or int(m[K.N_POST] - m[K.POST_BASE]) + n_tok >= self.p_tok.size \
                 or n_rec != self.rec.shape[0]:
-            live_tok = int(self.rec[(np.arange(int(m[K.OLDEST]), int(m[K.N_REC]))
-                                     & (self.rec.shape[0] - 1)), K.LEN].sum())
+            live_tok = int((self.rec[(np.arange(int(m[K.OLDEST]), int(m[K.N_REC]))
+                                      & (self.rec.shape[0] - 1)), K.LS] >> 1).sum())
             size = self.p_tok.size
             if live_tok + n_tok >= size:
                 size = _pow2(2 * (live_tok + n_tok) + 1)
@@ -197,8 +197,8 @@ class SwoopEngine(SimJoinEngine):
         m[K.A_TOP] = IK.compact_arena(lists, self.a_rec, self.a_e, a_rec, a_e)
         m[K.A_FREE], m[K.A_FREE_LISTS:] = 0, -1
         live = int(m[K.N_REC] - m[K.OLDEST])
-        live_tok = int(self.rec[np.arange(int(m[K.OLDEST]), int(m[K.N_REC])) & (self.rec.shape[0] - 1),
-                                K.LEN].sum())
+        live_tok = int((self.rec[np.arange(int(m[K.OLDEST]), int(m[K.N_REC])) & (self.rec.shape[0] - 1),
+                                 K.LS] >> 1).sum())
         r_ts, rec, p_tok = _relayout(m, self.r_ts, self.rec, self.p_tok, _pow2(live + 1),
                                      _pow2(live_tok + 1))
         ns = int(m[K.NS])

@@ -143,8 +143,7 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
             meta[K.POST_BASE] = pb
             r_ts[L] = t
             rec[L, K.PTR] = a0
-            rec[L, K.LEN] = lr
-            rec[L, K.SIDE] = side[p]
+            rec[L, K.LS] = 2 * lr + side[p]
             rec[L, K.MARK] = -1
             opp = 1 - side[p] if two else side[p]
             c3 = cycles()

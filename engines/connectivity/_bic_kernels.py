@@ -29,7 +29,7 @@ from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
     prereduce_step, link_last_slot)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
-    H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, SEARCH, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
+    H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, SEARCH, SEARCH_SHIFT, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, ENEXT, EBNEXT, U_STAMP, U_PARENT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE, N_V, at)
 
@@ -157,12 +157,13 @@ def _valid_pair(V, E, M, H, x, y, word, bit):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit):
+def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, limit):
     """Breadth-first search of the BFBG at ``j`` (edges whose index set holds
     ``j``) from node ``src`` for node ``dst`` (a B-node, or ``vcap +`` an
     F-root), reading F-roots' lists (``HF_HEAD``) and B-nodes' lists (``BH``):
-    1 found, 0 not joined (``src``'s component read to its end), -1 gave up
-    after ``st[SEARCH]`` edges (``Q``, its queue, holds one more).  A node
+    ``(1, reads)`` found, ``(0, reads)`` not joined (``src``'s component
+    read to its end), ``(-1, reads)`` gave up after ``limit <= st[SEARCH]``
+    edges (``Q``, its queue, holds ``st[SEARCH] + 1`` nodes).  A node
     met on the other side from ``dst`` is first looked up with it in the pair
     index (``_valid_pair``): a path into a large component often ends in one
     edge of a long list."""
@@ -183,23 +184,23 @@ def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit):
             e = h & 0xFFFFFFFF if (h >> 32) == fe else -1
         while e != -1:
             reads += 1
-            if reads > st[SEARCH]:
-                return -1
+            if reads > limit:
+                return -1, limit
             if (M[e, word] >> bit) & ONE:
                 o = E[e, EB] if n >= vcap else E[e, EF] + vcap
                 if o == dst:
-                    return 1
+                    return 1, reads
                 if U[o, U_STAMP] != ep:
                     U[o, U_STAMP] = ep
                     if (o < vcap) != (dst < vcap):
                         if o < vcap and _valid_pair(V, E, M, H, o, dst - vcap, word, bit):
-                            return 1
+                            return 1, reads
                         if dst < vcap and _valid_pair(V, E, M, H, dst, o - vcap, word, bit):
-                            return 1
+                            return 1, reads
                     Q[tail] = o
                     tail += 1
             e = E[e, ENEXT] if n >= vcap else E[e, EBNEXT]
-    return 0
+    return 0, reads
 
 
 @njit(cache=True, _nrt=False)
@@ -261,11 +262,21 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     # runs only for the queries the searches left (then answers them as before).
     word = j >> 6
     bit = np.uint64(j & 63)
+    # The searches of a window read at most an eighth (``st[SEARCH_SHIFT]``)
+    # as many edges as the union-find would (their reads are random, its are
+    # mostly sequential): on a small BFBG a few searches, then the union-find.
+    total = st[E_CNT] >> st[SEARCH_SHIFT] if st[SEARCH_SHIFT] >= 0 else 2 * npend * st[SEARCH]
     left = 0
     for k in range(npend):
-        found = _search(st, V, U, E, M, H, BH, Q, pend[1, k], pend[2, k], vcap, word, bit)
-        if found < 0:
-            found = _search(st, V, U, E, M, H, BH, Q, pend[2, k], pend[1, k], vcap, word, bit)
+        found = -1
+        for side in range(2):
+            lim = min(st[SEARCH], total)
+            if found >= 0 or lim <= 0:
+                break
+            src = pend[1 + side, k]
+            dst = pend[2 - side, k]
+            found, reads = _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, lim)
+            total -= reads
         if found >= 0:
             out[row, pend[0, k]] = found == 1
         else:

@@ -65,7 +65,8 @@ W_DIRTY = 20       # the build's union-find W holds a past build (not all zero)
 L_POS = 21
 L_NV = 22          # vertices those edges showed first, listed in A[:L_NV, A_LIST]
 SEARCH = 23        # BFBG edges a query's search may read (``_bic_kernels._search``)
-N_ST = 24
+SEARCH_SHIFT = 24  # a window's searches read at most E_CNT >> this (-1: no bound but SEARCH)
+N_ST = 25
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8
@@ -105,6 +106,8 @@ NO_PREREDUCE = 1 << 62
 # default st[SEARCH]: BFBG edges a query's search reads from one side before
 # it gives up and the window's union-find over every BFBG edge decides
 SEARCH_READS = 4096
+# default st[SEARCH_SHIFT]: a window's searches read at most an eighth of its BFBG edges
+SEARCH_SHIFT_DEFAULT = 3
 # last-slot edges linked in W per insert once the pre-reduction is done: one
 # for the edge itself, the rest to catch up with the edges that arrived before
 L_STEP = 4

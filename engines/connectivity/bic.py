@@ -40,8 +40,9 @@ leave open is decided in the BFBG at the window's index ``j``; one union-find
 over every BFBG edge of the chunk (hundreds of thousands on a 400K-edge
 window, milliseconds of the triggering call) is built only for the queries
 that a bounded breadth-first search from either node (``search_reads`` = 4096
-edges, through per-F-root and per-B-node edge lists and the pair index)
-leaves undecided.  On the Orkut-shaped stream the search decides them all,
+edges, through per-F-root and per-B-node edge lists and the pair index;
+all of a window's searches at most an eighth of its BFBG edges) leaves
+undecided.  On the Orkut-shaped stream the search decides them all,
 reading tens to hundreds of edges.
 
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes
@@ -80,6 +81,9 @@ class BicEngine(ConnectivityEngine):
     # BFBG edges a window query's search reads from each side before the
     # window's union-find over every BFBG edge decides it (``_bic_kernels``)
     search_reads = lay.SEARCH_READS
+    # ... and all of a window's searches at most ``E_CNT >> search_shift``
+    # (-1: no bound but ``search_reads`` each; tests)
+    search_shift = lay.SEARCH_SHIFT_DEFAULT
 
     def _start(self) -> None:
         w = self.windows
@@ -98,6 +102,7 @@ class BicEngine(ConnectivityEngine):
         self._st[lay.PRE_MIN] = self.prereduce_min if self.prereduce else lay.NO_PREREDUCE
         self._st[lay.L_POS] = -1
         self._st[lay.SEARCH] = self.search_reads
+        self._st[lay.SEARCH_SHIFT] = self.search_shift
         # the workload is fixed once the vertex index exists (before _start)
         q = self.queries
         self._nq = len(q)

@@ -54,10 +54,19 @@ class Unsearched(BicEngine):
     search_reads = 0
 
 
+class Searched(BicEngine):
+    """``bic`` whose window queries are all searched (``search_shift = -1``: the
+    searches' share of the BFBG unbounded), which the suite's small BFBGs
+    otherwise leave to the union-find (test only)."""
+    name = "bic[search_shift=-1]"
+    search_shift = -1
+
+
 PREREDUCED = [PrereducedDeferred, PrereducedInside]
+TEST_ONLY = PREREDUCED + [Unsearched, Searched]
 by_name = pytest.mark.parametrize(
-    "variant", [Registry.get("connectivity", n) for n in VARIANTS] + PREREDUCED + [Unsearched],
-    ids=VARIANTS + [c.name for c in PREREDUCED + [Unsearched]])
+    "variant", [Registry.get("connectivity", n) for n in VARIANTS] + TEST_ONLY,
+    ids=VARIANTS + [c.name for c in TEST_ONLY])
 
 
 @by_name

@@ -148,6 +148,10 @@ def _bfbg_node(U, node, vcap, ep):
     return _u_find(U, U[node, U_PARENT], ep)
 
 
+# BFBG edges below which a window's union-find runs without searches first
+SEARCH_MIN_EDGES = 1 << 15
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def _valid_pair(V, E, M, H, x, y, word, bit):
     """The stored BFBG edge ``(x_B, y_F)`` of F-root ``y`` holds ``j`` (False
@@ -264,8 +268,14 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     bit = np.uint64(j & 63)
     # The searches of a window read at most an eighth (``st[SEARCH_SHIFT]``)
     # as many edges as the union-find would (their reads are random, its are
-    # mostly sequential): on a small BFBG a few searches, then the union-find.
-    total = st[E_CNT] >> st[SEARCH_SHIFT] if st[SEARCH_SHIFT] >= 0 else 2 * npend * st[SEARCH]
+    # mostly sequential); below ``SEARCH_MIN_EDGES`` BFBG edges the union-find
+    # is cheaper than the searches (FS: 26K-edge windows) and decides alone.
+    if st[SEARCH_SHIFT] < 0:
+        total = 2 * npend * st[SEARCH]
+    elif st[E_CNT] >= SEARCH_MIN_EDGES:
+        total = st[E_CNT] >> st[SEARCH_SHIFT]
+    else:
+        total = 0
     left = 0
     for k in range(npend):
         found = -1

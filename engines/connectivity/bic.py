@@ -41,8 +41,8 @@ over every BFBG edge of the chunk (hundreds of thousands on a 400K-edge
 window, milliseconds of the triggering call) is built only for the queries
 that a bounded breadth-first search from either node (``search_reads`` = 4096
 edges, through per-F-root and per-B-node edge lists and the pair index;
-all of a window's searches at most an eighth of its BFBG edges) leaves
-undecided.  On the Orkut-shaped stream the search decides them all,
+all of a window's searches at most an eighth of its BFBG edges, none below
+32K BFBG edges, where the union-find is cheaper) leaves undecided.  On the Orkut-shaped stream the search decides them all,
 reading tens to hundreds of edges.
 
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes

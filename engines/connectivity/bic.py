@@ -39,11 +39,12 @@ Window queries (TR Section 6, query processing).  A query the two buffers
 leave open is decided in the BFBG at the window's index ``j``; one union-find
 over every BFBG edge of the chunk (hundreds of thousands on a 400K-edge
 window, milliseconds of the triggering call) is built only for the queries
-that a bounded breadth-first search from either node (``search_reads`` = 4096
-edges, through per-F-root and per-B-node edge lists and the pair index;
-all of a window's searches at most an eighth of its BFBG edges, none below
-32K BFBG edges, where the union-find is cheaper) leaves undecided.  On the Orkut-shaped stream the search decides them all,
-reading tens to hundreds of edges.
+that a bounded breadth-first search from either node leaves undecided
+(``search_reads`` = 4096 edges a search, through per-F-root and per-B-node
+edge lists and the pair index; all of a window's searches at most an eighth
+of its BFBG edges; none below 32K BFBG edges, where the union-find is
+cheaper).  On the Orkut-shaped stream the searches decide nearly all open
+queries, reading tens to hundreds of edges.
 
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes
 it.  Both options change where work is done, never an answer: every spelling

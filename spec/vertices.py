@@ -22,6 +22,8 @@ DENSITY = 4
 MIN_DIRECT = 1 << 16
 # ``add`` calls with at most this many ints take a plain-Python path
 SMALL = 32
+# sorted ids outside the table past this many (1 MB) are searched in increasing order
+CACHED_KEYS = 1 << 17
 
 
 def grown_direct(table: np.ndarray, max_id: int, n_ids: int) -> np.ndarray | None:
@@ -109,7 +111,17 @@ class IdIndex:
         rest = ~direct
         if self._keys.size:
             keys = arr[rest]
-            pos = np.minimum(np.searchsorted(self._keys, keys), self._keys.size - 1)
+            if keys.size > SMALL and self._keys.size > CACHED_KEYS:
+                # searched in increasing order: each search then starts where the
+                # last one ended, on cached lines; unsorted, every level of an array
+                # past the caches misses (5M keys, 300K ids: 236 ms against 40 with
+                # the sort; a smaller array stays cached and the sort would not pay)
+                order = np.argsort(keys)
+                pos = np.empty_like(order)
+                pos[order] = np.searchsorted(self._keys, keys[order])
+            else:
+                pos = np.searchsorted(self._keys, keys)
+            pos = np.minimum(pos, self._keys.size - 1)
             out[rest] = np.where(self._keys[pos] == keys, self._ids[pos], -1)
         return out
 

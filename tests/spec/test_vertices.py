@@ -1,6 +1,9 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
+import pytest
+
+from streamspec.spec import vertices
 from streamspec.spec.vertices import IdIndex
 
 ints = st.one_of(st.integers(-5, 60), st.integers(0, 300_000), st.integers(-2**62, 2**62))
@@ -48,3 +51,21 @@ def test_large_batches_of_mostly_known_ids_keep_their_numbers():
         got = index.add(batch)
         assert (np.asarray(index._external)[got] == batch).all()
         assert index.size == len(set(index._external))
+
+
+@pytest.mark.parametrize("cached", [1 << 17, 100])
+def test_sparse_ids_outside_the_table_look_up_in_any_order(cached, monkeypatch):
+    """Ids far past the direct table live in the sorted array; a large lookup in
+    a large array searches them in increasing order (``CACHED_KEYS`` lowered to
+    take that path here) and must answer in the caller's order."""
+    monkeypatch.setattr(vertices, "CACHED_KEYS", cached)
+    rng = np.random.default_rng(5)
+    index, model = IdIndex(int), {}
+    for n in (3_000, 500, 4_000):
+        batch = rng.integers(1 << 40, 1 << 41, n)
+        batch[::7] = batch[0]                        # repeats inside a batch
+        for x, g in zip(batch.tolist(), index.add(batch).tolist()):
+            assert model.setdefault(x, g) == g
+    probe = np.concatenate([rng.permutation(np.fromiter(model, np.int64)),
+                            rng.integers(1 << 41, 1 << 42, 100)])   # unseen ones too
+    assert index.lookup(probe).tolist() == [model.get(x, -1) for x in probe.tolist()]

@@ -8,13 +8,17 @@ deterministic (increasing external value for ints, first appearance for strs).
 Integer ids: small non-negative ids live in a direct-address table (one numba
 pass per batch, ``streamspec.spec._vertices_kernels``: a random read per id and a sort of
 the fresh ids only, so a 20M-id batch maps in tens of milliseconds); other ints
-in a sorted array searched with ``searchsorted``.  String ids: a dict.  The
+(negative, or a sparse id space the table would cover at more than ``DENSITY``
+entries an id) in a numba hash table (``spec._hash_kernels``, ``SparseIds``): a
+sorted array there took each call's fresh ids by ``np.insert``, a copy of all it
+held (10-35 ms a one-edge call with millions held).  String ids: a dict.  The
 state is numpy arrays, lists and dicts, so it pickles.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from streamspec.spec import _hash_kernels as hash_kernels
 from streamspec.spec._vertices_kernels import direct_add
 
 # The direct table may be this many times larger than the number of ids it serves.
@@ -22,8 +26,7 @@ DENSITY = 4
 MIN_DIRECT = 1 << 16
 # ``add`` calls with at most this many ints take a plain-Python path
 SMALL = 32
-# sorted ids outside the table past this many (1 MB) are searched in increasing order
-CACHED_KEYS = 1 << 17
+MIN_SLOTS = 64
 
 
 def grown_direct(table: np.ndarray, max_id: int, n_ids: int) -> np.ndarray | None:
@@ -64,6 +67,75 @@ def unpacked_direct(packed: tuple) -> np.ndarray:
     return table
 
 
+def slots_for(capacity: int) -> np.ndarray:
+    """A free hash table (``spec._hash_kernels``) for ``capacity`` ids at most half full
+    (a power of two)."""
+    size = max(MIN_SLOTS, 1 << (2 * max(int(capacity), 1) - 1).bit_length())
+    # int32 slots halve the table; positions beyond 2**31 would need a 16 GB column
+    return np.full(size, -1, np.int32 if size < (1 << 31) else np.int64)
+
+
+def _shift(slots: np.ndarray) -> int:
+    return 64 - (slots.size.bit_length() - 1)
+
+
+class SparseIds:
+    """Int ids outside the direct table -> dense ids: the ids in a column (grown by
+    doubling), their dense ids beside, a hash table of positions over the column.
+    Pickles as the two columns; the table is rebuilt."""
+
+    def __init__(self, keys=None, ids=None):
+        keys = np.zeros(0, np.int64) if keys is None else np.ascontiguousarray(keys, np.int64)
+        ids = np.zeros(0, np.int64) if ids is None else np.ascontiguousarray(ids, np.int64)
+        self.n = int(keys.size)
+        self._column = keys.copy()
+        self._ids = ids.copy()
+        self._slots = slots_for(self.n)
+        hash_kernels.rebuild(self._column, self.n, self._slots, _shift(self._slots))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getstate__(self) -> dict:
+        return {"keys": self._column[:self.n].copy(), "ids": self._ids[:self.n].copy()}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["keys"], state["ids"])
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The ids held and their dense ids (views)."""
+        return self._column[:self.n], self._ids[:self.n]
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Dense ids of ``keys`` (1-d int64), ``-1`` for ids not held."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if not self.n:
+            return np.full(keys.size, -1, dtype=np.int64)
+        at = np.empty(keys.size, dtype=np.int64)
+        hash_kernels.lookup(keys, self._column, self._slots, _shift(self._slots), at)
+        return np.where(at >= 0, self._ids[np.maximum(at, 0)], -1)
+
+    def insert(self, keys: np.ndarray, ids: np.ndarray) -> None:
+        """Hold ``keys`` (distinct, none held yet) with dense ids ``ids``."""
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        n, m = self.n, int(keys.size)
+        if n + m > self._column.size:
+            cap = max(n + m, 2 * self._column.size)
+            column, dense = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+            column[:n], dense[:n] = self._column[:n], self._ids[:n]
+            self._column, self._ids = column, dense
+            slots = slots_for(cap)
+            if slots.size != self._slots.size:
+                self._slots = slots
+                hash_kernels.rebuild(self._column, n, self._slots, _shift(slots))
+        at = np.empty(m, dtype=np.int64)
+        fresh_slot = np.empty(m, dtype=np.int64)
+        # every key absent and distinct: appended at positions n, n + 1, ... in order
+        hash_kernels.add(keys, self._column, n, self._slots, _shift(self._slots), at, fresh_slot)
+        self._ids[n:n + m] = ids
+        self.n = n + m
+
+
 class IdIndex:
     """External id -> dense id.  ``kind`` is ``int`` or ``str``.
 
@@ -78,8 +150,7 @@ class IdIndex:
         self.size = 0
         if kind is int:
             self._direct = np.full(0, -1, dtype=np.int64)  # external id -> dense id, or -1
-            self._keys = np.empty(0, dtype=np.int64)        # sorted ints outside the table
-            self._ids = np.empty(0, dtype=np.int64)
+            self._sparse = SparseIds()                      # ints outside the table
         else:
             self._map: dict[str, int] = {}
         self._external: list = []                           # dense id -> external id
@@ -93,6 +164,8 @@ class IdIndex:
     def __setstate__(self, state: dict) -> None:
         if state["kind"] is int:
             state = {**state, "_direct": unpacked_direct(state["_direct"])}
+            if "_keys" in state:        # pickled when the ints outside were a sorted array
+                state["_sparse"] = SparseIds(state.pop("_keys"), state.pop("_ids"))
         self.__dict__.update(state)
 
     # -- lookups ---------------------------------------------------------------
@@ -109,20 +182,8 @@ class IdIndex:
             return self._direct[arr]
         out[direct] = self._direct[arr[direct]]
         rest = ~direct
-        if self._keys.size:
-            keys = arr[rest]
-            if keys.size > SMALL and self._keys.size > CACHED_KEYS:
-                # searched in increasing order: each search then starts where the
-                # last one ended, on cached lines; unsorted, every level of an array
-                # past the caches misses (5M keys, 300K ids: 236 ms against 40 with
-                # the sort; a smaller array stays cached and the sort would not pay)
-                order = np.argsort(keys)
-                pos = np.empty_like(order)
-                pos[order] = np.searchsorted(self._keys, keys[order])
-            else:
-                pos = np.searchsorted(self._keys, keys)
-            pos = np.minimum(pos, self._keys.size - 1)
-            out[rest] = np.where(self._keys[pos] == keys, self._ids[pos], -1)
+        if len(self._sparse):
+            out[rest] = self._sparse.lookup(arr[rest])
         return out
 
     def external(self, dense: int):
@@ -163,10 +224,7 @@ class IdIndex:
         in_table = (keys >= 0) & (keys < self._direct.size)
         self._direct[keys[in_table]] = ids[in_table]
         if not in_table.all():
-            keys, ids = keys[~in_table], ids[~in_table]
-            at = np.searchsorted(self._keys, keys)
-            self._keys = np.insert(self._keys, at, keys)
-            self._ids = np.insert(self._ids, at, ids)
+            self._sparse.insert(keys[~in_table], ids[~in_table])
         return dense
 
     def _add_small(self, values: list) -> np.ndarray | None:
@@ -212,9 +270,11 @@ class IdIndex:
         if table is None:
             return False
         # move the sorted ints the larger table now covers, so each id lives in one place
-        moved = (self._keys >= 0) & (self._keys < table.size)
-        table[self._keys[moved]] = self._ids[moved]
-        self._keys, self._ids = self._keys[~moved], self._ids[~moved]
+        keys, ids = self._sparse.pairs()
+        moved = (keys >= 0) & (keys < table.size)
+        if moved.any():
+            table[keys[moved]] = ids[moved]
+            self._sparse = SparseIds(keys[~moved], ids[~moved])
         self._direct = table
         return True
 
@@ -245,9 +305,7 @@ class IdIndex:
             table[every[(every >= 0) & (every < cap)]] = -1
         inside = (ext >= 0) & (ext < cap)
         table[ext[inside]] = ids[inside]
-        order = np.argsort(ext[~inside], kind="stable")
-        self._keys = ext[~inside][order]
-        self._ids = ids[~inside][order]
+        self._sparse = SparseIds(ext[~inside], ids[~inside])
         self._direct = table
         self._external = ext.tolist()
         self.size = int(ext.size)

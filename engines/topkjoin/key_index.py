@@ -12,7 +12,7 @@ at 600 items per slide with fresh ids (``bench/topkjoin/state.py``).
 ``KeyIndex`` is the same index for int keys: the external ids in an int64
 column (8 bytes per key) kept at a capacity the engine sets (``reserve``, from
 ``AcquaTopEngine.threshold``, whether or not keys churn), and an
-open-addressing table of dense ids over that column (``_key_index_kernels``:
+open-addressing table of dense ids over that column (``spec._hash_kernels``:
 one pass per batch, O(1) per id; at most half full, 4 bytes a slot), both
 compacted in place.  Lookups, the numbering (a batch's fresh ids in increasing
 key order, after the ids already held), compaction and pickling are
@@ -22,18 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from streamspec.engines.topkjoin import _key_index_kernels as kern
-from streamspec.spec.vertices import IdIndex
-
-MIN_SLOTS = 64
-
-
-def _slots_for(capacity: int) -> np.ndarray:
-    """A free table for ``capacity`` ids at most half full (a power of two)."""
-    size = max(MIN_SLOTS, 1 << (2 * max(int(capacity), 1) - 1).bit_length())
-    # int32 slots halve the table; dense ids beyond 2**31 would need a 16 GB column
-    return np.full(size, -1, np.int32 if size < (1 << 31) else np.int64)
-
+from streamspec.spec import _hash_kernels as kern
+from streamspec.spec.vertices import IdIndex, slots_for as _slots_for
 
 class KeyIndex(IdIndex):
     """``IdIndex(int)`` with the external ids in an int64 array (``externals``), hashed."""

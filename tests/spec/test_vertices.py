@@ -1,10 +1,9 @@
 import numpy as np
 from hypothesis import given, strategies as st
 
-import pytest
+import pickle
 
-from streamspec.spec import vertices
-from streamspec.spec.vertices import IdIndex
+from streamspec.spec.vertices import IdIndex, SparseIds
 
 ints = st.one_of(st.integers(-5, 60), st.integers(0, 300_000), st.integers(-2**62, 2**62))
 
@@ -53,12 +52,9 @@ def test_large_batches_of_mostly_known_ids_keep_their_numbers():
         assert index.size == len(set(index._external))
 
 
-@pytest.mark.parametrize("cached", [1 << 17, 100])
-def test_sparse_ids_outside_the_table_look_up_in_any_order(cached, monkeypatch):
-    """Ids far past the direct table live in the sorted array; a large lookup in
-    a large array searches them in increasing order (``CACHED_KEYS`` lowered to
-    take that path here) and must answer in the caller's order."""
-    monkeypatch.setattr(vertices, "CACHED_KEYS", cached)
+def test_sparse_ids_outside_the_table_look_up_in_any_order():
+    """Ids far past the direct table live in the hash table (``SparseIds``): numbered in
+    increasing value per batch like the others, looked up in the caller's order."""
     rng = np.random.default_rng(5)
     index, model = IdIndex(int), {}
     for n in (3_000, 500, 4_000):
@@ -69,3 +65,21 @@ def test_sparse_ids_outside_the_table_look_up_in_any_order(cached, monkeypatch):
     probe = np.concatenate([rng.permutation(np.fromiter(model, np.int64)),
                             rng.integers(1 << 41, 1 << 42, 100)])   # unseen ones too
     assert index.lookup(probe).tolist() == [model.get(x, -1) for x in probe.tolist()]
+    assert pickle.loads(pickle.dumps(index)).lookup(probe).tolist() == index.lookup(probe).tolist()
+
+
+def test_an_index_pickled_with_the_sorted_array_loads_into_the_hash_table():
+    """Before the hash table the ints outside the direct table were sorted ``_keys`` /
+    ``_ids`` arrays; such a pickle (Spark group state) must load and go on numbering."""
+    index = IdIndex(int)
+    index.add(np.array([3, 1 << 40, -7, 5 << 33], dtype=np.int64))
+    state = index.__getstate__()
+    keys, ids = state.pop("_sparse").pairs()
+    order = np.argsort(keys)
+    state.update(_keys=keys[order], _ids=ids[order])
+    old = IdIndex.__new__(IdIndex)
+    old.__setstate__(state)
+    assert isinstance(old._sparse, SparseIds) and not hasattr(old, "_keys")
+    probe = [-7, 3, 1 << 40, 5 << 33, 9 << 50]
+    assert old.lookup(probe).tolist() == index.lookup(probe).tolist() == [0, 1, 3, 2, -1]
+    assert old.add(np.array([9 << 50, -7], dtype=np.int64)).tolist() == [4, 0]

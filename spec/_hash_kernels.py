@@ -1,14 +1,17 @@
-"""Numba kernels of ``key_index.KeyIndex``: an open-addressing hash table over the id column.
+"""Numba kernels of an open-addressing hash table over a column of int64 ids.
 
 Plain ``@njit`` functions over numpy arrays and scalars (no validation, no
-Python objects).  Paper §5: the index from external key to dense id is the
-engine's own bookkeeping; at a slide of a few hundred items its cost per batch
-is what bounds the items per CPU second (issue 15), so a batch is looked up
-and numbered in one pass instead of numpy's sort/search/insert calls.
+Python objects).  Two indexes use them: ``engines/topkjoin/key_index.KeyIndex``
+(the AcquaTop engines' join keys; paper Section 5: at a slide of a few hundred
+items the index's cost per batch bounds the items per CPU second, issue 15) and
+``spec.vertices.IdIndex`` for the int ids its direct table does not cover (a
+sparse id space: there a sorted array took each fresh id by ``np.insert``, a
+copy of millions of entries per call).  A batch is looked up and numbered in one
+pass instead of numpy's sort/search/insert calls.
 
-The table ``slots`` (a power of two, at most half full) holds dense ids
-(``-1``: free); the external id of dense id ``d`` is ``column[d]``, so a slot
-costs 4 or 8 bytes, not a key and an id.  Linear probing; Fibonacci hashing
+The table ``slots`` (a power of two, at most half full) holds positions in the
+column (``-1``: free): the id at position ``d`` is ``column[d]``, so a slot
+costs 4 or 8 bytes, not a key and a value.  Linear probing; Fibonacci hashing
 (the top bits of ``key * 2**64 / phi``, as ``spec/_simjoin_tokens``).  Entries
 are never deleted one by one: a compaction renumbers the column and rebuilds
 the table (``rebuild``).

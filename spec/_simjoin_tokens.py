@@ -11,24 +11,13 @@ batch costs O(tokens) with no sort.  str tokens live in a dict.
 from __future__ import annotations
 
 import numpy as np
-from numba import config
 
+from streamspec.spec._hash_kernels import _slot    # Fibonacci hashing, as the id hash tables
 from streamspec.spec._numba import njit
 
 from streamspec.spec.vertices import grown_direct, packed_direct, unpacked_direct  # as for vertex ids
 
 MIN_HASH = 1 << 10
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # Fibonacci hashing: the top bits of tok * 2^64/phi
-
-
-@njit(cache=True, inline="always")
-def _slot(t, shift):
-    return np.int64((np.uint64(t) * _GOLDEN) >> np.uint64(shift))
-
-
-if config.DISABLE_JIT:          # the NUMBA_DISABLE_JIT lane: the same slot with Python ints
-    def _slot(t, shift):        # noqa: F811
-        return ((int(t) * int(_GOLDEN)) & 0xFFFFFFFFFFFFFFFF) >> int(shift)
 
 
 @njit(cache=True)

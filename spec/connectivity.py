@@ -66,7 +66,7 @@ _BOOL = np.dtype(bool)
 _ARRAY = np.ndarray
 _NO_EDGES = (np.empty(0, np.int64),) * 3    # nothing pending (shared: an empty array holds nothing)
 _NEW = object.__new__
-_FEED: list = []            # feed_int64, feed_one compiled for _feed_int64's arguments (_feed_entry)
+_FEED: list = []    # feed_int64, feed_one compiled for _feed_int64's arguments (_feed_entry)
 # one-window answer rows as tuples of bools, by the row's bytes (``_row_tuple``):
 # shared by every engine of the process (the tuples are immutable values)
 _ROWS: dict[bytes, tuple] = {}
@@ -498,11 +498,7 @@ class ConnectivityEngine:
             out = np.empty(5 * n, dtype=np.int64)
             status, fresh, last_t = feed[0](u, v, t, 0 if last is None else last,
                                             last is not None, ids._direct, ids.size, out)
-            if status != -1:
-                return None
-            if fresh:
-                ids.numbered(out[3 * n:3 * n + fresh])
-            gu, gv, gt = out[:n], out[n:2 * n], out[2 * n:3 * n]
+            gu, gv, gt, new = out[:n], out[n:2 * n], out[2 * n:3 * n], out[3 * n:]
         else:
             # a one-edge call of an engine that keeps none of its hook's
             # columns: the columns are the engine's own, reused (retains_columns)
@@ -510,10 +506,10 @@ class ConnectivityEngine:
             status, fresh, last_t = feed[1](u, v, t, 0 if last is None else last,
                                             last is not None, ids._direct, ids.size, gu, gv, gt,
                                             new)
-            if status != -1:
-                return None
-            if fresh:
-                ids.numbered(new[:fresh])
+        if status != -1:
+            return None
+        if fresh:
+            ids.numbered(new[:fresh])
         self._seen += n
         if self.hold_back:
             return self._accept(gu, gv, gt, last_t)

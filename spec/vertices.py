@@ -75,7 +75,8 @@ def slots_for(capacity: int) -> np.ndarray:
     return np.full(size, -1, np.int32 if size < (1 << 31) else np.int64)
 
 
-def _shift(slots: np.ndarray) -> int:
+def slot_shift(slots: np.ndarray) -> int:
+    """The hash kernels' shift for a table of ``slots`` (its size's bits kept)."""
     return 64 - (slots.size.bit_length() - 1)
 
 
@@ -91,7 +92,7 @@ class SparseIds:
         self._column = keys.copy()
         self._ids = ids.copy()
         self._slots = slots_for(self.n)
-        hash_kernels.rebuild(self._column, self.n, self._slots, _shift(self._slots))
+        hash_kernels.rebuild(self._column, self.n, self._slots, slot_shift(self._slots))
 
     def __len__(self) -> int:
         return self.n
@@ -112,7 +113,7 @@ class SparseIds:
         if not self.n:
             return np.full(keys.size, -1, dtype=np.int64)
         at = np.empty(keys.size, dtype=np.int64)
-        hash_kernels.lookup(keys, self._column, self._slots, _shift(self._slots), at)
+        hash_kernels.lookup(keys, self._column, self._slots, slot_shift(self._slots), at)
         return np.where(at >= 0, self._ids[np.maximum(at, 0)], -1)
 
     def insert(self, keys: np.ndarray, ids: np.ndarray) -> None:
@@ -127,11 +128,12 @@ class SparseIds:
             slots = slots_for(cap)
             if slots.size != self._slots.size:
                 self._slots = slots
-                hash_kernels.rebuild(self._column, n, self._slots, _shift(slots))
+                hash_kernels.rebuild(self._column, n, self._slots, slot_shift(slots))
         at = np.empty(m, dtype=np.int64)
         fresh_slot = np.empty(m, dtype=np.int64)
         # every key absent and distinct: appended at positions n, n + 1, ... in order
-        hash_kernels.add(keys, self._column, n, self._slots, _shift(self._slots), at, fresh_slot)
+        hash_kernels.add(keys, self._column, n, self._slots, slot_shift(self._slots), at,
+                         fresh_slot)
         self._ids[n:n + m] = ids
         self.n = n + m
 

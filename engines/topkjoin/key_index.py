@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.spec import _hash_kernels as kern
-from streamspec.spec.vertices import IdIndex, slots_for as _slots_for
+from streamspec.spec.vertices import IdIndex, slot_shift, slots_for
+
 
 class KeyIndex(IdIndex):
     """``IdIndex(int)`` with the external ids in an int64 array (``externals``), hashed."""
@@ -33,7 +34,7 @@ class KeyIndex(IdIndex):
         self.size = 0
         self._external = None                       # unused: ``_column`` holds them
         self._column = np.zeros(0, np.int64)
-        self._slots = _slots_for(0)
+        self._slots = slots_for(0)
 
     def __getstate__(self) -> dict:
         """The ids held only; the table is rebuilt from them."""
@@ -43,14 +44,11 @@ class KeyIndex(IdIndex):
         # also reads the sorted-array index pickled before the table (its column is the same)
         self.kind, self.size, self._external = int, int(state["size"]), None
         self._column = np.asarray(state["_column"], np.int64)[:self.size].copy()
-        self._slots = _slots_for(self._column.size)
+        self._slots = slots_for(self._column.size)
         self._rehash()
 
-    def _shift(self) -> int:
-        return 64 - (self._slots.size.bit_length() - 1)
-
     def _rehash(self) -> None:
-        kern.rebuild(self._column, self.size, self._slots, self._shift())
+        kern.rebuild(self._column, self.size, self._slots, slot_shift(self._slots))
 
     def reserve(self, size: int) -> None:
         """Room for ``size`` external ids (at least the ids held), no more; the table at the
@@ -60,7 +58,7 @@ class KeyIndex(IdIndex):
             column = np.zeros(size, np.int64)
             column[:self.size] = self._column[:self.size]
             self._column = column
-            slots = _slots_for(size)
+            slots = slots_for(size)
             if slots.size != self._slots.size:
                 self._slots = slots
                 self._rehash()
@@ -69,7 +67,7 @@ class KeyIndex(IdIndex):
     def lookup(self, values) -> np.ndarray:
         keys = np.ascontiguousarray(values, dtype=np.int64)
         out = np.empty(keys.shape, np.int64)
-        kern.lookup(keys.ravel(), self._column, self._slots, self._shift(), out.ravel())
+        kern.lookup(keys.ravel(), self._column, self._slots, slot_shift(self._slots), out.ravel())
         return out
 
     def external(self, dense: int):
@@ -93,7 +91,8 @@ class KeyIndex(IdIndex):
             self.reserve(max(n + m, 2 * self._column.size))
         dense = np.empty(m, np.int64)
         fresh_slot = np.empty(m, np.int64)
-        nf = kern.add(keys, self._column, n, self._slots, self._shift(), dense, fresh_slot)
+        nf = kern.add(keys, self._column, n, self._slots, slot_shift(self._slots), dense,
+                      fresh_slot)
         if nf > 1:          # by increasing key, as ``IdIndex`` numbers a batch's fresh ids
             order = np.argsort(self._column[n:n + nf])
             kern.renumber_fresh(order, self._column, n, self._slots, fresh_slot, dense)

@@ -6,8 +6,14 @@ state arrays and ``topk_join`` there is the readable reference this compiles.
 
 The join is the reference's, step for step, so the two agree bit for bit:
 
-- tokens of each window set ordered by ``(frequency in the window, dense id)``,
-  rare first (the static global order a one-time join can afford);
+- the global token order is SWOOP's token numbering (Section 5.6, shared by every
+  engine: dense ids by first appearance in the stream), descending: the token seen
+  last first, as a frequency estimate; each set's tokens are put in that order once,
+  when it enters the window (``_insert_tokens_desc``), not at every run.  (Up to
+  issue 27 each run counted the window's token frequencies and re-sorted every
+  window set by them: O(|W|) per run on top of the join, three quarters of a
+  run's time at |W| = 1e4; Section 7.1 maps tokens to integers (Section 5.6)
+  "identically for all algorithms" and leaves it out of the set rate);
 - prefix events ``(set, pos)`` with the positional upper bound
   ``ub(|x|, pos + 1)`` processed in the order ``(-ub, seq, pos)``; here by a
   binary heap holding each set's next event (a set's bounds never increase
@@ -15,7 +21,8 @@ The join is the reference's, step for step, so the two agree bit for bit:
   sorted order of the reference, and stops early without sorting the rest);
 - each event probes the inverted list of its token (the other side's, for the
   R-S join) built from the events processed so far, verifies each new pair by
-  a merge of the two ordered token arrays, then joins that list;
+  a merge of the two ordered token arrays, then joins the end of its own list
+  (linked entries, so a run allocates nothing per token);
 - the run stops before an event whose bound (with the reference's 1e-9 margin)
   is below the k-th best score: a pair tying the k-th score is still looked for,
   since the canonical order breaks ties (``streamspec.spec.simjoin.order_key``).
@@ -29,9 +36,10 @@ set in the kernel, the same pairs verified.
 
 Data layout (numpy, so the engine pickles): window records by row ``L``
 (insertion order, so row order is seq order), ``r_seq``, ``r_ts``, ``r_side``,
-and their distinct tokens (ascending dense id) ``p_tok[r_ptr[L]:r_ptr[L + 1]]``.
-``meta`` holds the counters below.  The per-run scratch (frequencies, the
-ordered token keys, heap, inverted lists) lives only during one call.
+and their distinct tokens (descending dense id) ``p_tok[r_ptr[L]:r_ptr[L + 1]]``.
+``meta`` holds the counters below.  The per-run scratch (heap, list entries)
+lives only during one call; the list heads and tails (``head``, ``tail``, two
+per dense token id) are zero between runs.
 """
 from __future__ import annotations
 
@@ -85,14 +93,15 @@ def _sift_down(ub, row, n, i):
 
 
 @njit(cache=True)
-def _met_before(key, ax, nx, ay, ny):
-    """The ordered key arrays ``key[ax:ax+nx]`` and ``key[ay:ay+ny]`` share an element."""
+def _met_before(p_tok, ax, nx, ay, ny):
+    """The token arrays ``p_tok[ax:ax+nx]`` and ``p_tok[ay:ay+ny]`` (both in the global
+    order: descending dense id) share an element."""
     i, j = ax, ay
     ex, ey = ax + nx, ay + ny
     while i < ex and j < ey:
-        if key[i] == key[j]:
+        if p_tok[i] == p_tok[j]:
             return True
-        if key[i] < key[j]:
+        if p_tok[i] > p_tok[j]:
             i += 1
         else:
             j += 1
@@ -100,7 +109,25 @@ def _met_before(key, ax, nx, ay, ny):
 
 
 @njit(cache=True)
+def _overlap_desc(p_tok, ax, nx, ay, ny):
+    """``|x & y|`` of two token arrays in descending order (a merge)."""
+    i, j, o = ax, ay, 0
+    ex, ey = ax + nx, ay + ny
+    while i < ex and j < ey:
+        if p_tok[i] == p_tok[j]:
+            o += 1
+            i += 1
+            j += 1
+        elif p_tok[i] > p_tok[j]:
+            i += 1
+        else:
+            j += 1
+    return o
+
+
+@njit(cache=True)
 def _overlap(key, ax, nx, ay, ny):
+    """``|x & y|`` of two ascending token arrays (used by ``_base_kernels``)."""
     i, j, o = ax, ay, 0
     ex, ey = ax + nx, ay + ny
     while i < ex and j < ey:
@@ -116,52 +143,19 @@ def _overlap(key, ax, nx, ay, ny):
 
 
 @njit(cache=True)
-def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, freq, bfill, meta,
+def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, head, tail, meta,
               b_sc, b_e, b_i, b_j):
     """One run of the static join over the window rows ``lo..hi-1``; the top list goes to
-    ``b_*`` (best first) and its length is returned.  ``freq`` and ``bfill`` (one and two
-    entries per dense token id) are zero on entry and on return."""
+    ``b_*`` (best first) and its length is returned.  ``head`` and ``tail`` (two entries
+    per dense token id: one per side) are zero on entry and on return."""
     base = r_ptr[lo]
-    n_tok = r_ptr[hi] - base
-    nt = freq.shape[0]
-    # token frequencies in the window (both sides: the reference's Counter)
-    touched = np.empty(n_tok, np.int64)
-    n_touched = 0
-    for g in range(base, r_ptr[hi]):
-        t = p_tok[g]
-        if freq[t] == 0:
-            touched[n_touched] = t
-            n_touched += 1
-        freq[t] += 1
-    # each set's tokens by (frequency, id): keys equal across sets for the same token
-    key = np.empty(n_tok, np.int64)
-    for g in range(base, r_ptr[hi]):
-        t = p_tok[g]
-        key[g - base] = freq[t] * nt + t
-    for r in range(lo, hi):
-        a, b = r_ptr[r] - base, r_ptr[r + 1] - base
-        if b - a > 32:
-            key[a:b].sort()
-        else:          # short sets (TWEET: 13 tokens): insertion sort, no call per set
-            for i in range(a + 1, b):
-                v = key[i]
-                j = i - 1
-                while j >= a and key[j] > v:
-                    key[j + 1] = key[j]
-                    j -= 1
-                key[j + 1] = v
-    # inverted lists: one segment per (token, side) in ``lists``, as long as the token's
-    # frequency (a set meets each of its tokens once); ``bfill[2t + side]`` counts its entries
-    sides = 2 if two else 1
-    seg = np.empty(n_touched * sides, np.int64)
-    off = 0
-    for x in range(n_touched):
-        t = touched[x]
-        for s in range(sides):
-            seg[x * sides + s] = off
-            off += freq[t]
-        freq[t] = x            # from here on: token -> its slot in ``touched`` (zeroed at the end)
-    lists = np.empty(off, np.int64)
+    # inverted lists: linked entries (row, next) in insertion order; ``head[2t + side]``
+    # and ``tail[2t + side]`` hold the first and last entry + 1 of token t's list
+    cap = r_ptr[hi] - base
+    e_row = np.empty(cap, np.int64)
+    e_next = np.empty(cap, np.int64)
+    e_key = np.empty(cap, np.int64)
+    n_e = 0
     # heap of each non-empty set's next event
     n_w = hi - lo
     h_ub = np.empty(n_w, np.float64)
@@ -187,26 +181,24 @@ def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, freq, 
             break
         x = h_row[0]
         xl = x - lo
-        ax = r_ptr[x] - base
-        lx = r_ptr[x + 1] - r_ptr[x]
+        ax = r_ptr[x]
+        lx = r_ptr[x + 1] - ax
         pos = done[xl]
-        kx = key[ax + pos]
-        t = kx % nt
-        slot = freq[t]
+        t = p_tok[ax + pos]
         side = r_side[x]
         probe = (1 - side) if two else side
-        ps = seg[slot * sides + probe]
-        pn = bfill[2 * t + probe]
         events += 1
-        met += pn
-        for q in range(ps, ps + pn):
-            y = lists[q]
+        q = head[2 * t + probe] - 1
+        while q >= 0:
+            y = e_row[q]
+            q = e_next[q]
+            met += 1
             yl = y - lo
-            ay = r_ptr[y] - base
-            if _met_before(key, ax, pos, ay, done[yl]):
+            ay = r_ptr[y]
+            if _met_before(p_tok, ax, pos, ay, done[yl]):
                 continue
-            ly = r_ptr[y + 1] - r_ptr[y]
-            o = _overlap(key, ax, lx, ay, ly)
+            ly = r_ptr[y + 1] - ay
+            o = _overlap_desc(p_tok, ax, lx, ay, ly)
             verified += 1
             if x > y:
                 a_row, b_row = x, y
@@ -226,10 +218,17 @@ def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, freq, 
             if nb < k:
                 nb += 1
             entered += 1
-        # x joins its own token's list, then its next event replaces this one
-        own = seg[slot * sides + side]
-        lists[own + bfill[2 * t + side]] = x
-        bfill[2 * t + side] += 1
+        # x joins the end of its own token's list, then its next event replaces this one
+        own = 2 * t + side
+        e_row[n_e] = x
+        e_next[n_e] = -1
+        e_key[n_e] = own
+        if tail[own] > 0:
+            e_next[tail[own] - 1] = n_e
+        else:
+            head[own] = n_e + 1
+        tail[own] = n_e + 1
+        n_e += 1
         done[xl] = pos + 1
         if pos + 1 < lx:
             h_ub[0] = positional_upper_bound(kind, lx, pos + 2)
@@ -237,11 +236,9 @@ def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, freq, 
             n_h -= 1
             h_ub[0], h_row[0] = h_ub[n_h], h_row[n_h]
         _sift_down(h_ub, h_row, n_h, 0)
-    for x in range(n_touched):
-        t = touched[x]
-        freq[t] = 0
-        bfill[2 * t] = 0
-        bfill[2 * t + 1] = 0
+    for q in range(n_e):
+        head[e_key[q]] = 0
+        tail[e_key[q]] = 0
     meta[RUNS] += 1
     meta[EVENTS] += events
     meta[PRECAND] += met
@@ -267,8 +264,21 @@ def _insert_tokens(p_tok, g, tok, a, b):
 
 
 @njit(cache=True)
+def _insert_tokens_desc(p_tok, g, tok, a, b):
+    """``tok[a:b]`` as a set at ``p_tok[g:]`` in the global order, descending dense id
+    (the token numbered last first: SWOOP Section 5.6); returns its size."""
+    m = _insert_tokens(p_tok, g, tok, a, b)
+    i, j = g, g + m - 1
+    while i < j:
+        p_tok[i], p_tok[j] = p_tok[j], p_tok[i]
+        i += 1
+        j -= 1
+    return m
+
+
+@njit(cache=True)
 def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, batch, meta, r_seq, r_ts,
-            r_side, r_ptr, p_tok, freq, bfill, last_i, last_j, last_sc, last_e, b_i, b_j, b_sc, b_e,
+            r_side, r_ptr, p_tok, head, tail, last_i, last_j, last_sc, last_e, b_i, b_j, b_sc, b_e,
             out_pos, out_ptr, out_i, out_j, out_sc, out_e):
     """Operations ``start..`` of a batch: expire, insert, rerun the join when the window
     changed (with ``batch`` = b > 1: only at every b-th change of the window, counted in
@@ -287,7 +297,7 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, batch, meta
         if op[pos] == 0:
             r = meta[N_REC]
             g = meta[N_POST]
-            n = _insert_tokens(p_tok, g, tok, tok_ptr[pos], tok_ptr[pos + 1])
+            n = _insert_tokens_desc(p_tok, g, tok, tok_ptr[pos], tok_ptr[pos + 1])
             r_seq[r], r_ts[r], r_side[r] = seq[pos], t, side[pos]
             r_ptr[r + 1] = g + n
             meta[N_REC] = r + 1
@@ -299,7 +309,7 @@ def run_ops(start, op, ts, side, seq, tok_ptr, tok, kind, k, w, two, batch, meta
         if meta[CHANGES] % batch != 0:
             continue
         nb = topk_join(meta[OLDEST], meta[N_REC], r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w,
-                       two, freq, bfill, meta, b_sc, b_e, b_i, b_j)
+                       two, head, tail, meta, b_sc, b_e, b_i, b_j)
         same = nb == meta[N_LAST]
         if same:
             for x in range(nb):

@@ -2,8 +2,11 @@
 similarity join of Xiao et al. (ICDE 2009, "Top-k set similarity joins") rerun
 over the window's sets whenever the window changes.
 
-One run: tokens are ordered by their frequency in the window (rare first, the
-static global order a one-time join can afford); each set yields prefix events
+One run: the global token order is SWOOP's token numbering (Section 5.6: dense
+ids by first appearance, which Section 7.1 applies identically to every
+algorithm, outside the set rate), descending (the token seen last first, a
+frequency estimate); each set's tokens are put in that order once, when it
+enters the window, not re-ordered per run.  Each set yields prefix events
 ``(x, p)`` with the positional upper bound ``ub(|x|, p+1)``; events are processed
 in decreasing bound order, each probing an inverted index of the prefixes seen
 so far and verifying new pairs exactly; the run stops once the next bound is
@@ -34,7 +37,6 @@ skipped for it.  ``batch=1`` (the default) is the exact engine.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
 
 import numpy as np
 
@@ -45,9 +47,9 @@ from streamspec.spec.simjoin import SimJoinEngine, order_key
 
 
 def topk_join(window, kind: int, k: int, w: float, two: bool) -> tuple:
-    """Top-k pairs ``(seq_i, seq_j, score, e)`` of ``window`` = [(seq, tokens, ts, side)]."""
-    freq = Counter(tok for rec in window for tok in rec[1])
-    sets = {rec[0]: (sorted(rec[1], key=lambda x: (freq[x], x)), rec[2], rec[3]) for rec in window}
+    """Top-k pairs ``(seq_i, seq_j, score, e)`` of ``window`` = [(seq, tokens, ts, side)],
+    each ``tokens`` a tuple of distinct dense token ids in the global order (descending)."""
+    sets = {rec[0]: (rec[1], rec[2], rec[3]) for rec in window}
     events = []
     for seq, (toks, _, _) in sets.items():
         for pos in range(len(toks)):
@@ -116,7 +118,7 @@ class StaticEngine(SimJoinEngine):
         self.r_ts = np.zeros(64, np.float64)
         self.r_ptr = np.zeros(65, np.int64)
         self.p_tok = np.zeros(256, np.int64)
-        self.freq, self.bfill = np.zeros(64, np.int64), np.zeros(128, np.int64)
+        self.head, self.tail = np.zeros(128, np.int64), np.zeros(128, np.int64)
         self.last_i, self.last_j = np.zeros(k, np.int64), np.zeros(k, np.int64)
         self.last_sc, self.last_e = np.zeros(k, np.float64), np.zeros(k, np.float64)
         self.b_i, self.b_j = np.zeros(k, np.int64), np.zeros(k, np.int64)
@@ -125,6 +127,23 @@ class StaticEngine(SimJoinEngine):
         self.out_i, self.out_j = np.zeros(64, np.int64), np.zeros(64, np.int64)
         self.out_sc, self.out_e = np.zeros(64, np.float64), np.zeros(64, np.float64)
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling; a Static pickled before issue 27's token order (its per-run
+        frequency scratch ``freq``/``bfill``, its sets' tokens ascending, the plain
+        one's as frozensets) is brought to the global order (descending dense id)."""
+        super().__setstate__(state)
+        if "freq" in state:                 # compiled, older layout
+            del self.freq, self.bfill
+            n = int(self.meta[K.N_REC])
+            for r in range(n):
+                a, b = int(self.r_ptr[r]), int(self.r_ptr[r + 1])
+                self.p_tok[a:b] = self.p_tok[a:b][::-1].copy()
+            held = self.p_tok[:int(self.r_ptr[n])]
+            n_tok = max(int(self.tokens.size), int(held.max()) + 1 if held.size else 0)
+            self.head, self.tail = np.zeros(2 * n_tok + 2, np.int64), np.zeros(2 * n_tok + 2, np.int64)
+        if getattr(self, "_window", None) and isinstance(self._window[0][1], frozenset):
+            self._window = [(q, tuple(sorted(t, reverse=True)), ts, side) for q, t, ts, side in self._window]
+
     # -- state housekeeping (compiled) -----------------------------------------------
     def _compact(self) -> None:
         compact_records(self, K, RECORDS)
@@ -132,7 +151,7 @@ class StaticEngine(SimJoinEngine):
     def _reserve(self, prep) -> None:
         reserve_records(self, K, RECORDS, prep)
         n_tok = max(int(self.tokens.size), int(prep.tok.max()) + 1 if prep.tok.size else 0)
-        self.freq, self.bfill = _grow(self.freq, n_tok), _grow(self.bfill, 2 * n_tok)
+        self.head, self.tail = _grow(self.head, 2 * n_tok), _grow(self.tail, 2 * n_tok)
 
     def _grow_out(self) -> None:
         grow_out(self, K)
@@ -149,7 +168,7 @@ class StaticEngine(SimJoinEngine):
             start, status = K.run_ops(
                 start, prep.op, prep.ts, prep.side, prep.seq, prep.tok_ptr, prep.tok, p.kind, p.k, p.wf,
                 p.join == "rs", self.batch, self.meta, self.r_seq, self.r_ts, self.r_side, self.r_ptr, self.p_tok,
-                self.freq, self.bfill, self.last_i, self.last_j, self.last_sc, self.last_e,
+                self.head, self.tail, self.last_i, self.last_j, self.last_sc, self.last_e,
                 self.b_i, self.b_j, self.b_sc, self.b_e, self.out_pos, self.out_ptr,
                 self.out_i, self.out_j, self.out_sc, self.out_e)
             if status == 0:
@@ -177,7 +196,9 @@ class StaticEngine(SimJoinEngine):
             changed = len(alive) != len(self._window)
             self._window = alive
             if prep.op[pos] == 0:
-                toks = frozenset(prep.tok[prep.tok_ptr[pos]:prep.tok_ptr[pos + 1]].tolist())
+                # the global order, once per set: descending dense id (Section 5.6)
+                toks = tuple(sorted(set(prep.tok[prep.tok_ptr[pos]:prep.tok_ptr[pos + 1]].tolist()),
+                                    reverse=True))
                 self._window.append((int(prep.seq[pos]), toks, t, int(prep.side[pos])))
                 changed = changed or bool(toks)
             if not changed:

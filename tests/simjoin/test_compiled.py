@@ -61,3 +61,47 @@ def test_compiled_base_splits_and_frees_stock_blocks():
     list(eng.process(b))
     assert eng.stats["max_stock"] > 40 * 512
     assert compiled == run("base:compiled=false", params, b, step=600)
+
+
+def test_static_orders_tokens_once_by_the_shared_numbering():
+    """Static's global token order is SWOOP's numbering (Section 5.6: dense ids by first
+    appearance), descending, each set's tokens put in that order when it enters the
+    window: no per-run frequency count or re-sort (issue 27)."""
+    params = Params(k=3, w=50)
+    b = stream(3)
+    eng = Registry.get("simjoin", "static")(params)
+    list(eng.process(b))
+    m = eng.meta
+    from streamspec.engines.simjoin import _static_kernels as K
+    for r in range(int(m[K.OLDEST]), int(m[K.N_REC])):
+        row = eng.p_tok[eng.r_ptr[r]:eng.r_ptr[r + 1]]
+        assert (np.diff(row) < 0).all(), row
+    assert not eng.head.any() and not eng.tail.any()        # zero between runs
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_static_loads_a_pickle_of_the_older_token_layout(compiled):
+    """A Static pickled before issue 27 (ascending tokens, per-run ``freq``/``bfill``
+    scratch; the plain one's tokens as frozensets) continues with the same lists."""
+    import pickle
+    params = Params(k=3, w=20)
+    b = stream(5)
+    name = "static" if compiled else "static:compiled=false"
+    half = RecordBatch(b.id[:200], b.ts[:200], b.tok_ptr[:201], b.tok[:b.tok_ptr[200]])
+    rest = RecordBatch(b.id[200:], b.ts[200:], b.tok_ptr[200:] - b.tok_ptr[200], b.tok[b.tok_ptr[200]:])
+    eng = Registry.get("simjoin", name)(params)
+    list(eng.process(half))
+    state = pickle.loads(pickle.dumps(eng)).__dict__
+    if compiled:                                   # the older layout
+        from streamspec.engines.simjoin import _static_kernels as K
+        p_tok = state["p_tok"].copy()
+        for r in range(int(state["meta"][K.N_REC])):
+            a, c = int(state["r_ptr"][r]), int(state["r_ptr"][r + 1])
+            p_tok[a:c] = p_tok[a:c][::-1].copy()
+        state["p_tok"] = p_tok
+        state["freq"], state["bfill"] = state.pop("head"), state.pop("tail")
+    else:
+        state["_window"] = [(q, frozenset(t), ts, s) for q, t, ts, s in state["_window"]]
+    old = object.__new__(type(eng))
+    old.__setstate__(state)
+    assert list(old.process(rest)) == list(eng.process(rest))

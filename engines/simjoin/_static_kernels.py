@@ -15,7 +15,7 @@ The join is the reference's, step for step, so the two agree bit for bit:
   run's time at |W| = 1e4; Section 7.1 maps tokens to integers (Section 5.6)
   "identically for all algorithms" and leaves it out of the set rate);
 - prefix events ``(set, pos)`` with the positional upper bound
-  ``ub(|x|, pos + 1)`` processed in the order ``(-ub, seq, pos)``; here by a
+  ``ub(|x|, pos + 1)`` processed in the order ``(-ub, -ts, -seq, pos)``; here by a
   binary heap holding each set's next event (a set's bounds never increase
   with ``pos`` for the five measures, so popping the heap gives exactly the
   sorted order of the reference, and stops early without sorting the rest);
@@ -23,9 +23,14 @@ The join is the reference's, step for step, so the two agree bit for bit:
   R-S join) built from the events processed so far, verifies each new pair by
   a merge of the two ordered token arrays, then joins the end of its own list
   (linked entries, so a run allocates nothing per token);
-- the run stops before an event whose bound (with the reference's 1e-9 margin)
-  is below the k-th best score: a pair tying the k-th score is still looked for,
-  since the canonical order breaks ties (``streamspec.spec.simjoin.order_key``).
+- the run stops before an event when no unseen pair can precede the k-th best
+  in the canonical order (``streamspec.spec.simjoin.order_key``, ``_stop``):
+  its bound is below the k-th score (with the reference's 1e-9 margin), or it
+  is at most the k-th score and the event's set, the newest one still queued
+  at that bound, ends its pairs before the k-th pair ends.  Xiao et al. stop at
+  ``ub <= s_k``; up to issue 27 the run went on through every event tying the
+  k-th score, which on a stream of exact copies (k-th score 1.0 = every set's
+  first bound) was every window set's first event, O(|W|) per run.
 
 A pair is met once per common token in both processed prefixes; the reference
 skips repeats with a set of pairs.  Here: the pair was met before iff the
@@ -47,7 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from streamspec.spec._numba import njit
-from streamspec.spec._simjoin_similarity import positional_upper_bound, similarity
+from streamspec.spec._simjoin_similarity import COSINE, positional_upper_bound, similarity
 
 # meta fields: rows in use, oldest valid row, tokens in use, output events and rows written,
 # size of the last emitted top-k list, then statistics (runs of the join, prefix events
@@ -71,10 +76,12 @@ def _before(sc1, e1, i1, j1, sc2, e2, i2, j2):
 
 @njit(cache=True)
 def _heap_above(ub, row, a, b):
-    """Heap entry ``a`` pops before ``b``: larger bound, then smaller row (= smaller seq)."""
+    """Heap entry ``a`` pops before ``b``: larger bound, then larger row (= larger seq,
+    the newer set: timestamps do not decrease with seq, so this is the reference's
+    order ``(-ub, -ts, -seq)`` without reading the times)."""
     if ub[a] != ub[b]:
         return ub[a] > ub[b]
-    return row[a] < row[b]
+    return row[a] > row[b]
 
 
 @njit(cache=True)
@@ -90,6 +97,28 @@ def _sift_down(ub, row, n, i):
         ub[i], ub[c] = ub[c], ub[i]
         row[i], row[c] = row[c], row[i]
         i = c
+
+
+@njit(cache=True)
+def _stop(kind, ub, e_ub, sc_k, e_k):
+    """No unseen pair can precede the k-th ``(sc_k, e_k)`` in the canonical order, when
+    the next event has bound ``ub`` and time ``ts`` (``e_ub = ts + w``): Xiao et al.'s
+    stop rule ``ub <= s_k`` with the ties the canonical order breaks.  An unseen pair
+    has one set whose event of the pair's first common token is still queued; that
+    set's next event bounds the pair's score by its ``ub`` (Theorem 1) and its end
+    time by its ``ts + w`` (a pair ends when its older set expires), and the queue
+    pops ``(ub, ts)`` largest first.  So: stop when ``ub`` is below ``sc_k`` (the
+    1e-9 margin keeps a rounding of ``ub`` from stopping early), or when ``ub``
+    reaches at most ``sc_k`` and every unseen pair ends before the k-th.  For the
+    measures whose score and bound are each one correctly rounded operation on
+    integers (all but cosine) ``score <= ub`` holds in floats as it does exactly;
+    cosine's ``sqrt`` then division does not promise it, so there the margin stays."""
+    margin = 1e-9 * max(1.0, abs(ub))
+    if ub + margin < sc_k:
+        return True
+    if kind == COSINE:
+        ub = ub + margin
+    return ub <= sc_k and e_ub < e_k
 
 
 @njit(cache=True)
@@ -162,7 +191,7 @@ def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, head, 
     h_row = np.empty(n_w, np.int64)
     done = np.zeros(n_w, np.int64)
     n_h = 0
-    for r in range(lo, hi):
+    for r in range(hi - 1, lo - 1, -1):      # newest first: already a heap when the bounds tie
         ln = r_ptr[r + 1] - r_ptr[r]
         if ln > 0:
             h_ub[n_h] = positional_upper_bound(kind, ln, 1)
@@ -177,9 +206,9 @@ def topk_join(lo, hi, r_seq, r_ts, r_side, r_ptr, p_tok, kind, k, w, two, head, 
     entered = 0
     while n_h > 0:
         ub = h_ub[0]
-        if nb == k and ub + 1e-9 * max(1.0, abs(ub)) < b_sc[k - 1]:
-            break
         x = h_row[0]
+        if nb == k and _stop(kind, ub, r_ts[x] + w, b_sc[k - 1], b_e[k - 1]):
+            break
         xl = x - lo
         ax = r_ptr[x]
         lx = r_ptr[x + 1] - ax

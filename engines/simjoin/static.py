@@ -8,10 +8,12 @@ algorithm, outside the set rate), descending (the token seen last first, a
 frequency estimate); each set's tokens are put in that order once, when it
 enters the window, not re-ordered per run.  Each set yields prefix events
 ``(x, p)`` with the positional upper bound ``ub(|x|, p+1)``; events are processed
-in decreasing bound order, each probing an inverted index of the prefixes seen
-so far and verifying new pairs exactly; the run stops once the next bound is
-below the k-th best score found (ties are broken by the canonical order, so a
-pair with the k-th score is still looked for).
+in decreasing bound order (ties: the newest set first), each probing an
+inverted index of the prefixes seen so far and verifying new pairs exactly; the
+run stops once no unseen pair can precede the k-th best found: Xiao et al.'s
+rule ``ub <= s_k``, with the ties the canonical order breaks by end time (a pair
+tying the k-th score is still looked for while a queued set could end it later;
+``_static_kernels._stop``).
 
 ``StaticEngine`` (registered as ``static``) runs the join compiled: one
 ``_static_kernels.run_ops`` call per batch over numpy arrays, the way SWOOP and
@@ -51,17 +53,17 @@ def topk_join(window, kind: int, k: int, w: float, two: bool) -> tuple:
     each ``tokens`` a tuple of distinct dense token ids in the global order (descending)."""
     sets = {rec[0]: (rec[1], rec[2], rec[3]) for rec in window}
     events = []
-    for seq, (toks, _, _) in sets.items():
+    for seq, (toks, ts, _) in sets.items():
         for pos in range(len(toks)):
-            events.append((-positional_upper_bound(kind, len(toks), pos + 1), seq, pos))
+            events.append((-positional_upper_bound(kind, len(toks), pos + 1), -ts, -seq, pos))
     events.sort()
     index: dict = {}
     seen: set = set()
     best: list = []                       # sorted canonical keys, at most k
-    for neg_ub, seq, pos in events:
-        ub = -neg_ub
-        # the margin keeps a rounding of ub from stopping before a pair it bounds
-        if len(best) == k and ub + 1e-9 * max(1.0, abs(ub)) < -best[-1][0]:
+    for neg_ub, neg_ts, neg_seq, pos in events:
+        ub, seq = -neg_ub, -neg_seq
+        # no unseen pair can precede the k-th (the kernel's ``_stop`` says why)
+        if len(best) == k and K._stop(kind, ub, -neg_ts + w, -best[-1][0], -best[-1][1]):
             break
         toks, ts, side = sets[seq]
         key_tok = (toks[pos], side) if not two else (toks[pos], 1 - side)

@@ -32,8 +32,9 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   B-node's list (``E[:, EBNEXT]``; ``BH`` int64 ``(vcap,)``: the head, as
   ``F_EP << 32 | edge``, stale once the chunk rolls over), so a query's
   search walks the BFBG from either side (``_bic_kernels.answer_window``).
-- Moves (TR Section 6.1, root changes in the forward buffer) re-point the absorbed root's edges and splice its
-  list, without looking for an existing ``(x, n)`` pair to merge into: a
+- Moves (TR Section 6.1, root changes in the forward buffer) splice the absorbed root's
+  circular list into the new root's in O(1) (``_bic_bfbg.move``: an edge's ``EF`` is then
+  any F-vertex of its root's tree, found by ``f_find``), without looking for an existing ``(x, n)`` pair to merge into: a
   duplicate pair is harmless to the union-find over the BFBG, and on random
   streams fewer than 3% of moved edges would merge, while the lookups were a
   third of the kernel's time.  Keys of absorbed roots go stale and are never
@@ -66,7 +67,10 @@ L_POS = 21
 L_NV = 22          # vertices those edges showed first, listed in A[:L_NV, A_LIST]
 SEARCH = 23        # BFBG edges a query's search may read (``_bic_kernels._search``)
 SEARCH_SHIFT = 24  # a window's searches read at most E_CNT >> this (-1: no bound but SEARCH)
-N_ST = 25
+# a pre-reduction that stopped early (``_bic_build.prereduce_step``) left C[:, :PRE_REST]
+# unread: the build scans those edges in full (0: none)
+PRE_REST = 25
+N_ST = 26
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8

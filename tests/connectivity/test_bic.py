@@ -428,3 +428,46 @@ def test_linked_last_slot_gives_every_snapshot_of_the_full_scan(seed):
     assert got["linked"] == got["full"] == evaluate(edges, params)
     # every chunk linked most of its last slot before the build
     assert all(k > per_slot // 2 for k in linked), linked
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("nv", [2000, 60])
+def test_prereduction_that_stops_early_gives_every_snapshot_of_the_full_scan(seed, nv):
+    # a pre-reduction that keeps more than 7/8 of the first 3/8 of slots 0..K-2
+    # stops (_bic_build.prereduce_step): the build scans the survivors, then the
+    # unread edges in full.  Sparse chunks (2000 ids, 400 edges) stop; dense ones
+    # (60 ids) drop most edges and finish.  Every b[j] must equal the full scan's
+    from streamspec.engines.connectivity import _bic_layout as lay
+    rng = np.random.default_rng(200 + seed)
+    K, per_slot, n_chunks = 10, 40, 4
+    n = K * per_slot * n_chunks + 1
+    u = rng.integers(0, nv, n)
+    v = np.where(rng.random(n) < 0.05, u, rng.integers(0, nv, n))
+    t = np.arange(n, dtype=np.int64) // per_slot
+    params = Params(K, 1, [(0, 1)])
+    engines = {}
+    for mode, minimum in (("full", 1 << 30), ("prereduced", 0)):
+        engines[mode] = BicEngine(params, hold_back=False)
+        engines[mode].prereduce_min = minimum
+        engines[mode].build_defer = 0
+    chunk = per_slot * K
+    rests = []
+    for c in range(n_chunks - 1):
+        lo, hi = c * chunk + (c > 0), (c + 1) * chunk       # the chunk through its last edge
+        for engine in engines.values():
+            list(engine.process(EdgeBatch(u[lo:hi], v[lo:hi], t[lo:hi])))
+        st = engines["prereduced"]._st
+        assert st[lay.PRE_HI] == chunk - per_slot             # slot K-1 starts there
+        assert st[lay.PRE_POS] == -1                        # done (or stopped) within the last slot
+        rests.append(int(st[lay.PRE_REST]))
+        for engine in engines.values():                    # the next chunk's first edge: B is built
+            list(engine.process(EdgeBatch(u[hi:hi + 1], v[hi:hi + 1], t[hi:hi + 1])))
+        assert st[lay.PRE_REST] == 0
+        pre, full = engines["prereduced"], engines["full"]
+        dense = pre.vertices.size
+        assert _snapshots(pre, dense, K) == _snapshots(full, dense, K), c
+        assert pre._st[lay.B_NV] == full._st[lay.B_NV]
+    if nv > 1000:
+        assert all(0 < r < chunk - per_slot for r in rests)     # stopped, part unread
+    else:
+        assert all(r == 0 for r in rests)                       # finished

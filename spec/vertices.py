@@ -13,6 +13,19 @@ entries an id) in a numba hash table (``spec._hash_kernels``, ``SparseIds``): a
 sorted array there took each call's fresh ids by ``np.insert``, a copy of all it
 held (10-35 ms a one-edge call with millions held).  String ids: a dict.  The
 state is numpy arrays, lists and dicts, so it pickles.
+
+Growth (issue 28).  Growing the direct table costs a fresh table (page faults
+included) plus moving the hash table's ids it now covers and rebuilding the
+hash table of the rest; growing the hash table's column copies it and
+rebuilds the table.  Both are O(ids held), 150-610 ms with millions held, and
+the window's triggering call (one edge between two slides of inserts) must
+not pay them: a call of ``m`` ids may do at most ``GROW_WORK * m`` entries of
+growth work (``GROW_FREE`` in any call; consecutive calls under ``LARGE`` ids
+add up, so a stream fed edge by edge still grows, amortized), ids the table
+may not cover yet go to the hash table; a large call grows the table ahead of
+its ids (to twice the largest once it is half used) and leaves the hash table
+room for another call of its size.  Where an id lives never changes its
+number: a call's fresh ids are numbered by increasing value either way.
 """
 from __future__ import annotations
 
@@ -27,6 +40,11 @@ MIN_DIRECT = 1 << 16
 # ``add`` calls with at most this many ints take a plain-Python path
 SMALL = 32
 MIN_SLOTS = 64
+# growth work (table entries written, hash-table ids moved or rehashed) a call of m ids may
+# do: max(GROW_FREE, GROW_WORK * m); calls of fewer than LARGE ids add up until one grows
+GROW_FREE = MIN_DIRECT
+GROW_WORK = 1024
+LARGE = 1024
 
 
 def grown_direct(table: np.ndarray, max_id: int, n_ids: int) -> np.ndarray | None:
@@ -85,13 +103,14 @@ class SparseIds:
     doubling), their dense ids beside, a hash table of positions over the column.
     Pickles as the two columns; the table is rebuilt."""
 
-    def __init__(self, keys=None, ids=None):
+    def __init__(self, keys=None, ids=None, capacity: int = 0):
         keys = np.zeros(0, np.int64) if keys is None else np.ascontiguousarray(keys, np.int64)
         ids = np.zeros(0, np.int64) if ids is None else np.ascontiguousarray(ids, np.int64)
-        self.n = int(keys.size)
-        self._column = keys.copy()
-        self._ids = ids.copy()
-        self._slots = slots_for(self.n)
+        self.n = n = int(keys.size)
+        cap = max(n, int(capacity))       # room for ``capacity`` ids before a regrowth
+        self._column, self._ids = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
+        self._column[:n], self._ids[:n] = keys, ids
+        self._slots = slots_for(cap)
         hash_kernels.rebuild(self._column, self.n, self._slots, slot_shift(self._slots))
 
     def __len__(self) -> int:
@@ -116,12 +135,17 @@ class SparseIds:
         hash_kernels.lookup(keys, self._column, self._slots, slot_shift(self._slots), at)
         return np.where(at >= 0, self._ids[np.maximum(at, 0)], -1)
 
-    def insert(self, keys: np.ndarray, ids: np.ndarray) -> None:
-        """Hold ``keys`` (distinct, none held yet) with dense ids ``ids``."""
+    def capacity(self) -> int:
+        """Ids it holds before its column (and table) must grow."""
+        return int(self._column.size)
+
+    def insert(self, keys: np.ndarray, ids: np.ndarray, room: int = 0) -> None:
+        """Hold ``keys`` (distinct, none held yet) with dense ids ``ids``; when the column
+        must grow, it grows (doubling) to leave ``room`` more ids free after them."""
         keys = np.ascontiguousarray(keys, dtype=np.int64)
         n, m = self.n, int(keys.size)
-        if n + m > self._column.size:
-            cap = max(n + m, 2 * self._column.size)
+        if n + m > self._column.size or (room and n + m + room > self._column.size):
+            cap = max(n + m + room, 2 * self._column.size)
             column, dense = np.zeros(cap, np.int64), np.zeros(cap, np.int64)
             column[:n], dense[:n] = self._column[:n], self._ids[:n]
             self._column, self._ids = column, dense
@@ -144,6 +168,10 @@ class IdIndex:
     Pickles with its direct table packed (``packed_direct``): a connectivity or
     topkjoin engine in Spark's group state would otherwise carry 512 KB of -1s
     for a few hundred small ids."""
+
+    # ids added since the last growth by calls under ``LARGE`` ids (``_grow``); the class
+    # default serves indexes pickled before it existed
+    _run = 0
 
     def __init__(self, kind: type):
         if kind not in (int, str):
@@ -202,14 +230,22 @@ class IdIndex:
             if dense is not None:
                 return dense
         arr = np.ascontiguousarray(values, dtype=np.int64)
-        if arr.size == 0:
+        m = int(arr.size)
+        if m == 0:
             return np.empty(0, dtype=np.int64)
+        if m >= LARGE:
+            # a large call grows the table ahead of its ids, so that the small calls
+            # between large ones (a window's triggering edge) find them covered
+            self._run = 0
+            self._grow(int(arr.max()), m, ahead=True)
+        else:
+            self._run += m
         # one pass over the table (the common case: every id inside it); the
         # max, for growing it, only when that fails
-        dense = np.empty(arr.size, dtype=np.int64)
-        fresh = np.empty(arr.size, dtype=np.int64)
+        dense = np.empty(m, dtype=np.int64)
+        fresh = np.empty(m, dtype=np.int64)
         nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
-        if nf < 0 and self._maybe_grow(int(arr.max()), arr.size):
+        if nf < 0 and m < LARGE and self._grow(int(arr.max()), m, ahead=False):
             nf = direct_add(arr, arr[:0], self._direct, self.size, dense, fresh)
         if nf >= 0:
             if nf:
@@ -226,7 +262,8 @@ class IdIndex:
         in_table = (keys >= 0) & (keys < self._direct.size)
         self._direct[keys[in_table]] = ids[in_table]
         if not in_table.all():
-            self._sparse.insert(keys[~in_table], ids[~in_table])
+            # room for another call of this size: a regrowth lands in a call as large
+            self._sparse.insert(keys[~in_table], ids[~in_table], room=m)
         return dense
 
     def _add_small(self, values: list) -> np.ndarray | None:
@@ -266,19 +303,51 @@ class IdIndex:
         self.numbered(keys)
         return ids
 
-    def _maybe_grow(self, max_id: int, batch: int) -> bool:
-        """Grow the direct table to cover ``max_id`` unless it would be too sparse."""
-        table = grown_direct(self._direct, max_id, self.size + batch)
-        if table is None:
+    def _target(self, max_id: int, batch: int, ahead: bool) -> int:
+        """The direct table's next capacity for a call of ``batch`` ids up to ``max_id``,
+        or 0: ``grown_direct``'s (at least doubling, covering ``max_id``) when the table
+        would serve one id in ``DENSITY`` entries; else, when ``max_id`` is beyond that
+        bound, the bound itself once it is twice the table (a doubling: the ids past it stay
+        in the hash table).  ``ahead``: also double a table ``max_id`` uses over half of."""
+        cap = self._direct.size
+        bound = max(MIN_DIRECT, DENSITY * (self.size + batch))
+        if max_id >= bound:
+            return bound if bound >= 2 * cap else 0
+        if max_id >= cap:
+            return max(max_id + 1, 2 * cap, MIN_DIRECT)
+        if ahead and 2 * (max_id + 1) > cap and 2 * cap <= bound:
+            return 2 * cap
+        return 0
+
+    def _grow(self, max_id: int, batch: int, ahead: bool) -> bool:
+        """Grow the direct table (``_target``) if this call may pay for it: a fresh table
+        of ``cap`` entries and a rebuilt hash table cost about ``cap + len(sparse)``
+        entries, allowed up to ``GROW_WORK`` per id of the call (or of the small calls
+        since the last growth) and ``GROW_FREE`` in any call."""
+        cap = self._target(max_id, batch, ahead)
+        if not cap:
             return False
-        # move the sorted ints the larger table now covers, so each id lives in one place
+        held = len(self._sparse)
+        if cap + held > max(GROW_FREE, GROW_WORK * max(batch, self._run)):
+            return False
+        table = np.full(cap, -1, dtype=self._direct.dtype)
+        table[:self._direct.size] = self._direct
+        # move the hash table's ints the larger table now covers, so each id lives in
+        # one place; the rest keep room for this call's fresh ids and another call's
         keys, ids = self._sparse.pairs()
         moved = (keys >= 0) & (keys < table.size)
         if moved.any():
             table[keys[moved]] = ids[moved]
-            self._sparse = SparseIds(keys[~moved], ids[~moved])
+            rest = ~moved
+            self._sparse = SparseIds(keys[rest], ids[rest], int(rest.sum()) + 2 * batch)
         self._direct = table
+        self._run = 0
         return True
+
+    def _maybe_grow(self, max_id: int, batch: int) -> bool:
+        """Grow the direct table to cover ``max_id`` unless it would be too sparse or the
+        call may not pay for it (``_grow``)."""
+        return self._grow(max_id, batch, ahead=False)
 
     # -- eviction ----------------------------------------------------------------
     def compact(self, keep: np.ndarray) -> None:

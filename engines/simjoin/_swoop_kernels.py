@@ -68,7 +68,7 @@ from streamspec.spec._numba import njit
 from streamspec.engines._prefetch import prefetch, prefetch_row
 from streamspec.engines.simjoin._swoop_index_kernels import (END, FREE, HEAD, N_CLASS, append_all, pop_heads,
                                                               room_needed)
-from streamspec.engines.simjoin._swoop_stock_kernels import (crop_threshold, end_rank, expire_pairs,
+from streamspec.engines.simjoin._swoop_stock_kernels import (crop_threshold_from, end_rank_top, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)
 from streamspec.spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
 
@@ -186,6 +186,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                 prefetch(a_e, lists[key, END] - 1)
                 prefetch(a_rec, lists[key, END] - 1)
         _list_order(lens, lr, order, shortest_first)
+        xs = 0             # #{S.score > limit} of the previous list (the searches gallop from it)
         for rho in range(1, lr + 1):
             if lens[order[rho - 1]] == 0:
                 continue                         # complete for every set
@@ -194,7 +195,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
             if crop:
                 ub = positional_upper_bound(kind, lr, rho)
                 # a margin so that a rounding of ub can never crop a relevant pair
-                th = crop_threshold(ub + 1e-9 * max(1.0, abs(ub)), k, ns, s_sc, e_e)
+                th, xs = crop_threshold_from(ub + 1e-9 * max(1.0, abs(ub)), xs, k, ns, s_sc, e_e)
             thr[n_thr] = th
             n_thr += 1
             v = -1             # #{E.e < ej} (Theorem 2), walked down as ej falls
@@ -212,7 +213,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     rec[lj, MARK] = stamp
                     rec[lj, HITS] = 1
                     if v < 0:
-                        v = end_rank(ej, ns, e_e)
+                        v = end_rank_top(ej, ns, e_e)
                     else:
                         while v > 0 and e_e[v - 1] >= ej:
                             v -= 1

@@ -61,6 +61,35 @@ def end_rank(t, ns, e_e):
 
 
 @njit(cache=True, inline="always")
+def end_rank_top(t, ns, e_e):
+    """``end_rank`` by a galloping search down from ``ns``: the list scans ask first for
+    the end time of a list's tail, a recent set, so ``v`` is usually within a few
+    pairs of ``ns`` (a couple of predictable comparisons instead of ~7 unpredictable
+    ones).  Same result as ``end_rank``."""
+    hi = ns             # e_e[hi:] >= t
+    step = 1
+    while hi > 0 and e_e[hi - 1] >= t:
+        lo = hi - step
+        if lo < 0:
+            lo = 0
+        if e_e[lo] >= t:
+            hi = lo
+            step <<= 1
+            continue
+        # e_e[lo] < t <= e_e[hi - 1]: the boundary lies in (lo, hi - 1]
+        lo += 1
+        hi -= 1
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if e_e[mid] < t:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+    return hi
+
+
+@njit(cache=True, inline="always")
 def skyband_lower_bound(t, k, ns, s_sc, s_e, e_e, linear):
     """``lb(t, k)``: score of the k-th stock pair still valid just before ``t``
     (``e >= t``); ``-inf`` with fewer than k.  Theorem 2: with a minimal stock
@@ -94,6 +123,39 @@ def crop_threshold(limit, k, ns, s_sc, e_e):
             hi = mid
     m = lo - k
     return e_e[m] if m >= 0 else -math.inf
+
+
+@njit(cache=True, inline="always")
+def crop_threshold_from(limit, x0, k, ns, s_sc, e_e):
+    """``crop_threshold`` and its ``X``, the search galloping from ``x0`` (the
+    previous list's ``X``): the limits fall list by list (``ub`` falls with
+    ``rho``), so ``X`` grows by a few pairs at a time.  Any ``x0`` in
+    ``[0, ns]`` gives the same result as ``crop_threshold``."""
+    lo = x0             # invariant: s_sc[:lo] > limit, s_sc[hi:] <= limit
+    hi = x0
+    if lo > 0 and not (s_sc[lo - 1] > limit):
+        hi = lo - 1     # the boundary lies below x0: gallop down
+        lo = hi
+        step = 1
+        while lo > 0 and not (s_sc[lo - 1] > limit):
+            hi = lo - 1
+            lo = max(0, lo - step)
+            step <<= 1
+    else:
+        hi = lo
+        step = 1
+        while hi < ns and s_sc[hi] > limit:
+            lo = hi + 1
+            hi = min(ns, hi + step)
+            step <<= 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if s_sc[mid] > limit:
+            lo = mid + 1
+        else:
+            hi = mid
+    m = lo - k
+    return (e_e[m] if m >= 0 else -math.inf), lo
 
 
 @njit(cache=True, inline="always")

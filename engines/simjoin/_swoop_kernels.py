@@ -107,14 +107,10 @@ def overlap_at_least(p_tok, a0, la, b0, lb, need):
             return -1
         x = p_tok[a0 + i]
         y = p_tok[b0 + j]
-        if x == y:
-            o += 1
-            i += 1
-            j += 1
-        elif x > y:
-            i += 1
-        else:
-            j += 1
+        # branch-free steps: which run moves on is data (a 3-way branch mispredicted often)
+        o += x == y
+        i += x >= y
+        j += x <= y
     return o if o >= need else -1
 
 

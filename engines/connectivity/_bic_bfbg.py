@@ -76,12 +76,10 @@ def pair_put(H, x, y, e):
 
 
 @njit(cache=True, _nrt=False)
-def rehash(V2, E, e_cnt, H):
-    """Fill an empty (all -1) pair index with the edges' current pairs (their
-    F-side is an F-vertex of the root's tree: see ``move``)."""
-    V = V2.reshape(V2.shape[0] * V2.shape[1])
+def rehash(E, e_cnt, H):
+    """Fill an empty (all -1) pair index with the edges' current pairs."""
     for e in range(e_cnt):
-        pair_put(H, E[e, EB], f_find(V, E[e, EF]), e)
+        pair_put(H, E[e, EB], E[e, EF], e)
     return e_cnt
 
 
@@ -98,33 +96,26 @@ def _set_bits(M, e, a, hi):
 @njit(cache=True, _nrt=False, inline="always")
 def _find_pair(V, E, H, x, y):
     """The BFBG edge ``(x_B, y_F)`` of F-root ``y``, or -1."""
-    t = V[at(y, HF_HEAD)]
-    if t == -1:
+    e = V[at(y, HF_HEAD)]
+    if e == -1:
         return -1
     if V[at(y, F_SIZE)] <= T_SMALL:
-        e = t
-        while True:                     # the circular list, newest first
+        while e != -1:
             if E[e, EB] == x:
                 return e
             e = E[e, ENEXT]
-            if e == t:
-                return -1
+        return -1
     return pair_get(H, x, y)
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def index_pairs(st, V, E, H, y):
     """F-root ``y`` grew past T_SMALL: put its edges into the pair index."""
-    t = V[at(y, HF_HEAD)]
-    if t == -1:
-        return
-    e = t
-    while True:
+    e = V[at(y, HF_HEAD)]
+    while e != -1:
         pair_put(H, E[e, EB], y, e)
         st[H_USED] += 1
         e = E[e, ENEXT]
-        if e == t:
-            return
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -137,12 +128,7 @@ def _add_bits(st, V, E, M, H, BH, x, y, a, hi):
         E[e, EB] = x
         E[e, EF] = y
         M[e, :] = ZERO
-        t = V[at(y, HF_HEAD)]           # y's circular list: e goes after its newest edge t
-        if t == -1:
-            E[e, ENEXT] = e
-        else:
-            E[e, ENEXT] = E[t, ENEXT]
-            E[t, ENEXT] = e
+        E[e, ENEXT] = V[at(y, HF_HEAD)]
         V[at(y, HF_HEAD)] = e
         fe = st[F_EP]                   # x's list (heads of past chunks are stale)
         h = BH[x]
@@ -178,22 +164,17 @@ def register(st, V, E, M, H, BH, w, y, j):
 
 @njit(cache=True, _nrt=False, inline="always")
 def move(V, E, o, n):
-    """F-root ``o`` was absorbed by ``n``: splice o's BFBG edge list into n's
-    (TR Section 6.1; no merging, see above).  The lists are circular
-    (``HF_HEAD`` is a root's newest edge, whose ``ENEXT`` is its oldest), so
-    the splice swaps two links: O(1), not a walk over o's edges re-pointing
-    each.  An edge's ``EF`` is therefore the F-root it was registered with
-    or any F-vertex of its tree, not necessarily the current root: whoever
-    needs the root finds it (``f_find(V, E[e, EF])``; F is live, and roots
-    only ever absorb within a chunk).  On the Orkut-shaped stream the walks
-    re-pointed ~460K edges per 410K-edge chunk."""
-    to = V[at(o, HF_HEAD)]
-    if to == -1:
+    """F-root ``o`` was absorbed by ``n``: re-point o's BFBG edges to ``n`` and
+    splice o's list into n's (TR Section 6.1; no merging, see above)."""
+    e = V[at(o, HF_HEAD)]
+    if e == -1:
         return
-    tn = V[at(n, HF_HEAD)]
-    if tn != -1:
-        first = E[to, ENEXT]
-        E[to, ENEXT] = E[tn, ENEXT]
-        E[tn, ENEXT] = first
-    V[at(n, HF_HEAD)] = to
+    while True:
+        E[e, EF] = n
+        nxt = E[e, ENEXT]
+        if nxt == -1:
+            break
+        e = nxt
+    E[e, ENEXT] = V[at(n, HF_HEAD)]
+    V[at(n, HF_HEAD)] = V[at(o, HF_HEAD)]
     V[at(o, HF_HEAD)] = -1

@@ -157,7 +157,7 @@ def _valid_pair(V, E, M, H, x, y, word, bit):
     """The stored BFBG edge ``(x_B, y_F)`` of F-root ``y`` holds ``j`` (False
     proves nothing: a duplicate pair left by a move may hold it)."""
     e = _find_pair(V, E, H, x, y)
-    return e >= 0 and E[e, EB] == x and (M[e, word] >> bit) & ONE != 0
+    return e >= 0 and E[e, EB] == x and E[e, EF] == y and (M[e, word] >> bit) & ONE != 0
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -181,10 +181,8 @@ def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, limit):
     while head < tail:
         n = Q[head]
         head += 1
-        t = -1
-        if n >= vcap:                   # an F-root's circular list, oldest first
-            t = V[at(n - vcap, HF_HEAD)]
-            e = E[t, ENEXT] if t != -1 else -1
+        if n >= vcap:
+            e = V[at(n - vcap, HF_HEAD)]
         else:
             h = BH[n]
             e = h & 0xFFFFFFFF if (h >> 32) == fe else -1
@@ -193,7 +191,7 @@ def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, limit):
             if reads > limit:
                 return -1, limit
             if (M[e, word] >> bit) & ONE:
-                o = E[e, EB] if n >= vcap else f_find(V, E[e, EF]) + vcap
+                o = E[e, EB] if n >= vcap else E[e, EF] + vcap
                 if o == dst:
                     return 1, reads
                 if U[o, U_STAMP] != ep:
@@ -205,10 +203,7 @@ def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, limit):
                             return 1, reads
                     Q[tail] = o
                     tail += 1
-            if n >= vcap:
-                e = -1 if e == t else E[e, ENEXT]
-            else:
-                e = E[e, EBNEXT]
+            e = E[e, ENEXT] if n >= vcap else E[e, EBNEXT]
     return 0, reads
 
 
@@ -308,7 +303,7 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     ep = _next_u_epoch(st, U)
     for e in range(st[E_CNT]):
         if (M[e, word] >> bit) & ONE:
-            fy = f_find(V, E[e, EF]) + vcap
+            fy = E[e, EF] + vcap
             if U[fy, U_STAMP] != ep:
                 U[fy, U_STAMP] = ep
                 U[fy, U_PARENT] = E[e, EB]

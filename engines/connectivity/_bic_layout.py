@@ -32,9 +32,8 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   B-node's list (``E[:, EBNEXT]``; ``BH`` int64 ``(vcap,)``: the head, as
   ``F_EP << 32 | edge``, stale once the chunk rolls over), so a query's
   search walks the BFBG from either side (``_bic_kernels.answer_window``).
-- Moves (TR Section 6.1, root changes in the forward buffer) splice the absorbed root's
-  circular list into the new root's in O(1) (``_bic_bfbg.move``: an edge's ``EF`` is then
-  any F-vertex of its root's tree, found by ``f_find``), without looking for an existing ``(x, n)`` pair to merge into: a
+- Moves (TR Section 6.1, root changes in the forward buffer) re-point the absorbed root's edges and splice its
+  list, without looking for an existing ``(x, n)`` pair to merge into: a
   duplicate pair is harmless to the union-find over the BFBG, and on random
   streams fewer than 3% of moved edges would merge, while the lookups were a
   third of the kernel's time.  Keys of absorbed roots go stale and are never

@@ -176,7 +176,7 @@ class BicEngine(ConnectivityEngine):
         while cap < 4 * (int(st[lay.E_CNT]) + lay.H_HEADROOM):
             cap *= 2
         self._H = np.full((cap, 2), -1, dtype=np.int64)
-        st[lay.H_USED] = bfbg.rehash(self._V, self._E, st[lay.E_CNT], self._H)
+        st[lay.H_USED] = bfbg.rehash(self._E, st[lay.E_CNT], self._H)
 
     def _settle(self) -> None:
         """Finish a deferred backward build (``kern.settle``) before B is read."""
@@ -241,15 +241,10 @@ class BicEngine(ConnectivityEngine):
         """The live BFBG: (B-side dense id, F-side dense id) -> sorted index set
         (the union over duplicate pairs left by moves)."""
         self._settle()
-        E, M, V = self._E, self._M, self._V
+        E, M = self._E, self._M
         out = {}
-
-        def f_root(y):                  # an edge's F-side is any F-vertex of its root's tree
-            while V[y, lay.F_PARENT] != y:
-                y = int(V[y, lay.F_PARENT])
-            return y
         for e in range(int(self._st[lay.E_CNT])):
-            pair = (int(E[e, lay.EB]), f_root(int(E[e, lay.EF])))
+            pair = (int(E[e, lay.EB]), int(E[e, lay.EF]))
             bits = {k * 64 + b for k in range(M.shape[1]) for b in range(64) if (int(M[e, k]) >> b) & 1}
             out[pair] = sorted(bits | set(out.get(pair, ())))
         return out

@@ -62,7 +62,7 @@ from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch, prefetch_row
 from streamspec.engines.connectivity._bic_layout import (B_EP, B_NV, A_EP, PRE_HI, PRE_LO,
-    PRE_POS, PRE_STEP, PRE_MIN, PRE_REST, W_DIRTY, L_POS, L_NV, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, CU, CV, CP,
+    PRE_POS, PRE_STEP, PRE_MIN, PRE_REST, PRE_STOP, W_DIRTY, L_POS, L_NV, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, CU, CV, CP,
     A_STAMP, A_PARENT, A_SIZE, A_LIST, at)
 
 # edges ahead whose rows are asked for (``prefetch_row``), as in the insert loop
@@ -150,7 +150,7 @@ def prereduce_step(st, A, W, C, budget):
     # 77-83% of a chunk (the reduction cost more than the build it saved);
     # a chunk that keeps 1/4 (the 10M-edge stream) never stops here.
     read = st[PRE_HI] - 1 - e
-    if not done and 8 * read >= 3 * st[PRE_HI] and 8 * (st[PRE_HI] - w) > 7 * read:
+    if not done and st[PRE_STOP] and 8 * read >= 3 * st[PRE_HI] and 8 * (st[PRE_HI] - w) > 7 * read:
         st[PRE_REST] = e + 1
         done = True
     if done:

@@ -69,7 +69,8 @@ SEARCH_SHIFT = 24  # a window's searches read at most E_CNT >> this (-1: no boun
 # a pre-reduction that stopped early (``_bic_build.prereduce_step``) left C[:, :PRE_REST]
 # unread: the build scans those edges in full (0: none)
 PRE_REST = 25
-N_ST = 26
+PRE_STOP = 26      # 1: a pre-reduction that keeps most of what it reads may stop early (0: tests)
+N_ST = 27
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8

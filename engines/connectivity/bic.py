@@ -82,6 +82,9 @@ class BicEngine(ConnectivityEngine):
     # with prereduce: chunks whose slots 0..K-2 hold at least this many edges have
     # their backward build pre-reduced while the last slot arrives (``_bic_build``)
     prereduce_min = lay.PREREDUCE_MIN
+    # ... and may stop once it has kept more than 7/8 of the first 3/8 it reads
+    # (False: always finishes; tests of the finished pre-reduction)
+    prereduce_stop = True
     # BFBG edges a window query's search reads from each side before the
     # window's union-find over every BFBG edge decides it (``_bic_kernels``)
     search_reads = lay.SEARCH_READS
@@ -105,6 +108,7 @@ class BicEngine(ConnectivityEngine):
         # no pre-reduction: no chunk is ever that large
         self._st[lay.PRE_MIN] = self.prereduce_min if self.prereduce else lay.NO_PREREDUCE
         self._st[lay.L_POS] = -1
+        self._st[lay.PRE_STOP] = 1 if self.prereduce_stop else 0
         self._st[lay.SEARCH] = self.search_reads
         self._st[lay.SEARCH_SHIFT] = self.search_shift
         # the workload is fixed once the vertex index exists (before _start)

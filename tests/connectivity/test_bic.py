@@ -330,6 +330,7 @@ def test_prereduced_build_gives_every_snapshot_of_the_full_scan(seed):
     for mode, minimum in (("full", 1 << 30), ("prereduced", 0)):
         engines[mode] = BicEngine(params, hold_back=False)
         engines[mode].prereduce_min = minimum      # read when the engine starts
+        engines[mode].prereduce_stop = False       # these chunks keep most edges: finish anyway
         engines[mode].build_defer = 0
     chunk = 30 * K
     survivors = []
@@ -361,6 +362,7 @@ def test_prereduction_spreads_over_the_last_slot():
     t = np.arange(n, dtype=np.int64) // per_slot
     params = Params(K, 1, [tuple(rng.integers(0, 20_000, 2).tolist()) for _ in range(50)])
     engine = BicEngine(params, hold_back=False)
+    engine.prereduce_stop = False                 # it would stop (most edges survive here)
     start = (K - 1) * per_slot                    # the last slot's first edge
     assert start >= lay.PREREDUCE_MIN
     got = list(engine.process(EdgeBatch(u[:start + 1], v[:start + 1], t[:start + 1])))
@@ -405,6 +407,7 @@ def test_linked_last_slot_gives_every_snapshot_of_the_full_scan(seed):
     for mode, minimum in (("full", 1 << 30), ("linked", 0)):
         engines[mode] = BicEngine(params, hold_back=False)
         engines[mode].prereduce_min = minimum
+        engines[mode].prereduce_stop = False
         engines[mode].build_defer = 0
     got = {mode: [] for mode in engines}
     chunk = per_slot * K

@@ -135,7 +135,7 @@ class BicEngine(ConnectivityEngine):
 
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
-        cap = self._V.shape[0]
+        cap = old = self._V.shape[0]
         if n <= cap:
             return
         cap = max(n, 2 * cap, 1024)
@@ -158,6 +158,14 @@ class BicEngine(ConnectivityEngine):
         self._BH = BH
         self._U = np.zeros((2 * cap, 2), dtype=np.int32)   # per-window scratch
         self._st[lay.U_EP] = 0
+        # written once here, in the call that grows (a large insert call, as a rule):
+        # numpy maps large zeroed arrays lazily (2 MB pages where the kernel grants
+        # them), and the first write to each page, 1-1.5 ms here, would otherwise
+        # land in the window queries (U) and the pre-reduction's first step (A, W)
+        # of later triggering calls (FS: 20-24 faults, ~25 ms of system time in one)
+        self._U.fill(0)
+        A[old:] = 0
+        W[old:] = 0
 
     def _grow(self, status: int) -> None:
         st = self._st

@@ -133,6 +133,17 @@ class BicEngine(ConnectivityEngine):
         self._Q = np.empty(self.search_reads + 1, dtype=np.int64)    # a query search's queue
         self._grow_vertices(self.n_vertices)
 
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling; a state pickled before ``st[PRE_REST]`` and ``st[PRE_STOP]``
+        existed (25 scalars) gets them: no stopped pre-reduction pending, stops allowed."""
+        self.__dict__.update(state)
+        st = state.get("_st")
+        if st is not None and st.shape[0] < lay.N_ST:
+            new = np.zeros(lay.N_ST, dtype=np.int64)
+            new[:st.shape[0]] = st
+            new[lay.PRE_STOP] = 1 if self.prereduce_stop else 0
+            self._st = new
+
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
         cap = old = self._V.shape[0]

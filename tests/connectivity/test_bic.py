@@ -474,3 +474,28 @@ def test_prereduction_that_stops_early_gives_every_snapshot_of_the_full_scan(see
         assert all(0 < r < chunk - per_slot for r in rests)     # stopped, part unread
     else:
         assert all(r == 0 for r in rests)                       # finished
+
+
+def test_state_pickled_before_the_pre_reductions_stop_loads():
+    # an engine pickled with 25 scalars in st (before PRE_REST and PRE_STOP) resumes
+    # with them added and answers as an engine never pickled
+    import pickle
+    from streamspec.engines.connectivity import _bic_layout as lay
+    rng = np.random.default_rng(7)
+    n, K = 4000, 8
+    u = rng.integers(0, 500, n)
+    v = rng.integers(0, 500, n)
+    t = np.arange(n, dtype=np.int64) // 50
+    params = Params(K, 2, [tuple(rng.integers(0, 500, 2).tolist()) for _ in range(20)])
+    whole = BicEngine(params, hold_back=False)
+    expected = list(whole.process(EdgeBatch(u, v, t))) + whole.flush()
+    engine = BicEngine(params, hold_back=False)
+    cut = 3 * K * 50 + 10                       # between chunks: no pre-reduction under way
+    got = list(engine.process(EdgeBatch(u[:cut], v[:cut], t[:cut])))
+    assert engine._st[lay.PRE_REST] == 0 and engine._st[lay.PRE_HI] == -1
+    engine._st = engine._st[:25].copy()        # as an older version pickled it
+    engine = pickle.loads(pickle.dumps(engine))
+    assert engine._st.shape[0] == lay.N_ST and engine._st[lay.PRE_STOP] == 1
+    got += engine.process(EdgeBatch(u[cut:], v[cut:], t[cut:]))
+    got += engine.flush()
+    assert got == expected

@@ -54,8 +54,13 @@ def grown_direct(table: np.ndarray, max_id: int, n_ids: int) -> np.ndarray | Non
     cap = table.size
     if max_id < cap or max_id >= max(MIN_DIRECT, DENSITY * n_ids):
         return None
-    grown = np.full(max(max_id + 1, 2 * cap, MIN_DIRECT), -1, dtype=table.dtype)
-    grown[:cap] = table
+    return widened(table, max(max_id + 1, 2 * cap, MIN_DIRECT))
+
+
+def widened(table: np.ndarray, cap: int) -> np.ndarray:
+    """The direct-address ``table`` (-1 = absent) copied into a fresh one of ``cap`` entries."""
+    grown = np.full(cap, -1, dtype=table.dtype)
+    grown[:table.size] = table
     return grown
 
 
@@ -330,8 +335,7 @@ class IdIndex:
         held = len(self._sparse)
         if cap + held > max(GROW_FREE, GROW_WORK * max(batch, self._run)):
             return False
-        table = np.full(cap, -1, dtype=self._direct.dtype)
-        table[:self._direct.size] = self._direct
+        table = widened(self._direct, cap)
         # move the hash table's ints the larger table now covers, so each id lives in
         # one place; the rest keep room for this call's fresh ids and another call's
         keys, ids = self._sparse.pairs()
@@ -343,11 +347,6 @@ class IdIndex:
         self._direct = table
         self._run = 0
         return True
-
-    def _maybe_grow(self, max_id: int, batch: int) -> bool:
-        """Grow the direct table to cover ``max_id`` unless it would be too sparse or the
-        call may not pay for it (``_grow``)."""
-        return self._grow(max_id, batch, ahead=False)
 
     # -- eviction ----------------------------------------------------------------
     def compact(self, keep: np.ndarray) -> None:

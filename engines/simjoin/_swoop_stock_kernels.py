@@ -49,8 +49,12 @@ def e_before(sa, ea, ia, ja, sb, eb, ib, jb):
 @njit(cache=True, inline="always")
 def end_rank(t, ns, e_e):
     """``v`` = #{E.e < t}: E is sorted by end time."""
-    lo = 0
-    hi = ns
+    return _end_rank_in(t, 0, ns, e_e)
+
+
+@njit(cache=True, inline="always")
+def _end_rank_in(t, lo, hi, e_e):
+    """``end_rank`` known to lie in ``[lo, hi]`` (``e_e[:lo] < t <= e_e[hi:]``): a binary search."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if e_e[mid] < t:
@@ -77,15 +81,7 @@ def end_rank_top(t, ns, e_e):
             step <<= 1
             continue
         # e_e[lo] < t <= e_e[hi - 1]: the boundary lies in (lo, hi - 1]
-        lo += 1
-        hi -= 1
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if e_e[mid] < t:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+        return _end_rank_in(t, lo + 1, hi - 1, e_e)
     return hi
 
 
@@ -113,16 +109,21 @@ def crop_threshold(limit, k, ns, s_sc, e_e):
     (S is sorted by descending score), Theorem 2 gives ``lb(e) > limit`` iff
     ``v(e) + k - 1 < X`` iff ``e <= E[X - k].e``; lb is non-increasing in e,
     so one threshold per list replaces a bound per scanned entry."""
-    lo = 0
-    hi = ns
+    m = _above_in(limit, 0, ns, s_sc) - k
+    return e_e[m] if m >= 0 else -math.inf
+
+
+@njit(cache=True, inline="always")
+def _above_in(limit, lo, hi, s_sc):
+    """#{S.score > limit} known to lie in ``[lo, hi]`` (``s_sc[:lo] > limit >= s_sc[hi:]``;
+    S by descending score): a binary search."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if s_sc[mid] > limit:
             lo = mid + 1
         else:
             hi = mid
-    m = lo - k
-    return e_e[m] if m >= 0 else -math.inf
+    return lo
 
 
 @njit(cache=True, inline="always")
@@ -148,14 +149,9 @@ def crop_threshold_from(limit, x0, k, ns, s_sc, e_e):
             lo = hi + 1
             hi = min(ns, hi + step)
             step <<= 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if s_sc[mid] > limit:
-            lo = mid + 1
-        else:
-            hi = mid
-    m = lo - k
-    return (e_e[m] if m >= 0 else -math.inf), lo
+    x = _above_in(limit, lo, hi, s_sc)
+    m = x - k
+    return (e_e[m] if m >= 0 else -math.inf), x
 
 
 @njit(cache=True, inline="always")

@@ -319,6 +319,20 @@ class ConnectivityEngine:
     reuses from call to call, so the triggering call makes no array; numpy's
     allocation and slicing cost several microseconds there, on the caches
     the slide before it evicted.
+
+    Such an engine may also define ``_trigger(u, v, t, last_t, check_last,
+    table, size, gu, gv, gt, fresh, lo) -> (status, n_fresh, last_t, upto,
+    answered)``: the driver's one-edge feed (``_connectivity_kernels.feed_one``
+    on the batch's columns ``u, v, t`` into the reused columns, with its
+    returns) fused with the engine's work in one compiled call, ``upto`` the
+    windows then due (at least ``lo = next_window``).  ``answered`` 0: the
+    edge is fed only (the driver calls ``_run`` on the reused columns); else
+    exactly window ``lo`` was due, its answers are in ``_trigger_answers`` (a
+    ``(1, Q)`` bool array, checked as ``_run``'s rows are) and the edge is
+    applied; 1 says that row equals the one of the hook's last answered call,
+    whose tuple of bools the driver then reuses.  Unless ``status == -1``
+    nothing may have changed.  A window's triggering call is then one kernel
+    call and a ``WindowResult``.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -329,6 +343,10 @@ class ConnectivityEngine:
     # the reused one-edge columns (u, v, t, fresh ids) when not retains_columns
     # and eager; the class default covers engines pickled before they existed
     _one_edge: tuple | None = None
+    # optional fused one-edge hook of eager engines (see the class docstring) and the
+    # tuple of the row it last answered
+    _trigger = None
+    _trigger_row: tuple | None = None
 
     def __init__(self, params: Params, *, hold_back: bool = True):
         if not isinstance(params, Params):
@@ -499,6 +517,35 @@ class ConnectivityEngine:
             status, fresh, last_t = feed[0](u, v, t, 0 if last is None else last,
                                             last is not None, ids._direct, ids.size, out)
             gu, gv, gt, new = out[:n], out[n:2 * n], out[2 * n:3 * n], out[3 * n:]
+        elif self._trigger is not None:
+            # the engine's fused one-edge call (``_trigger``): feed, windows due and,
+            # when exactly one is, its answers and the edge, in one kernel call
+            gu, gv, gt, new = one
+            lo = self.next_window
+            status, fresh, last_t, upto, answered = self._trigger(
+                u, v, t, 0 if last is None else last, last is not None, ids._direct, ids.size,
+                gu, gv, gt, new, lo)
+            if status != -1:
+                return None
+            if fresh:
+                ids.numbered(new[:fresh])
+            self._seen += 1
+            self.last_t = last_t
+            if not answered:        # no window due, or several: the general hook
+                answers = self._run(gu, gv, gt, upto)
+                self.next_window = upto
+                return self._results(lo, upto, answers) if upto > lo else []
+            self.next_window = upto
+            row = self._trigger_row
+            if answered != 1 or row is None:
+                row = self._trigger_row = self._trigger_tuple(lo)
+            start = self.windows.t0 + lo * self.windows.s
+            res = _NEW(WindowResult)
+            _SET_INDEX(res, lo)
+            _SET_START(res, start)
+            _SET_END(res, start + self.windows.r)
+            _SET_ANSWERS(res, row)
+            return [res]
         else:
             # a one-edge call of an engine that keeps none of its hook's
             # columns: the columns are the engine's own, reused (retains_columns)
@@ -599,6 +646,18 @@ class ConnectivityEngine:
             return [res]
         return [WindowResult._of_bools(n, t0 + n * s, t0 + n * s + r, tuple(row))
                 for n, row in zip(range(lo, upto), answers.tolist())]
+
+    def _trigger_tuple(self, lo: int) -> tuple:
+        """The tuple of bools of ``_trigger_answers``, the row of window ``lo`` that
+        ``_trigger`` answered, checked as ``_results`` checks ``_run``'s rows."""
+        answers = self._trigger_answers
+        if type(answers) is not _ARRAY or answers.shape != (1, len(self.queries)):
+            raise self._bad_rows(answers, lo, lo + 1)
+        if answers.dtype is not _BOOL:
+            answers = self._zero_one(answers, lo, lo + 1)
+        key = answers.tobytes()
+        row = _ROWS.get(key)
+        return _row_tuple(key, answers) if row is None else row
 
     def _bad_rows(self, answers, lo: int, upto: int) -> ContractViolation:
         return ContractViolation.of(

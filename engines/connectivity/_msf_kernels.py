@@ -60,11 +60,12 @@ Only ``@njit`` functions over numpy arrays and scalars live here.
 """
 from __future__ import annotations
 
+from streamspec.spec._connectivity_kernels import feed_one
 from streamspec.spec._numba import njit
 
-from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, N_V, NEVER, PARENT,
-                                                         PTIME, R, RESUME, S, SEEN, SIZE,
-                                                         STEPS, SWITCH, T0, at)
+from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, MODE, N_V, NEVER,
+                                                         PARENT, PTIME, R, RESUME, S, SEEN,
+                                                         SIZE, STEPS, SWITCH, T0, at)
 from streamspec.engines.connectivity._msf_link_cut_kernels import lct_answer, lct_insert_edge
 from streamspec.engines.connectivity._msf_prefetch import prefetch_record
 
@@ -456,3 +457,45 @@ def msf_run_link_cut(V, st, LT, ET, u, v, t, Q, out, first_window, upto):
         V[b, SEEN] = ti
         st[LAST_T] = ti
     return w
+
+
+@njit(cache=True, _nrt=False)
+def msf_trigger(V, st, Q, out, prev, u, v, t, last_t, check_last, table, size, gu, gv, gt,
+                fresh, first_window):
+    """A one-edge ``process`` call of an eager engine in one compiled call (issue 28: a
+    window's triggering call comes on caches the slide before it evicted, where each
+    further call from Python costs microseconds): the driver's ``feed_one`` (time
+    check, dense ids through the direct ``table``, fresh ids numbered from ``size``,
+    into the driver's one-edge columns ``gu``, ``gv``, ``gt``, ``fresh``), the windows
+    due (``SlidingWindows.due_before``, from ``st[T0]``, ``st[R]``, ``st[S]``), and,
+    when that is exactly window ``first_window``, ``msf_run`` on the edge: the window's
+    answers into ``out`` (one row), then the edge.
+
+    Returns ``(status, fresh ids, last time, upto, answered)``: ``status`` and the
+    next two as ``feed_one`` (unless ``status == -1`` nothing has changed); ``upto``
+    the windows due (``SlidingWindows.due_before``, at least ``first_window``);
+    ``answered`` 0 when the edge was fed but not applied (no window or several due,
+    or link-cut trees: the caller runs them), 1 when the window was answered and
+    the edge applied with ``out`` the same row as at the last return of 1 or 2
+    (``prev``, int8, holds that row; 2 initially matches no row), 2 when ``out`` is
+    a new row (then ``prev`` is updated), 3 when ``msf_run`` asked for link-cut trees
+    before the edge (``out`` holds the answers; the caller inserts the edge)."""
+    status, nf, tl = feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh)
+    if status != -1:
+        return status, nf, tl, first_window, 0
+    end0 = st[T0] + st[R]
+    upto = (tl - end0) // st[S] + 1 if tl >= end0 else 0
+    if upto < first_window:
+        upto = first_window
+    if upto != first_window + 1 or st[MODE] == 1:
+        return status, nf, tl, upto, 0
+    done = msf_run(V, st, gu, gv, gt, Q, out, first_window, upto)
+    if done < 0:
+        return status, nf, tl, upto, 3
+    same = 1
+    for q in range(out.shape[1]):
+        x = 1 if out[0, q] else 0
+        if x != prev[q]:
+            prev[q] = x
+            same = 0
+    return status, nf, tl, upto, 1 if same else 2

@@ -50,6 +50,7 @@ from streamspec.spec.connectivity import ConnectivityEngine
 _MIN_CAPACITY = 64
 _I64 = np.dtype(np.int64)
 _ENTRY: list = []       # msf_run's compiled entry point for the engine's own argument types
+_TRIGGER: list = []     # msf_trigger's (``MsfEngine._trigger``)
 
 
 def _msf_entry():
@@ -67,12 +68,26 @@ def _msf_entry():
     return _ENTRY[0]
 
 
+def _trigger_entry():
+    """``kernels.msf_trigger`` compiled for the arguments ``_trigger`` passes (the
+    engine's C-contiguous arrays, the batch's 1-d int64 columns, the driver's
+    direct table and one-edge columns), as the compiled function itself."""
+    if not _TRIGGER:
+        from numba import types
+        i64, own, col = types.int64, types.int64[::1], types.int64[:]
+        _TRIGGER.append(entry_point(kernels.msf_trigger, i64[:, ::1], own, i64[:, ::1],
+                                  types.boolean[:, ::1], types.int8[::1], col, col, col, i64,
+                                  types.boolean, col, i64, own, own, own, own, i64))
+    return _TRIGGER[0]
+
+
 class MsfEngine(ConnectivityEngine):
     """Maximum spanning forest on edge time (AM-tree); oldest-edge-on-path queries."""
 
     name = "msf"
     exact = True
     retains_columns = False         # the kernel reads the edges into the records, keeps none
+    _prev = None                    # (engines pickled before ``_trigger``)
     description = ("maximum spanning forest keyed by edge time, Q(a, b) iff the oldest edge "
                    "on their forest path is in the window (numba)")
 
@@ -94,6 +109,10 @@ class MsfEngine(ConnectivityEngine):
         self._Q[layout.QCACHE] = layout.NEVER
         self._one = np.full(1, layout.NEVER, dtype=np.int64)
         self._one_row = np.zeros((1, len(q)), dtype=bool)
+        # the one-edge triggering call's row (``_trigger``) and the last row it
+        # returned as 0/1 (2: none yet)
+        self._trigger_answers = np.zeros((1, len(q)), dtype=bool)
+        self._prev = np.full(len(q), 2, dtype=np.int8)
         # the link-cut trees: empty until the forest moves there (_to_link_cut)
         self._LT = np.zeros((8, 0), np.int32)
         self._ET = np.zeros(0, np.int64)
@@ -145,6 +164,7 @@ class MsfEngine(ConnectivityEngine):
         link_cut.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
         self._st[layout.MODE] = 1
         self._lct = True
+        self._trigger = None        # (the fused one-edge call is the AM-tree's)
 
     @property
     def link_cut(self) -> bool:
@@ -188,6 +208,27 @@ class MsfEngine(ConnectivityEngine):
         kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, u[stop:], v[stop:],
                                  t[stop:], self._Q, out[done - nw:], done, upto)
         return out
+
+    def _trigger(self, u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh, lo):
+        # the driver's one-edge eager call (ConnectivityEngine._trigger): feed,
+        # windows due and, when one is, its answers and the edge, in one kernel call
+        if size + 2 > self._cap:
+            self._reserve(size + 2)
+        prev = self._prev
+        if prev is None:            # an engine pickled before the fused call
+            prev = self._prev = np.full(self._nq, 2, dtype=np.int8)
+            self._trigger_answers = np.zeros((1, self._nq), dtype=bool)
+        done = (_TRIGGER[0] if _TRIGGER else _trigger_entry())(
+            self._V, self._st, self._Q, self._trigger_answers, prev, u, v, t, last_t,
+            check_last, table, size, gu, gv, gt, fresh, lo)
+        if done[4] == 3:
+            # the searches grew long before the edge: insert it in link-cut trees
+            self._to_link_cut()
+            kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, gu, gv, gt,
+                                     self._Q, self._no_rows, lo + 1, lo + 1)
+            prev[:] = 2             # (not read again: the fused call is off)
+            return done[:4] + (2,)
+        return done
 
     def _connected(self, a, b):
         if a >= self._V.shape[0] or b >= self._V.shape[0]:

@@ -187,28 +187,31 @@ def order_candidates(c_sc, c_e, c_j, n, order, by_end):
 @njit(cache=True, inline="always")
 def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
     """Merge the sorted candidates ``order[:m]`` into the first ``n`` entries of a, from the
-    back; returns where the first candidate landed (``a[:that]`` is unchanged)."""
+    back; returns where the first candidate landed (``a[:that]`` is unchanged).  The
+    candidate in hand is kept in scalars (the stores into ``a`` would otherwise make
+    every step reload it: the compiler cannot tell the arrays apart)."""
     x = n - 1
     y = m - 1
-    z = n + m
+    c = order[y]
+    csc, ce, ci, cj = c_sc[c], c_e[c], c_i[c], c_j[c]
     for z in range(n + m - 1, -1, -1):
-        if y < 0:
-            return z + 1                # the rest of a is already in place
         take_a = False
         if x >= 0:
-            c = order[y]
             if by_end:
-                take_a = e_before(c_sc[c], c_e[c], c_i[c], c_j[c], a_sc[x], a_e[x], a_i[x], a_j[x])
+                take_a = e_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
             else:
-                take_a = s_before(c_sc[c], c_e[c], c_i[c], c_j[c], a_sc[x], a_e[x], a_i[x], a_j[x])
+                take_a = s_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
         if take_a:
             a_sc[z], a_e[z], a_i[z], a_j[z] = a_sc[x], a_e[x], a_i[x], a_j[x]
             x -= 1
         else:
-            c = order[y]
-            a_sc[z], a_e[z], a_i[z], a_j[z] = c_sc[c], c_e[c], c_i[c], c_j[c]
+            a_sc[z], a_e[z], a_i[z], a_j[z] = csc, ce, ci, cj
             y -= 1
-    return z
+            if y < 0:
+                return z                # the rest of a is already in place
+            c = order[y]
+            csc, ce, ci, cj = c_sc[c], c_e[c], c_i[c], c_j[c]
+    return 0
 
 
 @njit(cache=True, inline="always")
@@ -273,7 +276,7 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
         else:
             u += 1
             px += 1
-            while dp < nd and px < ns and s_i[px] == ~e_i[dead[dp]] and s_j[px] == e_j[dead[dp]]:
+            while dp < nd and px < ns and s_j[px] == e_j[dead[dp]] and s_i[px] == ~e_i[dead[dp]]:
                 px += 1
                 dp += 1
         rd += 1
@@ -283,12 +286,20 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
     pos = _stock_rank(s_sc, s_e, s_i, s_j, start + k, ns, e_sc[d], e_e[d], ~e_i[d], e_j[d])
     z = pos
     dq = 0
+    d = dead[0]
+    di = ~e_i[d]        # the next deleted pair in S order, in scalars
+    dj = e_j[d]
     for y in range(pos, ns):
-        if dq < nd and s_i[y] == ~e_i[dead[dq]] and s_j[y] == e_j[dead[dq]]:
+        if s_j[y] == dj and s_i[y] == di:
             dq += 1
+            if dq < nd:
+                d = dead[dq]
+                di = ~e_i[d]
+                dj = e_j[d]
+            else:
+                di = -1                 # no pair has seq_i -1
         else:
-            if z != y:
-                s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
+            s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
             z += 1
     z = first_rd
     for y in range(first_rd, ns):

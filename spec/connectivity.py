@@ -320,19 +320,22 @@ class ConnectivityEngine:
     allocation and slicing cost several microseconds there, on the caches
     the slide before it evicted.
 
-    Such an engine may also define ``_trigger(u, v, t, last_t, check_last,
+    Such an engine may also fuse the driver's work on a one-edge call with
+    its own: ``_trigger_kernel(*_trigger_args, u, v, t, last_t, check_last,
     table, size, gu, gv, gt, fresh, lo) -> (status, n_fresh, last_t, upto,
-    answered)``: the driver's one-edge feed (``_connectivity_kernels.feed_one``
-    on the batch's columns ``u, v, t`` into the reused columns, with its
-    returns) fused with the engine's work in one compiled call, ``upto`` the
-    windows then due (at least ``lo = next_window``).  ``answered`` 0: the
-    edge is fed only (the driver calls ``_run`` on the reused columns); else
-    exactly window ``lo`` was due, its answers are in ``_trigger_answers`` (a
-    ``(1, Q)`` bool array, checked as ``_run``'s rows are) and the edge is
-    applied; 1 says that row equals the one of the hook's last answered call,
-    whose tuple of bools the driver then reuses.  Unless ``status == -1``
-    nothing may have changed.  A window's triggering call is then one kernel
-    call and a ``WindowResult``.
+    answered)`` (a compiled function; ``_trigger_args`` None turns it off): the
+    driver's one-edge feed (``_connectivity_kernels.feed_one`` on the batch's
+    columns ``u, v, t`` into the reused columns, with its returns; status
+    ``-3``: not now, nothing done) and the windows then due, ``upto`` (at
+    least ``lo = next_window``).  ``answered`` 0: the edge is fed only (the
+    driver calls ``_run`` on the reused columns); else exactly window ``lo``
+    was due and its answers are in ``_trigger_answers`` (a ``(1, Q)`` bool
+    array, checked as ``_run``'s rows are); 1 or 2: the edge is applied, and 1
+    says the row equals the one of the last call that answered, whose tuple
+    of bools the driver then reuses; 3: the driver calls
+    ``_trigger_rest(gu, gv, gt, lo)`` to apply the edge.  Unless ``status ==
+    -1`` nothing may have changed.  A window's triggering call is then one
+    kernel call and a ``WindowResult``.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -343,9 +346,10 @@ class ConnectivityEngine:
     # the reused one-edge columns (u, v, t, fresh ids) when not retains_columns
     # and eager; the class default covers engines pickled before they existed
     _one_edge: tuple | None = None
-    # optional fused one-edge hook of eager engines (see the class docstring) and the
-    # tuple of the row it last answered
-    _trigger = None
+    # optional fused one-edge call of eager engines (see the class docstring): the
+    # compiled function, its leading arguments, the tuple of the row it last answered
+    _trigger_kernel = None
+    _trigger_args: tuple | None = None
     _trigger_row: tuple | None = None
 
     def __init__(self, params: Params, *, hold_back: bool = True):
@@ -509,43 +513,45 @@ class ConnectivityEngine:
         ids, last, t0 = self.vertices, self.last_t, self.params.t0
         if t0 is not None and (last is None or last < t0):
             last = t0               # an edge before the origin: the general path raises
+        args = self._trigger_args if n == 1 else None
+        status = -3
+        if args is not None:
+            # the engine's fused one-edge call (class docstring): feed, windows due
+            # and, when exactly one is, its answers and the edge, in one kernel call
+            gu, gv, gt, new = self._one_edge
+            lo = self.next_window
+            status, fresh, last_t, upto, answered = self._trigger_kernel(
+                *args, u, v, t, 0 if last is None else last, last is not None, ids._direct,
+                ids.size, gu, gv, gt, new, lo)
+            if answered and status == -1:
+                if fresh:
+                    ids.numbered(new[:fresh])
+                self._seen += 1
+                self.last_t = last_t
+                self.next_window = upto
+                row = self._trigger_row
+                if answered != 1 or row is None:
+                    if answered == 3:
+                        self._trigger_rest(gu, gv, gt, lo)
+                    row = self._trigger_row = self._trigger_tuple(lo)
+                w = self.windows
+                start = w.t0 + lo * w.s
+                res = _NEW(WindowResult)
+                _SET_INDEX(res, lo)
+                _SET_START(res, start)
+                _SET_END(res, start + w.r)
+                _SET_ANSWERS(res, row)
+                return [res]
         feed = _FEED or _feed_entry()
         one = self._one_edge if n == 1 else None
         # (the table read directly: a method call is a frame on a cold cache)
-        if one is None:
+        if status != -3:
+            pass                    # fed by the fused call (or refused: nothing changed)
+        elif one is None:
             out = np.empty(5 * n, dtype=np.int64)
             status, fresh, last_t = feed[0](u, v, t, 0 if last is None else last,
                                             last is not None, ids._direct, ids.size, out)
             gu, gv, gt, new = out[:n], out[n:2 * n], out[2 * n:3 * n], out[3 * n:]
-        elif self._trigger is not None:
-            # the engine's fused one-edge call (``_trigger``): feed, windows due and,
-            # when exactly one is, its answers and the edge, in one kernel call
-            gu, gv, gt, new = one
-            lo = self.next_window
-            status, fresh, last_t, upto, answered = self._trigger(
-                u, v, t, 0 if last is None else last, last is not None, ids._direct, ids.size,
-                gu, gv, gt, new, lo)
-            if status != -1:
-                return None
-            if fresh:
-                ids.numbered(new[:fresh])
-            self._seen += 1
-            self.last_t = last_t
-            if not answered:        # no window due, or several: the general hook
-                answers = self._run(gu, gv, gt, upto)
-                self.next_window = upto
-                return self._results(lo, upto, answers) if upto > lo else []
-            self.next_window = upto
-            row = self._trigger_row
-            if answered != 1 or row is None:
-                row = self._trigger_row = self._trigger_tuple(lo)
-            start = self.windows.t0 + lo * self.windows.s
-            res = _NEW(WindowResult)
-            _SET_INDEX(res, lo)
-            _SET_START(res, start)
-            _SET_END(res, start + self.windows.r)
-            _SET_ANSWERS(res, row)
-            return [res]
         else:
             # a one-edge call of an engine that keeps none of its hook's
             # columns: the columns are the engine's own, reused (retains_columns)

@@ -472,7 +472,8 @@ def msf_trigger(V, st, Q, out, prev, u, v, t, last_t, check_last, table, size, g
     answers into ``out`` (one row), then the edge.
 
     Returns ``(status, fresh ids, last time, upto, answered)``: ``status`` and the
-    next two as ``feed_one`` (unless ``status == -1`` nothing has changed); ``upto``
+    next two as ``feed_one``, or ``-3`` when ``V`` has no room for two fresh vertices
+    (unless ``status == -1`` nothing has changed); ``upto``
     the windows due (``SlidingWindows.due_before``, at least ``first_window``);
     ``answered`` 0 when the edge was fed but not applied (no window or several due,
     or link-cut trees: the caller runs them), 1 when the window was answered and
@@ -480,6 +481,8 @@ def msf_trigger(V, st, Q, out, prev, u, v, t, last_t, check_last, table, size, g
     (``prev``, int8, holds that row; 2 initially matches no row), 2 when ``out`` is
     a new row (then ``prev`` is updated), 3 when ``msf_run`` asked for link-cut trees
     before the edge (``out`` holds the answers; the caller inserts the edge)."""
+    if size + 2 > V.shape[0]:
+        return -3, 0, last_t, first_window, 0
     status, nf, tl = feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh)
     if status != -1:
         return status, nf, tl, first_window, 0

@@ -50,7 +50,7 @@ from streamspec.spec.connectivity import ConnectivityEngine
 _MIN_CAPACITY = 64
 _I64 = np.dtype(np.int64)
 _ENTRY: list = []       # msf_run's compiled entry point for the engine's own argument types
-_TRIGGER: list = []     # msf_trigger's (``MsfEngine._trigger``)
+_TRIGGER: list = []     # msf_trigger's (``MsfEngine._fuse_trigger``)
 
 
 def _msf_entry():
@@ -69,9 +69,10 @@ def _msf_entry():
 
 
 def _trigger_entry():
-    """``kernels.msf_trigger`` compiled for the arguments ``_trigger`` passes (the
-    engine's C-contiguous arrays, the batch's 1-d int64 columns, the driver's
-    direct table and one-edge columns), as the compiled function itself."""
+    """``kernels.msf_trigger`` compiled for the arguments the driver passes
+    (``ConnectivityEngine._trigger_kernel``: the engine's C-contiguous arrays, the
+    batch's 1-d int64 columns, the direct table and the driver's one-edge columns),
+    as the compiled function itself."""
     if not _TRIGGER:
         from numba import types
         i64, own, col = types.int64, types.int64[::1], types.int64[:]
@@ -87,7 +88,7 @@ class MsfEngine(ConnectivityEngine):
     name = "msf"
     exact = True
     retains_columns = False         # the kernel reads the edges into the records, keeps none
-    _prev = None                    # (engines pickled before ``_trigger``)
+    _prev = None                    # (engines pickled before the fused call)
     description = ("maximum spanning forest keyed by edge time, Q(a, b) iff the oldest edge "
                    "on their forest path is in the window (numba)")
 
@@ -138,6 +139,7 @@ class MsfEngine(ConnectivityEngine):
         V[old:, layout.SEEN] = layout.NEVER
         self._V = V
         self._cap = cap
+        self._fuse_trigger()
         if self._st[layout.MODE] == 1:
             self._grow_link_cut(old, cap)
 
@@ -164,7 +166,7 @@ class MsfEngine(ConnectivityEngine):
         link_cut.to_link_cut(self._V, self._LT, self._ET, self._st, cap)
         self._st[layout.MODE] = 1
         self._lct = True
-        self._trigger = None        # (the fused one-edge call is the AM-tree's)
+        self._trigger_args = None   # (the fused one-edge call is the AM-tree's)
 
     @property
     def link_cut(self) -> bool:
@@ -209,26 +211,31 @@ class MsfEngine(ConnectivityEngine):
                                  t[stop:], self._Q, out[done - nw:], done, upto)
         return out
 
-    def _trigger(self, u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh, lo):
-        # the driver's one-edge eager call (ConnectivityEngine._trigger): feed,
-        # windows due and, when one is, its answers and the edge, in one kernel call
-        if size + 2 > self._cap:
-            self._reserve(size + 2)
-        prev = self._prev
-        if prev is None:            # an engine pickled before the fused call
-            prev = self._prev = np.full(self._nq, 2, dtype=np.int8)
-            self._trigger_answers = np.zeros((1, self._nq), dtype=bool)
-        done = (_TRIGGER[0] if _TRIGGER else _trigger_entry())(
-            self._V, self._st, self._Q, self._trigger_answers, prev, u, v, t, last_t,
-            check_last, table, size, gu, gv, gt, fresh, lo)
-        if done[4] == 3:
-            # the searches grew long before the edge: insert it in link-cut trees
-            self._to_link_cut()
-            kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, gu, gv, gt,
-                                     self._Q, self._no_rows, lo + 1, lo + 1)
-            prev[:] = 2             # (not read again: the fused call is off)
-            return done[:4] + (2,)
-        return done
+    def _trigger_rest(self, gu, gv, gt, lo):
+        # msf_trigger answered window lo and then asked for link-cut trees before
+        # the edge (answered == 3): move there and insert it
+        self._to_link_cut()
+        kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, gu, gv, gt, self._Q,
+                                 self._no_rows, lo + 1, lo + 1)
+
+    def _fuse_trigger(self) -> None:
+        """Hand the driver the fused one-edge call (``ConnectivityEngine._trigger_kernel``
+        and its leading arguments), for an eager engine on the AM-tree; after every
+        growth of ``V``."""
+        if self._one_edge is None or self._lct:
+            self._trigger_args = None
+            return
+        if MsfEngine._trigger_kernel is None:
+            MsfEngine._trigger_kernel = _trigger_entry()
+        self._trigger_args = (self._V, self._st, self._Q, self._trigger_answers, self._prev)
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        if "_V" in state:
+            if state.get("_prev") is None:      # pickled before the fused call
+                self._prev = np.full(self._nq, 2, dtype=np.int8)
+                self._trigger_answers = np.zeros((1, self._nq), dtype=bool)
+            self._fuse_trigger()
 
     def _connected(self, a, b):
         if a >= self._V.shape[0] or b >= self._V.shape[0]:

@@ -95,7 +95,7 @@ def test_the_switch_to_link_cut_trees_on_a_triggering_edge():
     assert not engine.link_cut
     assert engine.windows.due_before(edges[kernels.CHECK][2]) == engine.next_window + 1
     got += list(engine.process(_batch(edges[kernels.CHECK:kernels.CHECK + 1])))
-    assert engine.link_cut and engine._trigger is None
+    assert engine.link_cut and engine._trigger_args is None
     got += _one_by_one(engine, edges[kernels.CHECK + 1:])
     assert got + engine.flush() == evaluate(edges, params)
 
@@ -108,9 +108,13 @@ def test_pickles_mid_stream_also_from_before_the_fused_call():
     engine = MsfEngine(params, hold_back=False)
     got = _one_by_one(engine, edges[:90])
     copy = pickle.loads(pickle.dumps(engine))
-    old = pickle.loads(pickle.dumps(engine))
-    for name in ("_prev", "_trigger_answers", "_trigger_row"):   # an engine pickled before
-        old.__dict__.pop(name, None)
+    state = dict(pickle.loads(pickle.dumps(engine)).__dict__)
+    for name in ("_prev", "_trigger_answers", "_trigger_row", "_trigger_args"):
+        state.pop(name, None)               # an engine pickled before the fused call
+    old = MsfEngine.__new__(MsfEngine)
+    old.__setstate__(state)
+    assert old._trigger_args is not None and old._trigger_args[0] is old._V
+    assert copy._trigger_args[0] is copy._V and copy._trigger_args[1] is copy._st
     rest = _one_by_one(engine, edges[90:]) + engine.flush()
     assert got + rest == expected
     assert _one_by_one(copy, edges[90:]) + copy.flush() == rest

@@ -189,29 +189,34 @@ def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
     """Merge the sorted candidates ``order[:m]`` into the first ``n`` entries of a, from the
     back; returns where the first candidate landed (``a[:that]`` is unchanged).  The
     candidate in hand is kept in scalars (the stores into ``a`` would otherwise make
-    every step reload it: the compiler cannot tell the arrays apart)."""
-    x = n - 1
+    every step reload it: the compiler cannot tell the arrays apart); the positions are
+    unsigned (numba checks every signed index for a negative one)."""
+    one = np.uint64(1)
+    xa = np.uint64(n)           # a[:xa] not moved yet
+    z = np.uint64(n + m)        # a[z:] in place
     y = m - 1
     c = order[y]
     csc, ce, ci, cj = c_sc[c], c_e[c], c_i[c], c_j[c]
-    for z in range(n + m - 1, -1, -1):
+    while True:
+        z -= one
         take_a = False
-        if x >= 0:
+        if xa > 0:
+            x = xa - one
             if by_end:
                 take_a = e_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
             else:
                 take_a = s_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
         if take_a:
+            x = xa - one
             a_sc[z], a_e[z], a_i[z], a_j[z] = a_sc[x], a_e[x], a_i[x], a_j[x]
-            x -= 1
+            xa = x
         else:
             a_sc[z], a_e[z], a_i[z], a_j[z] = csc, ce, ci, cj
             y -= 1
             if y < 0:
-                return z                # the rest of a is already in place
+                return np.int64(z)      # the rest of a is already in place
             c = order[y]
             csc, ce, ci, cj = c_sc[c], c_e[c], c_i[c], c_j[c]
-    return 0
 
 
 @njit(cache=True, inline="always")
@@ -251,9 +256,11 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
     numbers are non-negative) and both arrays are compacted once at the end,
     S by walking its deleted pairs in order from the first one's place."""
     n = ns
-    rd = start
+    one = np.uint64(1)
+    nsu = np.uint64(ns)
+    rd = np.uint64(start)       # unsigned positions: no negative-index checks
     u = start
-    px = start + k - 1
+    px = np.uint64(start + k - 1)
     nd = 0
     dp = 0
     first_rd = ns
@@ -267,19 +274,19 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
                     break
                 dead[y] = d
                 y -= 1
-            dead[y] = rd
+            dead[y] = np.int64(rd)
             nd += 1
             e_i[rd] = ~e_i[rd]
             if first_rd == ns:
-                first_rd = rd
+                first_rd = np.int64(rd)
             n -= 1
         else:
             u += 1
-            px += 1
-            while dp < nd and px < ns and s_j[px] == e_j[dead[dp]] and s_i[px] == ~e_i[dead[dp]]:
-                px += 1
+            px += one
+            while dp < nd and px < nsu and s_j[px] == e_j[dead[dp]] and s_i[px] == ~e_i[dead[dp]]:
+                px += one
                 dp += 1
-        rd += 1
+        rd += one
     if nd == 0:
         return n
     d = dead[0]       # the first deleted pair in S order: S before it stays
@@ -289,7 +296,9 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
     d = dead[0]
     di = ~e_i[d]        # the next deleted pair in S order, in scalars
     dj = e_j[d]
-    for y in range(pos, ns):
+    one = np.uint64(1)
+    z = np.uint64(pos)
+    for y in range(np.uint64(pos), np.uint64(ns)):     # unsigned: no negative-index checks
         if s_j[y] == dj and s_i[y] == di:
             dq += 1
             if dq < nd:
@@ -300,13 +309,12 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
                 di = -1                 # no pair has seq_i -1
         else:
             s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
-            z += 1
-    z = first_rd
-    for y in range(first_rd, ns):
+            z += one
+    z = np.uint64(first_rd)
+    for y in range(np.uint64(first_rd), np.uint64(ns)):
         if e_i[y] >= 0:
-            if z != y:
-                e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
-            z += 1
+            e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
+            z += one
     return n
 
 

@@ -320,20 +320,19 @@ class ConnectivityEngine:
     allocation and slicing cost several microseconds there, on the caches
     the slide before it evicted.
 
-    Such an engine may also fuse the driver's work on a one-edge call with
-    its own: ``_trigger_kernel(*_trigger_args, u, v, t, last_t, check_last,
-    table, size, gu, gv, gt, fresh, lo) -> (status, n_fresh, last_t, upto,
-    answered)`` (a compiled function; ``_trigger_args`` None turns it off): the
-    driver's one-edge feed (``_connectivity_kernels.feed_one`` on the batch's
-    columns ``u, v, t`` into the reused columns, with its returns; status
-    ``-3``: not now, nothing done) and the windows then due, ``upto`` (at
-    least ``lo = next_window``).  ``answered`` 0: the edge is fed only (the
-    driver calls ``_run`` on the reused columns); else exactly window ``lo``
-    was due and its answers are in ``_trigger_answers`` (a ``(1, Q)`` bool
-    array, checked as ``_run``'s rows are); 1 or 2: the edge is applied, and 1
-    says the row equals the one of the last call that answered, whose tuple
-    of bools the driver then reuses; 3: the driver calls
-    ``_trigger_rest(gu, gv, gt, lo)`` to apply the edge.  Unless ``status ==
+    Such an engine may also fuse the driver's work on a one-edge call that
+    makes exactly one window due with its own: ``_trigger_kernel(*_trigger_args,
+    u, v, t, last_t, check_last, table, size, lo) -> (status, n_fresh, fresh0,
+    fresh1, last_t, upto, answered)`` (a compiled function; ``_trigger_args``
+    None turns it off): the driver's one-edge feed
+    (``_connectivity_kernels.feed_one`` on the batch's columns ``u, v, t``,
+    with its returns, the fresh ids as two scalars; status ``-3``: not this
+    call, nothing done, the driver goes on as without it), the window ``lo =
+    next_window`` (``upto = lo + 1``) answered into ``_trigger_answers`` (a
+    ``(1, Q)`` bool array, checked as ``_run``'s rows are) and the edge
+    applied.  ``answered`` 1 says the row equals the one of the last call that
+    answered, whose tuple of bools the driver then reuses; 2 a new row; 3 the
+    driver calls ``_trigger_rest(lo)`` to apply the edge.  Unless ``status ==
     -1`` nothing may have changed.  A window's triggering call is then one
     kernel call and a ``WindowResult``.
     """
@@ -514,25 +513,23 @@ class ConnectivityEngine:
         if t0 is not None and (last is None or last < t0):
             last = t0               # an edge before the origin: the general path raises
         args = self._trigger_args if n == 1 else None
-        status = -3
         if args is not None:
-            # the engine's fused one-edge call (class docstring): feed, windows due
-            # and, when exactly one is, its answers and the edge, in one kernel call
-            gu, gv, gt, new = self._one_edge
+            # the engine's fused one-edge call (class docstring): feed, the window
+            # due, its answers and the edge, in one kernel call
             lo = self.next_window
-            status, fresh, last_t, upto, answered = self._trigger_kernel(
+            status, fresh, f0, f1, last_t, upto, answered = self._trigger_kernel(
                 *args, u, v, t, 0 if last is None else last, last is not None, ids._direct,
-                ids.size, gu, gv, gt, new, lo)
-            if answered and status == -1:
+                ids.size, lo)
+            if status == -1:
                 if fresh:
-                    ids.numbered(new[:fresh])
+                    ids.numbered_pair(fresh, f0, f1)
                 self._seen += 1
                 self.last_t = last_t
                 self.next_window = upto
                 row = self._trigger_row
                 if answered != 1 or row is None:
                     if answered == 3:
-                        self._trigger_rest(gu, gv, gt, lo)
+                        self._trigger_rest(lo)
                     row = self._trigger_row = self._trigger_tuple(lo)
                 w = self.windows
                 start = w.t0 + lo * w.s
@@ -542,12 +539,12 @@ class ConnectivityEngine:
                 _SET_END(res, start + w.r)
                 _SET_ANSWERS(res, row)
                 return [res]
+            if status != -3:
+                return None         # an error to raise, an id outside the table: nothing changed
         feed = _FEED or _feed_entry()
         one = self._one_edge if n == 1 else None
         # (the table read directly: a method call is a frame on a cold cache)
-        if status != -3:
-            pass                    # fed by the fused call (or refused: nothing changed)
-        elif one is None:
+        if one is None:
             out = np.empty(5 * n, dtype=np.int64)
             status, fresh, last_t = feed[0](u, v, t, 0 if last is None else last,
                                             last is not None, ids._direct, ids.size, out)

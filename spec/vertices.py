@@ -303,6 +303,11 @@ class IdIndex:
         self.size += keys.size
         self._external.extend(keys.tolist())
 
+    def numbered_pair(self, n: int, a: int, b: int) -> None:
+        """``numbered`` for the ``n`` (1 or 2) fresh ids ``a < b`` of a one-edge kernel."""
+        self.size += n
+        self._external.extend((a, b)[:n])
+
     def _number(self, keys: np.ndarray) -> np.ndarray:
         ids = np.arange(self.size, self.size + keys.size, dtype=np.int64)
         self.numbered(keys)

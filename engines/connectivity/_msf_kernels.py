@@ -63,9 +63,10 @@ from __future__ import annotations
 from streamspec.spec._connectivity_kernels import feed_one
 from streamspec.spec._numba import njit
 
-from streamspec.engines.connectivity._msf_layout import (COUNT, INF, LAST_T, MODE, N_V, NEVER,
-                                                         PARENT, PTIME, R, RESUME, S, SEEN,
-                                                         SIZE, STEPS, SWITCH, T0, at)
+from streamspec.engines.connectivity._msf_layout import (COUNT, EDGE, INF, LAST_T, MODE, N_V,
+                                                         NEVER, PARENT, PTIME, QLAST, R,
+                                                         RESUME, S, SEEN, SIZE, STEPS, SWITCH,
+                                                         T0, at)
 from streamspec.engines.connectivity._msf_link_cut_kernels import lct_answer, lct_insert_edge
 from streamspec.engines.connectivity._msf_prefetch import prefetch_record
 
@@ -460,45 +461,48 @@ def msf_run_link_cut(V, st, LT, ET, u, v, t, Q, out, first_window, upto):
 
 
 @njit(cache=True, _nrt=False)
-def msf_trigger(V, st, Q, out, prev, u, v, t, last_t, check_last, table, size, gu, gv, gt,
-                fresh, first_window):
+def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_window):
     """A one-edge ``process`` call of an eager engine in one compiled call (issue 28: a
     window's triggering call comes on caches the slide before it evicted, where each
-    further call from Python costs microseconds): the driver's ``feed_one`` (time
-    check, dense ids through the direct ``table``, fresh ids numbered from ``size``,
-    into the driver's one-edge columns ``gu``, ``gv``, ``gt``, ``fresh``), the windows
-    due (``SlidingWindows.due_before``, from ``st[T0]``, ``st[R]``, ``st[S]``), and,
-    when that is exactly window ``first_window``, ``msf_run`` on the edge: the window's
-    answers into ``out`` (one row), then the edge.
+    further call from Python, and each array argument, costs microseconds), when it
+    makes exactly window ``first_window`` due: the driver's ``feed_one`` (time check,
+    dense ids through the direct ``table``, fresh ids numbered from ``size``), into
+    ``st[EDGE:EDGE + 5]``, then ``msf_run`` on the edge: the window's answers into
+    ``out`` (one row), then the edge.
 
-    Returns ``(status, fresh ids, last time, upto, answered)``: ``status`` and the
-    next two as ``feed_one``, or ``-3`` when ``V`` has no room for two fresh vertices
-    (unless ``status == -1`` nothing has changed); ``upto``
-    the windows due (``SlidingWindows.due_before``, at least ``first_window``);
-    ``answered`` 0 when the edge was fed but not applied (no window or several due,
-    or link-cut trees: the caller runs them), 1 when the window was answered and
-    the edge applied with ``out`` the same row as at the last return of 1 or 2
-    (``prev``, int8, holds that row; 2 initially matches no row), 2 when ``out`` is
-    a new row (then ``prev`` is updated), 3 when ``msf_run`` asked for link-cut trees
-    before the edge (``out`` holds the answers; the caller inserts the edge)."""
-    if size + 2 > V.shape[0]:
-        return -3, 0, last_t, first_window, 0
-    status, nf, tl = feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh)
-    if status != -1:
-        return status, nf, tl, first_window, 0
+    Returns ``(status, fresh ids, fresh id 0, fresh id 1, last time, upto,
+    answered)``: ``status`` as ``feed_one``'s, or ``-3`` (not here: ``V`` has no
+    room for two fresh vertices, link-cut trees, or not exactly one window due);
+    unless ``status == -1`` nothing has changed.  The fresh ids in increasing value;
+    ``upto = first_window + 1``; ``answered`` 1 when ``out`` is the same row as at
+    the last return of 1 or 2 (``Q[QLAST]`` holds that row as 0/1, 2 initially), 2
+    when it is a new row (``Q[QLAST]`` updated), 3 when ``msf_run`` asked for
+    link-cut trees before the edge (``out`` holds the answers; the caller inserts
+    the edge, ``st[EDGE:EDGE + 3]``)."""
+    ti = t[0]
     end0 = st[T0] + st[R]
-    upto = (tl - end0) // st[S] + 1 if tl >= end0 else 0
+    upto = (ti - end0) // st[S] + 1 if ti >= end0 else 0
     if upto < first_window:
         upto = first_window
-    if upto != first_window + 1 or st[MODE] == 1:
-        return status, nf, tl, upto, 0
+    if upto != first_window + 1 or size + 2 > V.shape[0] or st[MODE] == 1:
+        return -3, 0, 0, 0, last_t, upto, 0
+    gu = st[EDGE:EDGE + 1]
+    gv = st[EDGE + 1:EDGE + 2]
+    gt = st[EDGE + 2:EDGE + 3]
+    status, nf, tl = feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt,
+                              st[EDGE + 3:EDGE + 5])
+    if status != -1:
+        return status, 0, 0, 0, tl, upto, 0
+    f0 = st[EDGE + 3]
+    f1 = st[EDGE + 4]
     done = msf_run(V, st, gu, gv, gt, Q, out, first_window, upto)
     if done < 0:
-        return status, nf, tl, upto, 3
+        return status, nf, f0, f1, tl, upto, 3
     same = 1
+    last = Q[QLAST]
     for q in range(out.shape[1]):
         x = 1 if out[0, q] else 0
-        if x != prev[q]:
-            prev[q] = x
+        if x != last[q]:
+            last[q] = x
             same = 0
-    return status, nf, tl, upto, 1 if same else 2
+    return status, nf, f0, f1, tl, upto, 1 if same else 2

@@ -41,11 +41,16 @@ FREE_TOP = 7     # link-cut: height of the free stack of edge slots
 T0 = 8           # the windows' origin, size and slide (set when the engine starts:
 R = 9            # the kernels read them here rather than as arguments)
 S = 10
-N_ST = 11
-# rows of the query array ``Q``: the pairs' ends and their cached bottlenecks
+EDGE = 11        # the fused one-edge call's scratch (``msf_trigger``): dense u, v, the time,
+                 # two fresh ids (5 slots)
+N_ST = 16
+# rows of the query array ``Q``: the pairs' ends, their cached bottlenecks, and the
+# answers the fused one-edge call last returned (0/1; 2: none yet)
 QA = 0
 QB = 1
 QCACHE = 2
+QLAST = 3
+N_Q = 4
 
 
 @njit(cache=True, inline="always")

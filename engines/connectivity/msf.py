@@ -77,8 +77,8 @@ def _trigger_entry():
         from numba import types
         i64, own, col = types.int64, types.int64[::1], types.int64[:]
         _TRIGGER.append(entry_point(kernels.msf_trigger, i64[:, ::1], own, i64[:, ::1],
-                                  types.boolean[:, ::1], types.int8[::1], col, col, col, i64,
-                                  types.boolean, col, i64, own, own, own, own, i64))
+                                    types.boolean[:, ::1], col, col, col, i64, types.boolean,
+                                    col, i64, i64))
     return _TRIGGER[0]
 
 
@@ -88,7 +88,6 @@ class MsfEngine(ConnectivityEngine):
     name = "msf"
     exact = True
     retains_columns = False         # the kernel reads the edges into the records, keeps none
-    _prev = None                    # (engines pickled before the fused call)
     description = ("maximum spanning forest keyed by edge time, Q(a, b) iff the oldest edge "
                    "on their forest path is in the window (numba)")
 
@@ -104,16 +103,15 @@ class MsfEngine(ConnectivityEngine):
         q = self.queries
         self._nq = len(q)
         # the pairs' ends and the bottleneck each last found (``kernels.answer``)
-        self._Q = np.empty((3, len(q)), dtype=np.int64)
+        self._Q = np.empty((layout.N_Q, len(q)), dtype=np.int64)
         self._Q[layout.QA] = q[:, 0]
         self._Q[layout.QB] = q[:, 1]
         self._Q[layout.QCACHE] = layout.NEVER
+        self._Q[layout.QLAST] = 2
         self._one = np.full(1, layout.NEVER, dtype=np.int64)
         self._one_row = np.zeros((1, len(q)), dtype=bool)
-        # the one-edge triggering call's row (``_trigger``) and the last row it
-        # returned as 0/1 (2: none yet)
+        # the fused one-edge triggering call's row (``_fuse_trigger``)
         self._trigger_answers = np.zeros((1, len(q)), dtype=bool)
-        self._prev = np.full(len(q), 2, dtype=np.int8)
         # the link-cut trees: empty until the forest moves there (_to_link_cut)
         self._LT = np.zeros((8, 0), np.int32)
         self._ET = np.zeros(0, np.int64)
@@ -211,12 +209,13 @@ class MsfEngine(ConnectivityEngine):
                                  t[stop:], self._Q, out[done - nw:], done, upto)
         return out
 
-    def _trigger_rest(self, gu, gv, gt, lo):
+    def _trigger_rest(self, lo):
         # msf_trigger answered window lo and then asked for link-cut trees before
-        # the edge (answered == 3): move there and insert it
+        # the edge (answered == 3; the edge in st[EDGE:EDGE + 3]): move there, insert it
         self._to_link_cut()
-        kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, gu, gv, gt, self._Q,
-                                 self._no_rows, lo + 1, lo + 1)
+        e = self._st[layout.EDGE:layout.EDGE + 3].copy()
+        kernels.msf_run_link_cut(self._V, self._st, self._LT, self._ET, e[0:1], e[1:2], e[2:3],
+                                 self._Q, self._no_rows, lo + 1, lo + 1)
 
     def _fuse_trigger(self) -> None:
         """Hand the driver the fused one-edge call (``ConnectivityEngine._trigger_kernel``
@@ -227,13 +226,19 @@ class MsfEngine(ConnectivityEngine):
             return
         if MsfEngine._trigger_kernel is None:
             MsfEngine._trigger_kernel = _trigger_entry()
-        self._trigger_args = (self._V, self._st, self._Q, self._trigger_answers, self._prev)
+        self._trigger_args = (self._V, self._st, self._Q, self._trigger_answers)
 
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if "_V" in state:
-            if state.get("_prev") is None:      # pickled before the fused call
-                self._prev = np.full(self._nq, 2, dtype=np.int8)
+            st, Q = self._st, self._Q
+            if st.shape[0] < layout.N_ST:       # pickled before the fused call
+                self._st = np.zeros(layout.N_ST, dtype=np.int64)
+                self._st[:st.shape[0]] = st
+            if Q.shape[0] < layout.N_Q:
+                self._Q = np.full((layout.N_Q, Q.shape[1]), 2, dtype=np.int64)
+                self._Q[:Q.shape[0]] = Q
+            if "_trigger_answers" not in state:
                 self._trigger_answers = np.zeros((1, self._nq), dtype=bool)
             self._fuse_trigger()
 

@@ -71,11 +71,11 @@ def test_errors_in_a_trigger_change_nothing():
     head = [(1, 2, 0), (2, 3, 1)]
     _one_by_one(engine, head)
     state = (engine._seen, engine.last_t, engine.next_window, engine.n_vertices,
-             engine._trigger_row, engine._prev.tolist())
+             engine._trigger_row, engine._Q.tolist(), engine._st.tolist())
     with pytest.raises(OutOfOrder):
-        list(engine.process(_batch([(7, 8, 0)])))       # would trigger window 0 if applied
+        list(engine.process(_batch([(7, 8, 0)])))
     assert (engine._seen, engine.last_t, engine.next_window, engine.n_vertices,
-            engine._trigger_row, engine._prev.tolist()) == state
+            engine._trigger_row, engine._Q.tolist(), engine._st.tolist()) == state
     assert engine.vertices.lookup([7, 8]).tolist() == [-1, -1]
     tail = [(1, 9, 2), (9, 9, 3)]
     fresh = MsfEngine(params, hold_back=False)
@@ -109,8 +109,9 @@ def test_pickles_mid_stream_also_from_before_the_fused_call():
     got = _one_by_one(engine, edges[:90])
     copy = pickle.loads(pickle.dumps(engine))
     state = dict(pickle.loads(pickle.dumps(engine)).__dict__)
-    for name in ("_prev", "_trigger_answers", "_trigger_row", "_trigger_args"):
+    for name in ("_trigger_answers", "_trigger_row", "_trigger_args"):
         state.pop(name, None)               # an engine pickled before the fused call
+    state["_st"], state["_Q"] = state["_st"][:11].copy(), state["_Q"][:3].copy()
     old = MsfEngine.__new__(MsfEngine)
     old.__setstate__(state)
     assert old._trigger_args is not None and old._trigger_args[0] is old._V

@@ -181,7 +181,7 @@ def main() -> None:
         for r in range(a.rounds):
             for kind, f in (("engine", measure.run_engine), ("process", measure.run)):
                 m = f("bic", s, params, clock="cpu", warm=True)
-                lat = m.window_latencies * 1e3
+                lat = m.window_latencies * 1e3 if len(m.window_latencies) else np.zeros(1)
                 print(f"  {kind:8s} {m.n_edges / m.seconds / 1e6:.3f}M edges/CPU-s, P95 {np.percentile(lat, 95):.3f} ms "
                       f"({len(lat)} windows) load {os.getloadavg()[0]:.2f}", flush=True)
         pr = cProfile.Profile(time.process_time)

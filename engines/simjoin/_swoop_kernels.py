@@ -115,6 +115,20 @@ def overlap_at_least(p_tok, a0, la, b0, lb, need):
 
 
 @njit(cache=True, inline="always")
+def holds(p_tok, b0, n, t):
+    """1 if the descending token run ``p_tok[b0:b0+n]`` holds ``t``, else 0 (a binary search)."""
+    lo = 0
+    hi = n
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if p_tok[b0 + mid] > t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return 1 if lo < n and p_tok[b0 + lo] == t else 0
+
+
+@njit(cache=True, inline="always")
 def _store_tokens(tok, lo, hi, p_tok, a0):
     """The distinct tokens of ``tok[lo:hi]`` into ``p_tok[a0:]`` in descending order; their count."""
     n = hi - lo
@@ -193,6 +207,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                 # a margin so that a rounding of ub can never crop a relevant pair
                 th, xs = crop_threshold_from(ub + 1e-9 * max(1.0, abs(ub)), xs, k, ns, s_sc, e_e)
             thr[n_thr] = th
+            order[n_thr] = order[rho - 1]        # the token of the n_thr-th list scanned
             n_thr += 1
             v = -1             # #{E.e < ej} (Theorem 2), walked down as ej falls
             head = lists[key, HEAD]
@@ -259,8 +274,11 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                 if not (similarity(kind, lr, ls, o_max) > lb):
                     continue
                 verified += 1
-                o = overlap_at_least(p_tok, a0, lr, rec[lj, PTR], ls,
-                                     min_overlap(kind, lr, ls, lb))
+                # the hits count the complete lists: only the open lists' tokens are unknown
+                o = h
+                b0 = rec[lj, PTR]
+                for y in range(n_thr - open_lists, n_thr):
+                    o += holds(p_tok, b0, ls, p_tok[a0 + order[y]])
         else:
             need = min_overlap(kind, lr, ls, lb)
             if need > min(lr, ls):

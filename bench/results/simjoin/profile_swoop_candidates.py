@@ -42,18 +42,18 @@ PATCHES = (
      "    c0 = cycles()\n"),
     ("        _list_order(lens, lr, order, shortest_first)\n",
      "        _list_order(lens, lr, order, shortest_first)\n        c1 = cycles()\n        meta[T0] += c1 - c0\n"),
-    ("            thr[n_thr] = th\n            n_thr += 1\n",
-     "            thr[n_thr] = th\n            n_thr += 1\n            c2 = cycles()\n"
+    ("            n_thr += 1\n",
+     "            n_thr += 1\n            c2 = cycles()\n"
      "            meta[T0 + 1] += c2 - c1\n"),
     ("                else:\n                    rec[lj, HITS] += 1\n",
      "                else:\n                    rec[lj, HITS] += 1\n            c1 = cycles()\n"
      "            meta[T0 + 2] += c1 - c2\n"),
     ("    meta[SCANNED] += scanned\n", "    c3 = cycles()\n    meta[SCANNED] += scanned\n"),
     ("    meta[CAND] += nc\n    return nc\n", "    meta[CAND] += nc\n    meta[T0 + 3] += cycles() - c3\n    return nc\n"),
-    ("                verified += 1\n                o = overlap_at_least(",
-     "                verified += 1\n                cv = cycles()\n                o = overlap_at_least("),
-    ("                                     min_overlap(kind, lr, ls, lb))\n",
-     "                                     min_overlap(kind, lr, ls, lb))\n                meta[T0 + 8] += cycles() - cv\n"),
+    ("                verified += 1\n                # the hits count",
+     "                verified += 1\n                cv = cycles()\n                # the hits count"),
+    ("                    o += holds(p_tok, b0, ls, p_tok[a0 + order[y]])\n",
+     "                    o += holds(p_tok, b0, ls, p_tok[a0 + order[y]])\n                meta[T0 + 8] += cycles() - cv\n"),
     ("            nc = 0\n            if lr > 0:", "            nc = 0\n            cc = cycles()\n            if lr > 0:"),
     ("            for q in range(lr):          # Section 5.2: append at the tails",
      "            meta[T0 + 4] += cycles() - cc\n            cc = cycles()\n"

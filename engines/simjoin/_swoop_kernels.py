@@ -70,7 +70,8 @@ from streamspec.engines.simjoin._swoop_index_kernels import (END, FREE, HEAD, N_
                                                               room_needed)
 from streamspec.engines.simjoin._swoop_stock_kernels import (crop_threshold_from, end_rank_top, expire_pairs,
                                                   insert_candidates, skyband_lower_bound)
-from streamspec.spec._simjoin_similarity import min_overlap, positional_upper_bound, similarity
+from streamspec.spec._simjoin_similarity import (COSINE, DICE, JACCARD, min_overlap, positional_upper_bound,
+                                                  similarity)
 
 N_REC, POST_BASE, N_POST, OLDEST, NS, NTOP, OUT_EV, OUT_ROW, PRECAND, CAND, MAX_STOCK, \
     SUM_STOCK, SCANNED, A_NEED, VERIFIED, A_TOP, A_FREE = range(17)
@@ -112,6 +113,20 @@ def overlap_at_least(p_tok, a0, la, b0, lb, need):
         i += x >= y
         j += x <= y
     return o if o >= need else -1
+
+
+@njit(cache=True, inline="always")
+def may_beat(kind, lr, ls, o, lb):
+    """False only if ``similarity(kind, lr, ls, o) > lb`` is false, without a division:
+    the real quotient below ``lb`` (with a margin for the rounding of the products)
+    rounds to at most ``lb`` (``lb`` is a float, rounding is monotone)."""
+    if kind == JACCARD:
+        return not (o < lb * (lr + ls - o) * (1.0 - 1e-12))
+    if kind == DICE:
+        return not (2 * o < lb * (lr + ls) * (1.0 - 1e-12))
+    if kind == COSINE:
+        return not (lb > 0 and o * o < lb * lb * (lr * ls) * (1.0 - 1e-12))
+    return similarity(kind, lr, ls, o) > lb
 
 
 @njit(cache=True, inline="always")
@@ -185,6 +200,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     a0 = rec[seq & rmask, PTR]
     stamp = (seq & SEQ_MASK) + 1
     npc = 0
+    dropped = 0        # sets met whose size and first list rule them out (not in pc)
     scanned = 0
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
     if use_index:
@@ -204,8 +220,14 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
             th = -math.inf
             if crop:
                 ub = positional_upper_bound(kind, lr, rho)
-                # a margin so that a rounding of ub can never crop a relevant pair
-                th, xs = crop_threshold_from(ub + 1e-9 * max(1.0, abs(ub)), xs, k, ns, s_sc, e_e)
+                if kind == COSINE:
+                    # a margin so that a rounding of ub can never crop a relevant pair
+                    limit = ub + 1e-9 * max(1.0, abs(ub))
+                else:
+                    # one rounding of a ratio of integers: every score of a set first met
+                    # here is <= ub as a float too, so lb >= ub already crops (ties)
+                    limit = np.nextafter(ub, -np.inf)
+                th, xs = crop_threshold_from(limit, xs, k, ns, s_sc, e_e)
             thr[n_thr] = th
             order[n_thr] = order[rho - 1]        # the token of the n_thr-th list scanned
             n_thr += 1
@@ -228,10 +250,16 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     else:
                         while v > 0 and e_e[v - 1] >= ej:
                             v -= 1
-                    pc[npc] = nj
+                    lb = s_sc[v + k - 1] if v + k - 1 < ns else -math.inf
+                    # s holds none of the tokens of the lists before this one (they reached
+                    # below e_s): |r & s| <= min(|s|, lr - rho + 1)
+                    ls = rec[lj, LS] >> 1
+                    pc[npc] = nj          # kept or not, branch-free (the test is data)
                     pce[npc] = ej
-                    pclb[npc] = s_sc[v + k - 1] if v + k - 1 < ns else -math.inf
-                    npc += 1
+                    pclb[npc] = lb
+                    keep = may_beat(kind, lr, ls, min(ls, lr - rho + 1), lb)
+                    npc += keep
+                    dropped += 1 - keep
                 else:
                     rec[lj, HITS] += 1
     else:
@@ -252,7 +280,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     break
         scanned = npc
     meta[SCANNED] += scanned
-    meta[PRECAND] += npc
+    meta[PRECAND] += npc + dropped
     nc = 0
     verified = 0
     for x in range(npc):

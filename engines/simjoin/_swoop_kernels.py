@@ -38,7 +38,12 @@ them are exactly ``|r & s|`` restricted to those tokens.  When all of ``r``'s
 lists are complete for ``s`` (always for the newest sets, whose lower bound is
 ``-inf``) the count is the overlap and no verification is needed; otherwise
 ``hits + |incomplete lists|`` bounds the overlap, and only the survivors are
-verified by the early-exit merge.  Same candidates, same order: exact.
+verified: the incomplete lists' tokens are looked up in ``s``'s run (the hits
+already count the others).  The thresholds do not fall from list to list, so
+a set first met in the ``rho``-th list holds none of the earlier lists'
+tokens: ``|r & s| <= min(|s|, |r| - rho + 1)``, and a set that cannot beat
+its ``lb`` even so is not kept as a pre-candidate (its size is in the record
+row the scan reads anyway).  Same candidates, same order: exact.
 
 Helpers are inlined at numba IR level (``inline="always"``): an njit call
 that passes arrays pays reference counting per array, which a profile showed

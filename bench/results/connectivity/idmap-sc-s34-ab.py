@@ -1,0 +1,14 @@
+"""Scratch A/B of IdIndex.add on the SC prefix stream (idmap-sc-s34.log beside it)."""
+import time, numpy as np, sys
+from streamspec.spec.vertices import IdIndex
+d='/tmp/streamspec-table1/SC-beta2.5-w0-x1-seed0-prefix24000000/'
+u=np.load(d+'u.npy'); v=np.load(d+'v.npy')
+N=int(sys.argv[1]); S=150_000
+uv=np.empty(2*N,np.int64); uv[0::2]=u[:N]; uv[1::2]=v[:N]
+w=IdIndex(int); w.add(np.array([1,2,10**12,5],np.int64)); w.add(np.array([3,10**12+1],np.int64))  # compile
+ix=IdIndex(int)
+t=time.process_time(); tot=0
+for a in range(0,2*N,2*S):
+    t0=time.process_time(); ix.add(uv[a:a+2*S]); 
+t=time.process_time()-t
+print('cpu', round(t,3), 'us/edge', round(t/N*1e6,3), 'size', ix.size, 'sparse', len(ix._sparse))

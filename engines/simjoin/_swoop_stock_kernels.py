@@ -291,12 +291,9 @@ def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
         return n
     d = dead[0]       # the first deleted pair in S order: S before it stays
     pos = _stock_rank(s_sc, s_e, s_i, s_j, start + k, ns, e_sc[d], e_e[d], ~e_i[d], e_j[d])
-    z = pos
     dq = 0
-    d = dead[0]
     di = ~e_i[d]        # the next deleted pair in S order, in scalars
     dj = e_j[d]
-    one = np.uint64(1)
     z = np.uint64(pos)
     for y in range(np.uint64(pos), np.uint64(ns)):     # unsigned: no negative-index checks
         if s_j[y] == dj and s_i[y] == di:

@@ -461,7 +461,7 @@ def msf_run_link_cut(V, st, LT, ET, u, v, t, Q, out, first_window, upto):
 
 
 @njit(cache=True, _nrt=False)
-def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_window):
+def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_window, dry):
     """A one-edge ``process`` call of an eager engine in one compiled call (issue 28: a
     window's triggering call comes on caches the slide before it evicted, where each
     further call from Python, and each array argument, costs microseconds), when it
@@ -478,7 +478,26 @@ def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_w
     the last return of 1 or 2 (``Q[QLAST]`` holds that row as 0/1, 2 initially), 2
     when it is a new row (``Q[QLAST]`` updated), 3 when ``msf_run`` asked for
     link-cut trees before the edge (``out`` holds the answers; the caller inserts
-    the edge, ``st[EDGE:EDGE + 3]``)."""
+    the edge, ``st[EDGE:EDGE + 3]``).
+
+    ``dry``: the driver's pre-warm after a large batch (``ConnectivityEngine``):
+    window ``first_window`` answered into ``out`` on the forest as it is, which is
+    the forest its triggering call will answer on (the edge goes in after the
+    answers), and ``Q[QLAST]`` read as the compare reads it; no edge, no time
+    check, no id numbered.  Returns status ``-4`` (``-3`` on link-cut trees).
+    Nothing changes but ``out`` and the answers' cached bottlenecks (``Q[2]``,
+    lower bounds that only grow: the triggering call would cache the same)."""
+    if dry:
+        if st[MODE] == 1:
+            return -3, 0, 0, 0, last_t, first_window, 0
+        none = st[EDGE:EDGE]
+        msf_run(V, st, none, none, none, Q, out, first_window, first_window + 1)
+        same = 1
+        last = Q[QLAST]
+        for q in range(out.shape[1]):
+            if (1 if out[0, q] else 0) != last[q]:
+                same = 0
+        return -4, 0, 0, 0, last_t, first_window + 1, same
     ti = t[0]
     end0 = st[T0] + st[R]
     upto = (ti - end0) // st[S] + 1 if ti >= end0 else 0

@@ -78,7 +78,7 @@ def _trigger_entry():
         i64, own, col = types.int64, types.int64[::1], types.int64[:]
         _TRIGGER.append(entry_point(kernels.msf_trigger, i64[:, ::1], own, i64[:, ::1],
                                     types.boolean[:, ::1], col, col, col, i64, types.boolean,
-                                    col, i64, i64))
+                                    col, i64, i64, types.boolean))
     return _TRIGGER[0]
 
 
@@ -225,7 +225,9 @@ class MsfEngine(ConnectivityEngine):
             self._trigger_args = None
             return
         if MsfEngine._trigger_kernel is None:
-            MsfEngine._trigger_kernel = _trigger_entry()
+            # (static: under NUMBA_DISABLE_JIT the entry point is a plain function,
+            # which a class attribute would bind to the engine)
+            MsfEngine._trigger_kernel = staticmethod(_trigger_entry())
         self._trigger_args = (self._V, self._st, self._Q, self._trigger_answers)
 
     def __setstate__(self, state: dict) -> None:

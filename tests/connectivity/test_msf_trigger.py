@@ -120,3 +120,60 @@ def test_pickles_mid_stream_also_from_before_the_fused_call():
     assert got + rest == expected
     assert _one_by_one(copy, edges[90:]) + copy.flush() == rest
     assert _one_by_one(old, edges[90:]) + old.flush() == rest
+
+
+def _state(engine):
+    # everything a later answer depends on (Q's row 2 caches bottlenecks, lower bounds
+    # that a dry answer may raise as the triggering call's would)
+    Q = engine._Q.copy()
+    Q[2] = 0
+    return (engine._V.tolist(), engine._st.tolist(), Q.tolist(), engine.next_window,
+            engine.last_t, engine._seen, engine._trigger_row, engine.vertices.size,
+            engine.vertices._direct.tolist())
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_batches_then_single_edges_with_the_prewarm_equal_the_oracle(seed, monkeypatch):
+    # the pre-warm after every batch of 2 or more edges (PREWARM lowered), then
+    # one-edge calls (triggers among them): the oracle's windows, and each dry call
+    # leaves the state as it found it
+    from streamspec.spec import connectivity
+    monkeypatch.setattr(connectivity, "PREWARM", 2)
+    rnd = random.Random(100 + seed)
+    k = rnd.choice([3, 8, 30])
+    t, edges = 0, []
+    for _ in range(rnd.randrange(50, 400)):
+        t += rnd.choice([0, 0, 1, 1, 2, 7])
+        edges.append((rnd.randrange(k), rnd.randrange(k), t))
+    params = Params(r=rnd.randrange(1, 9), s=rnd.randrange(1, 4),
+                    workload=[(0, 1), (2, 2), (1, k - 1), (5, 6)])
+    engine = MsfEngine(params, hold_back=False)
+    dry = []
+    real = MsfEngine._prewarm
+
+    def spy(self, batch):
+        before = _state(self)
+        real(self, batch)
+        assert _state(self) == before
+        dry.append(batch)
+    monkeypatch.setattr(MsfEngine, "_prewarm", spy)
+    got, i = [], 0
+    while i < len(edges):
+        n = rnd.choice([1, 1, 2, 5, 20])
+        got += list(engine.process(_batch(edges[i:i + n])))
+        i += n
+    assert got + engine.flush() == evaluate(edges, params)
+    assert dry                                  # the pre-warm ran
+
+
+def test_a_dry_call_answers_the_next_window_and_changes_nothing():
+    params = Params(r=4, s=2, workload=[(1, 2), (3, 4), (1, 4)])
+    engine = MsfEngine(params, hold_back=False)
+    list(engine.process(_batch([(1, 2, 0), (3, 4, 1), (2, 3, 2), (5, 6, 3)])))
+    before = _state(engine)
+    engine._prewarm(_batch([(5, 6, 3)]))
+    assert _state(engine) == before
+    # the row it answered is window 0's, which the triggering edge then reports
+    dry_row = engine._trigger_answers.tolist()
+    (w,) = list(engine.process(_batch([(7, 7, 4)])))
+    assert w.index == 0 and [list(w.answers)] == dry_row == [[True, True, True]]

@@ -613,7 +613,7 @@ class ConnectivityEngine:
         except ContractViolation:
             pass                    # a broken hook: the triggering call itself will say so
         finally:
-            self._dry = False
+            del self._dry           # (the class default, False: no trace in the state)
 
     def _accept(self, gu: np.ndarray, gv: np.ndarray, t: np.ndarray,
                 last_t: int) -> list[WindowResult]:

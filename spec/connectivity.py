@@ -62,9 +62,11 @@ BATCH = 4096
 # id remapping): numpy's per-call overhead dominates there
 SMALL = 16
 # eager batches of at least this many edges end with a dry run of the engine's fused
-# one-edge call, if it has one (``ConnectivityEngine._prewarm``); the benchmarks set it
-# beyond any batch (``NO_PREWARM``) to time the triggering call without it
-PREWARM = 1024
+# one-edge call, if it has one (``ConnectivityEngine._prewarm``): ~50-60 us on the caches
+# the batch evicted, about 1% of a batch this large (msf, R-MAT), more of a smaller one,
+# which evicts less anyway; the benchmarks set it beyond any batch (``NO_PREWARM``) to
+# time the triggering call without it
+PREWARM = 1 << 15
 NO_PREWARM = 1 << 62
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(bool)

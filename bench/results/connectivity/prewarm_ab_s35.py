@@ -12,6 +12,7 @@ eng = create('msf', params, hold_back=False)
 now = time.process_time
 res = {True: ([], [], []), False: ([], [], [])}   # trigger latency, batch time, batch edges
 mode = False
+ON = connectivity.PREWARM          # the shipped threshold
 with heap.frozen():
     for i, (lo, hi) in enumerate(measure.pieces(s, params)):
         trig = s.batch(lo, lo + 1)
@@ -20,7 +21,7 @@ with heap.frozen():
         if out and i > 0:
             res[mode][0].append((b - a) / len(out))
         mode = (i % 2 == 0)      # the mode of this batch decides the next trigger's warmth
-        connectivity.PREWARM = 1024 if mode else connectivity.NO_PREWARM
+        connectivity.PREWARM = ON if mode else connectivity.NO_PREWARM
         if rest is not None:
             c = now(); list(eng.process(rest)); d = now()
             res[mode][1].append(d - c); res[mode][2].append(hi - lo - 1)

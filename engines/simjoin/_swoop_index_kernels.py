@@ -34,6 +34,7 @@ Expiry is eager: a set leaving the window is the head of each of its lists.
 """
 from __future__ import annotations
 
+import numpy as np
 from streamspec.spec._numba import njit
 
 MIN_CAP = 4
@@ -113,7 +114,7 @@ def append_all(keys, n, rec, e, lists, a_rec, a_e, tg):
     passing arrays costs numba reference counting, which showed up as 15% of
     the time.)"""
     for q in range(n):
-        key = keys[q]
+        key = np.uint64(keys[q])             # unsigned: no negative-index checks
         cap = lists[key, CAP]
         if lists[key, END] == lists[key, BEG] + cap:
             head = lists[key, HEAD]
@@ -135,10 +136,10 @@ def append_all(keys, n, rec, e, lists, a_rec, a_e, tg):
                 lists[key, CAP] = cap2
             lists[key, HEAD] = b
             lists[key, END] = b + live
-        x = lists[key, END]
+        x = np.uint64(lists[key, END])
         a_rec[x] = rec
         a_e[x] = e
-        lists[key, END] = x + 1
+        lists[key, END] = lists[key, END] + 1
 
 
 @njit(cache=True, inline="always")
@@ -146,7 +147,7 @@ def pop_heads(p_tok, b, n, ks, side, lists, a_rec, tg):
     """A set with tokens ``p_tok[b:b+n]`` expired: it is the head of each of its
     lists; an emptied list keeps a smallest segment, frees a larger one."""
     for q in range(n):
-        key = p_tok[b + q] * ks + side
+        key = np.uint64(p_tok[b + q] * ks + side)     # unsigned: no negative-index checks
         h = lists[key, HEAD] + 1
         if h == lists[key, END]:
             cap = lists[key, CAP]

@@ -208,9 +208,12 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     dropped = 0        # sets met whose size and first list rule them out (not in pc)
     scanned = 0
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
+    one = np.uint64(1)
+    ahead = np.uint64(AHEAD)
+    urmask = np.uint64(rmask)
     if use_index:
         for q in range(lr):
-            key = p_tok[a0 + q] * ks + opp
+            key = np.uint64(p_tok[a0 + q] * ks + opp)     # unsigned: no negative-index checks
             keys[q] = key
             lens[q] = lists[key, END] - lists[key, HEAD]
             if lens[q] > 0:                      # the scans start at the list tails
@@ -221,7 +224,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
         for rho in range(1, lr + 1):
             if lens[order[rho - 1]] == 0:
                 continue                         # complete for every set
-            key = keys[order[rho - 1]]
+            key = np.uint64(keys[order[rho - 1]])
             th = -math.inf
             if crop:
                 ub = positional_upper_bound(kind, lr, rho)
@@ -237,15 +240,19 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
             order[n_thr] = order[rho - 1]        # the token of the n_thr-th list scanned
             n_thr += 1
             v = -1             # #{E.e < ej} (Theorem 2), walked down as ej falls
-            head = lists[key, HEAD]
-            for x in range(lists[key, END] - 1, head - 1, -1):
+            # unsigned positions and rows: numba tests every signed index for a negative
+            # value (wraparound); these are never negative
+            head = np.uint64(lists[key, HEAD])
+            x = np.uint64(lists[key, END])
+            while x > head:
+                x -= one
                 ej = a_e[x]
                 if ej <= th:
                     break
-                if x - AHEAD >= head:            # the record row a few entries on
-                    prefetch_row(rec, a_rec[x - AHEAD] & rmask)
+                if x >= head + ahead:            # the record row a few entries on
+                    prefetch_row(rec, np.uint64(a_rec[x - ahead]) & urmask)
                 nj = a_rec[x]
-                lj = nj & rmask
+                lj = np.uint64(nj) & urmask
                 scanned += 1
                 if rec[lj, MARK] != stamp:
                     rec[lj, MARK] = stamp

@@ -7,6 +7,12 @@ tokens live in a direct-address table, other ints in an open-addressing hash
 table (numpy arrays, so the state pickles); one numba pass over a batch looks
 every token up and numbers the fresh ones in order of first occurrence, so a
 batch costs O(tokens) with no sort.  str tokens live in a dict.
+
+The direct table holds int32 ids (int64 once the ids could pass 2**31): the
+same bytes per id as the vertex tables' int64 ones at twice the entries per id,
+so a Zipf stream over a vocabulary of 1e6 (the TWEET-like benchmark) is numbered
+in a 4 MB direct table from its first batch, where int64 entries left its first
+~130K distinct tokens hashed.
 """
 from __future__ import annotations
 
@@ -18,6 +24,8 @@ from streamspec.spec._numba import njit
 from streamspec.spec.vertices import grown_direct, packed_direct, unpacked_direct  # as for vertex ids
 
 MIN_HASH = 1 << 10
+NARROW = np.int32       # the direct table's ids while they fit (half the cache lines of int64)
+WIDE_FROM = 1 << 31     # ids from here on need the int64 table
 
 
 @njit(cache=True)
@@ -25,7 +33,7 @@ def _number(tok, start, out, direct, h_key, h_id, shift, used, size):
     """Number ``tok[start:]`` into ``out``: the direct table for ``0 <= t <
     direct.size``, else the hash (``h_id < 0``: free slot).  Stops before a
     fresh hashed token would fill the hash beyond one half; returns
-    ``(next, used, size)``."""
+    ``(next, used, size)``.  ``direct`` is int32 or int64."""
     nd = direct.size
     mask = h_key.size - 1
     for n in range(start, tok.size):
@@ -83,7 +91,7 @@ def _rehash(h_key, h_id, direct, b_key, b_id, shift):
 class TokenNumbering:
     def __init__(self):
         self.size = 0
-        self._direct = np.full(0, -1, np.int64)   # token -> dense id, or -1
+        self._direct = np.full(0, -1, NARROW)     # token -> dense id, or -1
         self._h_key = np.zeros(MIN_HASH, np.int64)  # hashed int tokens (open addressing)
         self._h_id = np.full(MIN_HASH, -1, np.int64)
         self._h_used = 0
@@ -94,12 +102,17 @@ class TokenNumbering:
         return {**self.__dict__, "_direct": packed_direct(self._direct)}
 
     def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state, _direct=unpacked_direct(state["_direct"]))
+        direct = unpacked_direct(state["_direct"])
+        if direct.dtype != NARROW and state["size"] < WIDE_FROM:   # pickled with an int64 table
+            direct = direct.astype(NARROW)
+        self.__dict__.update(state, _direct=direct)
 
     def add_ints(self, tok: np.ndarray) -> np.ndarray:
         tok = np.ascontiguousarray(tok, dtype=np.int64)
         if tok.size == 0:
             return tok
+        if self._direct.dtype == NARROW and self.size + tok.size >= WIDE_FROM:
+            self._direct = self._direct.astype(np.int64)    # ids past int32: the wide table
         hi = int(tok.max())
         if hi >= 0:
             self._maybe_grow(hi, tok.size)
@@ -121,7 +134,9 @@ class TokenNumbering:
             self._h_key, self._h_id, self._direct, b_key, b_id, 64 - (cap.bit_length() - 1))
 
     def _maybe_grow(self, max_tok: int, batch: int) -> None:
-        table = grown_direct(self._direct, max_tok, self.size + batch)
+        # grown_direct bounds the entries per id for int64 tables: int32 ones may have twice as many
+        wide = self._direct.dtype.itemsize // 4      # 1 for int32, 2 for int64 entries
+        table = grown_direct(self._direct, max_tok, (self.size + batch) * 2 // wide)
         if table is None:
             return
         self._direct = table

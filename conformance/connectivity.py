@@ -9,7 +9,10 @@ case's chunks and, after every chunk, checks that
 - each emitted ``WindowResult`` equals the oracle's (``streamspec.reference.connectivity``);
 - ``connected(a, b)`` on the probe pairs answers for the last emitted window;
 - a second engine built with ``hold_back=False`` (edges applied on arrival)
-  emits the same windows at the same steps.
+  emits the same windows at the same steps; it runs with the driver's pre-warm
+  after every call (``spec.connectivity.PREWARM`` lowered to 1, shipped 32,768),
+  so an engine with a fused one-edge call has its ``dry`` mode checked too (it
+  must change nothing a later window's answers depend on).
 
 ``check_invalid`` slips one bad record into the stream and checks the typed
 error, and that the engine, having rejected it, goes on exactly as if it had
@@ -21,6 +24,7 @@ can check that the strategy draws every one it claims (``FEATURES``).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 
 import attrs
@@ -29,6 +33,7 @@ from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.connectivity import evaluate, on_time, window_answers
+from streamspec.spec import connectivity as spec_connectivity
 from streamspec.spec.connectivity import Edge, EdgeBatch, Params
 from streamspec.spec.errors import NoWindowYet
 from streamspec.spec.windows import SlidingWindows
@@ -42,6 +47,16 @@ class Case:
     edges: list
     chunks: list
     probes: list = attrs.Factory(list)
+
+
+@contextlib.contextmanager
+def _prewarm_after_every_call():
+    shipped = spec_connectivity.PREWARM
+    spec_connectivity.PREWARM = 1
+    try:
+        yield
+    finally:
+        spec_connectivity.PREWARM = shipped
 
 
 def _bits(answers) -> str:
@@ -59,7 +74,8 @@ def check(engine_cls, case: Case) -> Mismatch | None:
         pos += size
         latest = max(e.t for e in case.edges[:pos])     # (a late edge, dropped, moves no time)
         out = list(engine.process(chunk))
-        eager_out = list(eager.process(chunk))
+        with _prewarm_after_every_call():
+            eager_out = list(eager.process(chunk))
         if eager_out != out:
             return Mismatch(f"after edge {pos - 1} (t={chunk[-1].t})",
                             "hold_back=False emits other windows than hold_back=True",

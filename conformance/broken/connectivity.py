@@ -1,7 +1,8 @@
 """Broken connectivity engines: the mutation catalogue of the connectivity suite.
 
 Each is the oracle engine with one realistic mutation, so a mismatch can only
-come from that mutation; ``mutation`` names its class (see
+come from that mutation (but one: ``DryCallCachesWrongly`` is msf, the engine with the
+fused one-edge call whose dry mode it breaks); ``mutation`` names its class (see
 ``streamspec.conformance.broken``).  ``MUTANTS`` is the whole catalogue: the
 ``ci`` profile of the suite must kill every one (``streamspec.conformance.mutation``,
 ``tests/conformance/test_mutation_gate.py``).
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from streamspec.engines.connectivity.msf import MsfEngine, _trigger_entry
 from streamspec.reference.connectivity import OracleEngine, window_answers
 from streamspec.spec.connectivity import EdgeBatch
 from streamspec.spec.errors import InvalidRecord
@@ -368,9 +370,34 @@ class ListAnswers(OracleEngine):
         return [tuple(row) for row in super()._run(u, v, t, upto).tolist()]
 
 
+# -- the driver's pre-warm (a fused one-edge call run dry) ------------------------------
+def _leaves_a_wrong_bottleneck(*args):
+    # msf's fused call; in its dry mode it then overwrites the answers' cached
+    # bottlenecks (Q's row 2) as if every pair were connected from the far future
+    out = _trigger_entry()(*args)
+    if args[-1] and out[0] == -4:
+        args[2][2, :] = 1 << 60
+    return out
+
+
+class DryCallCachesWrongly(MsfEngine):
+    """msf whose dry one-edge call (``ConnectivityEngine._prewarm``) writes a cache it
+    must leave alone: every later query of a present pair answers true.  Not the oracle
+    with a mutation: the dry call belongs to engines with a fused trigger (msf's)."""
+
+    name = "broken-dry-call-caches"
+    mutation = "prewarm"
+    description = "the pre-warm's dry call corrupts the answers' cache"
+
+    def _fuse_trigger(self):
+        super()._fuse_trigger()
+        if self._trigger_args is not None:
+            DryCallCachesWrongly._trigger_kernel = staticmethod(_leaves_a_wrong_bottleneck)
+
+
 MUTANTS = [DropsSelfLoops, SelfQueryAlwaysTrue, PresentOnceSeen, DuplicateKeepsFirstTime,
            ClosedWindowEnd, OpenWindowStart, NoExpiry, EpochAlignedWindows, WholeSlideWindows,
            SkipsEmptyWindows, PicklesWithoutPending, PicklesWithoutEagerTail,
            AdHocFromDroppedCache, AdHocOnPreviousWindow, AdHocOnCurrentGraph, LateEdgesAdmitted,
            WatermarkOneShort, StaleWatermarkRewinds, NoEdgesNoWindows, SkipsInvalidRecords,
-           TransposedAnswers, ListAnswers]
+           TransposedAnswers, ListAnswers, DryCallCachesWrongly]

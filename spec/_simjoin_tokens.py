@@ -20,12 +20,17 @@ import numpy as np
 
 from streamspec.spec._hash_kernels import _slot    # Fibonacci hashing, as the id hash tables
 from streamspec.spec._numba import njit
+from streamspec.engines._prefetch import prefetch   # llvm.prefetch, as the engines' kernels
 
 from streamspec.spec.vertices import grown_direct, packed_direct, unpacked_direct  # as for vertex ids
 
 MIN_HASH = 1 << 10
 NARROW = np.int32       # the direct table's ids while they fit (half the cache lines of int64)
 WIDE_FROM = 1 << 31     # ids from here on need the int64 table
+# the direct entry of the token AHEAD positions on is asked for before it is needed: a batch's
+# rare tokens each miss the cache, and the misses then overlap (the loop's branches on fresh
+# tokens otherwise keep few of them in flight)
+AHEAD = 32
 
 
 @njit(cache=True)
@@ -36,7 +41,15 @@ def _number(tok, start, out, direct, h_key, h_id, shift, used, size):
     ``(next, used, size)``.  ``direct`` is int32 or int64."""
     nd = direct.size
     mask = h_key.size - 1
-    for n in range(start, tok.size):
+    m = tok.size
+    for n in range(start, min(start + AHEAD, m)):
+        if 0 <= tok[n] < nd:
+            prefetch(direct, tok[n])
+    for n in range(start, m):
+        if n + AHEAD < m:
+            u = tok[n + AHEAD]
+            if 0 <= u < nd:
+                prefetch(direct, u)
         t = tok[n]
         if 0 <= t < nd:
             d = direct[t]

@@ -205,6 +205,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     a0 = rec[seq & rmask, PTR]
     stamp = (seq & SEQ_MASK) + 1
     npc = 0
+    upc = np.uint64(0)     # npc in the list scans: unsigned, no negative-index checks
     dropped = 0        # sets met whose size and first list rule them out (not in pc)
     scanned = 0
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
@@ -266,14 +267,15 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     # s holds none of the tokens of the lists before this one (they reached
                     # below e_s): |r & s| <= min(|s|, lr - rho + 1)
                     ls = rec[lj, LS] >> 1
-                    pc[npc] = nj          # kept or not, branch-free (the test is data)
-                    pce[npc] = ej
-                    pclb[npc] = lb
+                    pc[upc] = nj          # kept or not, branch-free (the test is data)
+                    pce[upc] = ej
+                    pclb[upc] = lb
                     keep = may_beat(kind, lr, ls, min(ls, lr - rho + 1), lb)
-                    npc += keep
+                    upc += np.uint64(keep)
                     dropped += 1 - keep
                 else:
                     rec[lj, HITS] += 1
+        npc = np.int64(upc)
     else:
         for j in range(seq - 1, meta[OLDEST] - 1, -1):
             lj = j & rmask
@@ -295,9 +297,9 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     meta[PRECAND] += npc + dropped
     nc = 0
     verified = 0
-    for x in range(npc):
+    for x in range(np.uint64(npc)):     # unsigned: no negative-index checks
         nj = pc[x]
-        lj = nj & rmask
+        lj = np.uint64(nj) & urmask
         ls = rec_len(rec, lj)
         ej = pce[x]
         lb = pclb[x]

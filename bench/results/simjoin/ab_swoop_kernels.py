@@ -2,6 +2,8 @@
 
     python bench/results/simjoin/ab_swoop_kernels.py --old REV --window 10000 --sets 100000 --rounds 4
 
+(``--old`` may also name a directory holding the two old module files.)
+
 ``_swoop_kernels.py`` and ``_swoop_index_kernels.py`` of git revision ``REV`` are copied
 into a scratch directory and imported under other names (the old kernel module imports
 the old index module; both use the working tree's stock kernels and similarity
@@ -38,8 +40,12 @@ def old_modules(rev: str):
     d = tempfile.mkdtemp()
     mods = {}
     for name in ("_swoop_index_kernels", "_swoop_kernels"):
-        src = subprocess.run(["git", "show", f"{rev}:engines/simjoin/{name}.py"], capture_output=True,
-                             text=True, cwd=root, check=True).stdout
+        if os.path.isdir(rev):          # a directory holding the two module files
+            with open(os.path.join(rev, f"{name}.py")) as f:
+                src = f.read()
+        else:
+            src = subprocess.run(["git", "show", f"{rev}:engines/simjoin/{name}.py"], capture_output=True,
+                                 text=True, cwd=root, check=True).stdout
         src = src.replace(f"{PKG}._swoop_index_kernels import", "_old_swoop_index_kernels import")
         src = src.replace(f"{PKG} import _swoop_index_kernels", "import _old_swoop_index_kernels")
         path = os.path.join(d, f"_old{name}.py")

@@ -20,7 +20,7 @@ import numpy as np
 
 from streamspec.spec._hash_kernels import _slot    # Fibonacci hashing, as the id hash tables
 from streamspec.spec._numba import njit
-from streamspec.engines._prefetch import prefetch   # llvm.prefetch, as the engines' kernels
+from streamspec.spec._prefetch import prefetch   # llvm.prefetch, as the engines' kernels
 
 from streamspec.spec.vertices import grown_direct, packed_direct, unpacked_direct  # as for vertex ids
 

@@ -24,7 +24,6 @@ can check that the strategy draws every one it claims (``FEATURES``).
 """
 from __future__ import annotations
 
-import contextlib
 import json
 
 import attrs
@@ -33,8 +32,7 @@ from streamspec.conformance.contracts import closed_after_flush
 from streamspec.conformance.runner import Mismatch, check_rejection
 from streamspec.conformance.strategies.connectivity import cases, invalid_cases, random_case  # noqa: F401
 from streamspec.reference.connectivity import evaluate, on_time, window_answers
-from streamspec.spec import connectivity as spec_connectivity
-from streamspec.spec.connectivity import Edge, EdgeBatch, Params
+from streamspec.spec.connectivity import Edge, EdgeBatch, Params, prewarm_after
 from streamspec.spec.errors import NoWindowYet
 from streamspec.spec.windows import SlidingWindows
 
@@ -47,16 +45,6 @@ class Case:
     edges: list
     chunks: list
     probes: list = attrs.Factory(list)
-
-
-@contextlib.contextmanager
-def _prewarm_after_every_call():
-    shipped = spec_connectivity.PREWARM
-    spec_connectivity.PREWARM = 1
-    try:
-        yield
-    finally:
-        spec_connectivity.PREWARM = shipped
 
 
 def _bits(answers) -> str:
@@ -74,7 +62,7 @@ def check(engine_cls, case: Case) -> Mismatch | None:
         pos += size
         latest = max(e.t for e in case.edges[:pos])     # (a late edge, dropped, moves no time)
         out = list(engine.process(chunk))
-        with _prewarm_after_every_call():
+        with prewarm_after(1):
             eager_out = list(eager.process(chunk))
         if eager_out != out:
             return Mismatch(f"after edge {pos - 1} (t={chunk[-1].t})",

@@ -42,6 +42,7 @@ Decisions the paper leaves open (a user's expectations):
 """
 from __future__ import annotations
 
+import contextlib
 from typing import ClassVar, Iterable, Iterator
 
 import attrs
@@ -68,6 +69,18 @@ SMALL = 16
 # time the triggering call without it
 PREWARM = 1 << 15
 NO_PREWARM = 1 << 62
+
+
+@contextlib.contextmanager
+def prewarm_after(edges: int):
+    """``PREWARM`` set to ``edges`` while the block runs (``NO_PREWARM``: off; 1: after
+    every call), then restored: how the benchmarks and the conformance suite switch it."""
+    global PREWARM
+    shipped, PREWARM = PREWARM, edges
+    try:
+        yield
+    finally:
+        PREWARM = shipped
 _I64 = np.dtype(np.int64)
 _BOOL = np.dtype(bool)
 _ARRAY = np.ndarray
@@ -610,8 +623,7 @@ class ConnectivityEngine:
         benchmarks report the triggering call with and without it (``PREWARM``)."""
         self._dry = True
         try:
-            for _ in self.process(batch):
-                pass
+            list(self.process(batch))
         except ContractViolation:
             pass                    # a broken hook: the triggering call itself will say so
         finally:

@@ -58,8 +58,7 @@ from pathlib import Path
 
 import numpy as np
 
-from streamspec.spec import connectivity
-from streamspec.spec.connectivity import Params
+from streamspec.spec.connectivity import NO_PREWARM, PREWARM, Params, prewarm_after
 
 from streamspec.bench.connectivity import memory
 from streamspec.bench.connectivity.generators import Stream, powerlaw_stream, rmat_stream, workload
@@ -78,7 +77,7 @@ SUBJECTS = {"msf": ("msf", "deferred"), "msf-noprewarm": ("msf", "deferred"),
 # batch, the fused one-edge call run dry so that the triggering edge after the slide
 # finds its code and data in cache); through process() only, the engine-alone path
 # never pre-warms
-NO_PREWARM = {"msf-noprewarm"}
+PREWARM_OFF = {"msf-noprewarm"}
 
 
 def streams(quick: bool, which: list[str]):
@@ -174,19 +173,14 @@ def main(argv=None) -> int:
             run(SUBJECTS[ENGINES[0]][0], stream, params, clock="cpu", warm=True)
         for engine in ENGINES:
             for kind, how in (("contract", run), ("engine", run_engine)):
-                if kind == "engine" and engine in NO_PREWARM:
+                if kind == "engine" and engine in PREWARM_OFF:
                     continue
                 gc.collect()
                 load_before = os.getloadavg()[0]
                 registered, build = SUBJECTS[engine]
-                prewarm = connectivity.PREWARM
-                if engine in NO_PREWARM:
-                    connectivity.PREWARM = connectivity.NO_PREWARM
-                try:
+                with prewarm_after(NO_PREWARM if engine in PREWARM_OFF else PREWARM):
                     x = m[engine, kind] = how(registered, stream, params, clock="cpu",
                                               warm=kind == "contract", build=build)
-                finally:
-                    connectivity.PREWARM = prewarm
                 load_after = os.getloadavg()[0]
                 print(f"  {engine:10} {kind:8} {x.throughput:12,.0f} edges/CPU-s  P50 "
                       f"{x.percentile(50) * 1e3:.4f}  P95 {x.percentile(95) * 1e3:.4f}  P99 "

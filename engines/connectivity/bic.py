@@ -18,10 +18,13 @@ engine option (``streamspec.spec.registry``) whose other value is the paper's:
 
 - ``build`` (``"deferred"`` by default; ``bic:build=inside`` is the paper's
   placement): deferred, the build waits until the next chunk holds
-  ``build_defer`` edges (``lay.BUILD_DEFER`` = 1024) or a slot closes
-  (``kern.rollover``, ``kern.settle``): the same work, moved out of the
-  triggering call into a call that answers no window.  ``inside`` builds on
-  the next chunk's first edge, in the triggering call.
+  ``build_defer`` edges (``lay.BUILD_DEFER`` = 1024), or a call that answers
+  no window ends (``_run``: the next call may be a trigger, and a slide
+  shorter than ``build_defer`` edges would otherwise hold the build in the
+  next window's triggering call), or a slot closes (``kern.rollover``,
+  ``kern.settle``): the same work, moved out of the triggering call into a
+  call that answers no window.  ``inside`` builds on the next chunk's first
+  edge, in the triggering call.
 - ``prereduce`` (true by default; ``bic:prereduce=false`` is the paper's full
   reverse scan): on chunks whose slots ``0 .. K-2`` hold at least
   ``prereduce_min`` edges (``lay.PREREDUCE_MIN`` = 16384), the build's reverse
@@ -239,6 +242,13 @@ class BicEngine(ConnectivityEngine):
             i0 = int(self._st[lay.RESUME])
             self._grow(status)
         assert upto <= nw0 or int(self._st[lay.NW]) == upto
+        if target < 0 and self._st[lay.DEFER] > 0 and (
+                self._st[lay.C_OLD] >= 0 or self._st[lay.REPLAY] >= 0):
+            # a deferred build still pending at the end of a call that answers no
+            # window: finish it here, since the next call may be a trigger (slides
+            # shorter than build_defer edges would otherwise close a slot, and build,
+            # in the next window's triggering call)
+            self._settle()
         return out
 
     def _connected(self, a, b):

@@ -16,7 +16,7 @@ scale = 1.0 if prefix else table1.scale_of(d, 16_000_000)
 stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"), print, prefix)
 stream = stream.prefix(min(edges, len(stream)))
 sh = table1.shape(d, scale)
-params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, table1.QUERIES, seed=0, top=1000))
+params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, int(os.environ.get("NQ", table1.QUERIES)), seed=0, top=1000))
 print(f"{key} scale {scale:.6g} window {sh['r']*table1.RATE} slide {sh['s']*table1.RATE}; "
       f"{len(stream)} edges; load {os.getloadavg()[0]:.2f}", flush=True)
 for name in names:

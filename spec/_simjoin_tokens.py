@@ -22,7 +22,8 @@ from streamspec.spec._hash_kernels import _slot    # Fibonacci hashing, as the i
 from streamspec.spec._numba import njit
 from streamspec.spec._prefetch import prefetch   # llvm.prefetch, as the engines' kernels
 
-from streamspec.spec.vertices import grown_direct, packed_direct, unpacked_direct  # as for vertex ids
+from streamspec.spec.vertices import (DENSITY, MIN_DIRECT, grown_direct, packed_direct,  # as for vertex ids
+                                      unpacked_direct)
 
 MIN_HASH = 1 << 10
 NARROW = np.int32       # the direct table's ids while they fit (half the cache lines of int64)
@@ -31,6 +32,7 @@ WIDE_FROM = 1 << 31     # ids from here on need the int64 table
 # rare tokens each miss the cache, and the misses then overlap (the loop's branches on fresh
 # tokens otherwise keep few of them in flight)
 AHEAD = 32
+HEADROOM = 8        # a grown direct table covers tokens up to max * (1 + 1/HEADROOM)
 
 
 @njit(cache=True)
@@ -147,9 +149,16 @@ class TokenNumbering:
             self._h_key, self._h_id, self._direct, b_key, b_id, 64 - (cap.bit_length() - 1))
 
     def _maybe_grow(self, max_tok: int, batch: int) -> None:
+        if max_tok < self._direct.size:
+            return
         # grown_direct bounds the entries per id for int64 tables: int32 ones may have twice as many
         wide = self._direct.dtype.itemsize // 4      # 1 for int32, 2 for int64 entries
-        table = grown_direct(self._direct, max_tok, (self.size + batch) * 2 // wide)
+        ids = (self.size + batch) * 2 // wide
+        # room for tokens up to an eighth above the largest seen, as far as the density bound
+        # allows: a vocabulary's largest tokens arrive one by one (on the TWEET-like stream the
+        # first batch's largest is 999,991 of 999,999), and the first past the table doubled it
+        ahead = min(max_tok + max_tok // HEADROOM, max(MIN_DIRECT, DENSITY * ids) - 1)
+        table = grown_direct(self._direct, max(max_tok, ahead), ids)
         if table is None:
             return
         self._direct = table

@@ -35,12 +35,14 @@ Decisions the paper leaves open (a user's expectations):
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 from typing import ClassVar, Iterator
 
 import attrs
 import numpy as np
 
 from streamspec.spec.engine import validation_units
+from streamspec.spec._simjoin_rows import shared_rows
 from streamspec.spec._simjoin_similarity import KIND
 from streamspec.spec._simjoin_tokens import TokenNumbering
 from streamspec.spec.errors import (ContractViolation, InvalidParameter, InvalidRecord,
@@ -106,11 +108,6 @@ def _rising(items: list, a: np.ndarray, strict: bool) -> bool:
         return all(x < y for x, y in zip(items, items[1:])) if strict else \
             all(x <= y for x, y in zip(items, items[1:]))
     return bool((a[1:] > a[:-1]).all() if strict else (a[1:] >= a[:-1]).all())
-
-
-def _least(items: list, a: np.ndarray):
-    """``min(items)`` for ``items`` = ``a.tolist()``, not empty."""
-    return min(items) if len(items) < _SMALL else a.min()
 
 
 def _time(x) -> float | None:
@@ -311,17 +308,24 @@ class SimJoinEngine:
         """``(position, TopK)`` of each change, seqs mapped back to ids; a result
         of another shape is a ``ContractViolation``."""
         ids = self.ids
-        if isinstance(changes, Changes):        # in bulk: one tolist per column
-            pos, ptr, si, sj = self._check_changes(changes, len(ts))
-            try:
-                rows = list(zip([ids[x] for x in si], [ids[x] for x in sj],
-                                changes.score.tolist(), changes.end.tolist()))
+        if isinstance(changes, Changes):        # in bulk: each distinct row built once
+            pos, ptr = self._check_changes(changes, len(ts))
+            if not pos:
+                return []
+            rep, first = shared_rows(changes.seq_i, changes.seq_j, changes.score, changes.end,
+                                     changes.ptr)
+            try:        # (every seq is some distinct row's: a seq too large fails here)
+                uniq = list(zip([ids[x] for x in changes.seq_i[first].tolist()],
+                                [ids[x] for x in changes.seq_j[first].tolist()],
+                                changes.score[first].tolist(), changes.end[first].tolist()))
             except IndexError:
+                top = max(int(changes.seq_i.max()), int(changes.seq_j.max()))
                 raise ContractViolation(
-                    _APPLY, f"Changes with seqs up to {max(max(si), max(sj))}",
+                    _APPLY, f"Changes with seqs up to {top}",
                     f"Changes columns: seqs of known records, 0..{len(ids) - 1}",
                     engine=engine_label(self)) from None
-            return [(p, _topk(t, tuple(rows[a:b])))
+            rows = itemgetter(*rep.tolist())(uniq) if len(rep) > 1 else tuple(uniq)
+            return [(p, _topk(t, rows[a:b]))
                     for p, t, a, b in zip(pos, ts[changes.pos].tolist(), ptr, ptr[1:])]
         if type(changes) not in (list, tuple):
             raise ContractViolation.of(self, _APPLY, changes, _CHANGES)
@@ -355,12 +359,13 @@ class SimJoinEngine:
         return ContractViolation(_APPLY, f"a list holding {describe(change)}",
                                  f"{_CHANGES}: {why}", engine=engine_label(self))
 
-    def _check_changes(self, c: Changes, n: int) -> tuple[list, list, list, list]:
+    def _check_changes(self, c: Changes, n: int) -> tuple[list, list]:
         """``Changes`` columns checked: six 1-d arrays, ``ptr`` of one more than
         ``pos`` and non-decreasing from 0 to the rows, positions increasing in
-        ``0..n-1``, seqs of known records, numeric scores and ends.  Returns
-        ``pos``, ``ptr``, ``seq_i``, ``seq_j`` as lists (checked on the lists
-        ``_outputs`` makes anyway: numpy's per-call cost dominates small changes)."""
+        ``0..n-1``, seqs not negative (too large ones fail in ``_outputs``),
+        numeric scores and ends.  Returns ``pos`` and ``ptr`` as lists (checked on
+        the lists ``_outputs`` makes anyway: numpy's per-call cost dominates small
+        changes)."""
         cols = (c.pos, c.ptr, c.seq_i, c.seq_j, c.score, c.end)
         why = None
         if not (type(c.pos) is _ARRAY and type(c.ptr) is _ARRAY and type(c.seq_i) is _ARRAY
@@ -375,20 +380,20 @@ class SimJoinEngine:
                 or c.score.ndim != 1 or c.end.ndim != 1:
             why = "six 1-d numpy arrays"
         else:
-            pos, ptr, si, sj = c.pos.tolist(), c.ptr.tolist(), c.seq_i.tolist(), c.seq_j.tolist()
-            k, rows = len(pos), len(si)
-            if len(ptr) != k + 1 or len(sj) != rows or len(c.score) != rows \
+            pos, ptr = c.pos.tolist(), c.ptr.tolist()
+            k, rows = len(pos), len(c.seq_i)
+            if len(ptr) != k + 1 or len(c.seq_j) != rows or len(c.score) != rows \
                     or len(c.end) != rows:
                 why = "len(ptr) == len(pos) + 1 and seq_i, seq_j, score, end of one length"
             elif k and (pos[0] < 0 or pos[-1] >= n or not _rising(pos, c.pos, True)):
                 why = f"positions increasing, each in 0..{n - 1}"
             elif ptr[0] != 0 or ptr[-1] != rows or not _rising(ptr, c.ptr, False):
                 why = f"ptr non-decreasing from 0 to the {rows} rows"
-            elif rows and (_least(si, c.seq_i) < 0 or _least(sj, c.seq_j) < 0):
+            elif rows and (c.seq_i.min() < 0 or c.seq_j.min() < 0):
                 # (too large: _outputs' IndexError)
                 why = f"seqs of known records, 0..{len(self.ids) - 1}"
             else:
-                return pos, ptr, si, sj
+                return pos, ptr
         returned = ", ".join(f"{name} {describe(a)}" for name, a in
                              zip(("pos", "ptr", "seq_i", "seq_j", "score", "end"), cols))
         raise ContractViolation(_APPLY, f"Changes with {returned}", f"Changes columns: {why}",

@@ -1,0 +1,54 @@
+"""A/B: BIC with its window searches at every BFBG size (search_shift = -1, no bound but
+search_reads each) against the shipped (no searches below SEARCH_MIN_EDGES BFBG edges: the
+window's union-find over every BFBG edge decides the pending queries).  Through process()."""
+import sys, os, time
+import numpy as np
+from streamspec.spec.connectivity import Params
+from streamspec.bench.connectivity import table1, measure
+from streamspec.bench.connectivity.generators import workload
+from streamspec.bench import heap
+from streamspec.engines.connectivity.bic import BicEngine
+
+from streamspec.engines.connectivity import _bic_layout as lay
+
+class Searched(BicEngine):
+    search_shift = -1
+
+
+def timed(engine, stream, params, now=time.process_time):
+    lat, rows, total = [], [], 0.0
+    for lo, hi in measure.pieces(stream, params):
+        trig = stream.batch(lo, lo + 1)
+        rest = stream.batch(lo + 1, hi) if hi > lo + 1 else None
+        s = now(); out = list(engine.process(trig)); m = now()
+        if rest is not None:
+            out += list(engine.process(rest))
+        total += now() - s
+        if out:
+            lat.append(m - s)
+            rows.extend(r.answers for r in out)
+    return np.asarray(lat) * 1e3, rows, total
+
+key, edges, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+d = table1.parameters(table1.DATASETS[key], table1.load_fit())
+scale = table1.scale_of(d, 16_000_000)
+stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"))
+stream = stream.prefix(min(edges, len(stream)))
+sh = table1.shape(d, scale)
+params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, table1.QUERIES, seed=0, top=1000))
+print(f"{key} scale {scale:.6g} window {sh['r']*table1.RATE} slide {sh['s']*table1.RATE} edges; "
+      f"{len(stream)} edges; load {os.getloadavg()[0]:.2f}", flush=True)
+measure.warm_up("bic")
+ref = None
+for rnd in range(rounds):
+    for label, cls in (("shipped", BicEngine), ("searched", Searched)):
+        eng = cls(params, hold_back=False)
+        with heap.frozen():
+            lat, rows, total = timed(eng, stream, params)
+        if ref is None:
+            ref = rows
+        assert rows == ref, "answers differ"
+        print(f"  round {rnd} {label}: windows {len(lat)} P50 {np.percentile(lat,50):.4f} P95 "
+              f"{np.percentile(lat,95):.4f} P99 {np.percentile(lat,99):.4f} ms  "
+              f"{len(stream)/total:,.0f} edges/CPU-s", flush=True)
+print(f"load {os.getloadavg()[0]:.2f}")

@@ -341,7 +341,7 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
 
 
 @njit(cache=True, inline="always")
-def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, s_n, e_e):
     """``set_index_time(t)``: expired sets leave the heads of their lists,
     expired pairs (a prefix of E) leave S and E."""
     rmask = rec.shape[0] - 1
@@ -359,7 +359,7 @@ def expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, 
             pmask = p_tok.size - 1
             pb = meta[POST_BASE]
             meta[POST_BASE] = pb + ((rec[oldest & rmask, PTR] - pb) & pmask)
-    meta[NS] = expire_pairs(t, meta[NS], s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+    meta[NS] = expire_pairs(t, meta[NS], s_sc, s_e, s_i, s_j, s_n, e_e)
 
 
 @njit(cache=True, inline="always")
@@ -384,7 +384,7 @@ def _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists):
 
 @njit(cache=True)
 def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec, p_tok,
-            lists, a_rec, a_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, s_dead, top_i, top_j,
+            lists, a_rec, a_e, s_sc, s_e, s_i, s_j, s_n, e_e, s_dead, top_i, top_j,
             pc, pce, pclb, c_sc, c_e, c_i, c_j, c_ord, keys, lens, order, thr,
             out_pos, out_ptr, out_i, out_j, out_sc, out_e,
             use_index, crop, incremental, lb_linear, shortest_first):
@@ -405,7 +405,7 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             return p, NEED_OUT
         t = ts[p]
         _prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists)
-        expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+        expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, s_n, e_e)
         if op[p] == 0:
             seq = meta[N_REC]
             L = seq & rmask
@@ -443,9 +443,8 @@ def run_ops(start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec,
             meta[N_POST] = g + lr
             meta[N_REC] += 1
             if nc > 0:
-                meta[NS] = insert_candidates(seq, nc, k, meta[NS], s_sc, s_e, s_i, s_j,
-                                             e_sc, e_e, e_i, e_j, c_sc, c_e, c_i, c_j, c_ord,
-                                             incremental, s_dead)
+                meta[NS] = insert_candidates(seq, nc, k, meta[NS], s_sc, s_e, s_i, s_j, s_n, e_e,
+                                             c_sc, c_e, c_i, c_j, c_ord, incremental, s_dead)
             meta[MAX_STOCK] = max(meta[MAX_STOCK], meta[NS])
             meta[SUM_STOCK] += meta[NS]
         m = min(k, meta[NS])

@@ -1,16 +1,30 @@
 """SWOOP stock kernels (numba): the stock S and the end time index E (Section 6).
 
-``S`` (``s_*``) is sorted by the canonical key ``(-score, -e, seq_i, seq_j)``,
-``E`` (``e_*``) by ``(e, score, -seq_i, -seq_j)``; both are parallel sorted
-arrays over the same pairs.  Rank is a binary search (O(log n)), select is
-O(1); an update is a shift, which at minimal-stock sizes (O(k|W|) worst case,
-~1e2..1e4 in practice) is cheaper than a tree.  Every shift is an explicit
-loop: numba copies overlapping slice assignments through a temporary, an
-allocation per call that showed up in profiles.
+``S`` (``s_*``) holds the stock's pairs sorted by the canonical key
+``(-score, -e, seq_i, seq_j)``, each with ``s_n``, the number of stock pairs
+that dominate it (sort before it in S and end no earlier: ``q`` before ``p``
+and ``q.e >= p.e``; a pair is in the minimal stock, the k-skyband of Section
+6.1, iff fewer than k pairs dominate it).  ``E`` (``e_e``) is the sorted
+multiset of the stock's end times: the end time index of Section 6.2 is only
+ever asked for ranks by end time (``v`` = #{E.e < t}) and for the end time at
+a rank (the crop threshold), so it keeps no pair identities.  Rank is a
+binary search (O(log n)), select is O(1); an update is a shift, which at
+minimal-stock sizes (O(k|W|) worst case, ~1e2..1e4 in practice) is cheaper
+than a tree.  Every shift is an explicit loop: numba copies overlapping slice
+assignments through a temporary, an allocation per call that showed up in
+profiles.
 
 Section 6.2 (Theorem 2): with a minimal stock the skyband lower bound at time
 ``t`` is ``S[v + k - 1]``, ``v`` = number of pairs ending before ``t``.
-Section 6.3 (Lemma 4, Algorithm 2, Theorem 3): the cleanup.
+Section 6.3 (Lemma 4, Algorithm 2, Theorem 3): restoring minimality after an
+insert.  Here the cleanup uses the dominance counts instead of the paper's
+walk over E against S: a new pair can only raise the counts of the pairs it
+dominates, so after merging the candidates into S one pass a candidate
+(count its dominators before it, add one to each pair it dominates after it)
+and one compaction drop every pair whose count reached k.  That walk needed
+E to hold whole pairs (four columns moved on every merge, expiry and
+compaction, and a four-field comparison per step); the counts need E's end
+times only.
 """
 from __future__ import annotations
 
@@ -20,7 +34,6 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 SMALL_SORT = 32   # candidate lists up to this size are insertion-sorted (no allocation)
-
 
 @njit(cache=True, inline="always")
 def s_before(sa, ea, ia, ja, sb, eb, ib, jb):
@@ -32,18 +45,6 @@ def s_before(sa, ea, ia, ja, sb, eb, ib, jb):
     if ia != ib:
         return ia < ib
     return ja < jb
-
-
-@njit(cache=True, inline="always")
-def e_before(sa, ea, ia, ja, sb, eb, ib, jb):
-    """Pair a precedes pair b in the end time order ``(e, score, -seq_i, -seq_j)``."""
-    if ea != eb:
-        return ea < eb
-    if sa != sb:
-        return sa < sb
-    if ia != ib:
-        return ia > ib
-    return ja > jb
 
 
 @njit(cache=True, inline="always")
@@ -155,29 +156,20 @@ def crop_threshold_from(limit, x0, k, ns, s_sc, e_e):
 
 
 @njit(cache=True, inline="always")
-def order_candidates(c_sc, c_e, c_j, n, order, by_end):
+def order_candidates(c_sc, c_e, c_j, n, order):
     """``order[:n]``: the candidates (all with the same seq_i) in stock order
-    ``(-score, -e, seq_j)``, or end time order ``(e, score, -seq_j)``."""
+    ``(-score, -e, seq_j)``."""
     if n > SMALL_SORT:
         idx = np.argsort(c_j[:n], kind="mergesort")
-        if by_end:
-            idx = idx[::-1].copy()
-            idx = idx[np.argsort(c_sc[idx], kind="mergesort")]
-            idx = idx[np.argsort(c_e[idx], kind="mergesort")]
-        else:
-            idx = idx[np.argsort(-c_e[idx], kind="mergesort")]
-            idx = idx[np.argsort(-c_sc[idx], kind="mergesort")]
+        idx = idx[np.argsort(-c_e[idx], kind="mergesort")]
+        idx = idx[np.argsort(-c_sc[idx], kind="mergesort")]
         order[:n] = idx
         return
     for x in range(n):
         y = x
         while y > 0:
             c = order[y - 1]
-            if by_end:
-                later = e_before(c_sc[x], c_e[x], 0, c_j[x], c_sc[c], c_e[c], 0, c_j[c])
-            else:
-                later = s_before(c_sc[x], c_e[x], 0, c_j[x], c_sc[c], c_e[c], 0, c_j[c])
-            if not later:
+            if not s_before(c_sc[x], c_e[x], 0, c_j[x], c_sc[c], c_e[c], 0, c_j[c]):
                 break
             order[y] = c
             y -= 1
@@ -185,9 +177,25 @@ def order_candidates(c_sc, c_e, c_j, n, order, by_end):
 
 
 @njit(cache=True, inline="always")
-def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
-    """Merge the sorted candidates ``order[:m]`` into the first ``n`` entries of a, from the
-    back; returns where the first candidate landed (``a[:that]`` is unchanged).  The
+def sort_ends(a, n):
+    """``a[:n]`` sorted ascending in place (insertion sort while small)."""
+    if n > SMALL_SORT:
+        a[:n] = np.sort(a[:n])
+        return
+    for x in range(1, n):
+        v = a[x]
+        y = x
+        while y > 0 and a[y - 1] > v:
+            a[y] = a[y - 1]
+            y -= 1
+        a[y] = v
+
+
+@njit(cache=True, inline="always")
+def merge_in(a_sc, a_e, a_i, a_j, a_n, n, c_sc, c_e, c_i, c_j, order, m):
+    """Merge the candidates ``order[:m]`` (in stock order) into the first ``n`` pairs of S,
+    from the back; ``order[y]`` becomes the position candidate ``y`` landed at (its count
+    ``a_n`` is set by ``count_dominators``).  ``a[:order[0]]`` is unchanged.  The
     candidate in hand is kept in scalars (the stores into ``a`` would otherwise make
     every step reload it: the compiler cannot tell the arrays apart); the positions are
     unsigned (numba checks every signed index for a negative one)."""
@@ -202,123 +210,138 @@ def merge_in(a_sc, a_e, a_i, a_j, n, c_sc, c_e, c_i, c_j, order, m, by_end):
         take_a = False
         if xa > 0:
             x = xa - one
-            if by_end:
-                take_a = e_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
-            else:
-                take_a = s_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
+            take_a = s_before(csc, ce, ci, cj, a_sc[x], a_e[x], a_i[x], a_j[x])
         if take_a:
             x = xa - one
-            a_sc[z], a_e[z], a_i[z], a_j[z] = a_sc[x], a_e[x], a_i[x], a_j[x]
+            a_sc[z], a_e[z], a_i[z], a_j[z], a_n[z] = a_sc[x], a_e[x], a_i[x], a_j[x], a_n[x]
             xa = x
         else:
-            a_sc[z], a_e[z], a_i[z], a_j[z] = csc, ce, ci, cj
+            a_sc[z], a_e[z], a_i[z], a_j[z], a_n[z] = csc, ce, ci, cj, 0
+            order[y] = np.int64(z)
             y -= 1
             if y < 0:
-                return np.int64(z)      # the rest of a is already in place
+                return          # the rest of a is already in place
             c = order[y]
             csc, ce, ci, cj = c_sc[c], c_e[c], c_i[c], c_j[c]
 
 
 @njit(cache=True, inline="always")
-def _stock_rank(s_sc, s_e, s_i, s_j, lo, ns, sc, e, i, j):
-    """The position of pair ``(sc, e, i, j)`` in the sorted ``S[:ns]``, known to be ``>= lo``."""
-    hi = ns
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if s_before(s_sc[mid], s_e[mid], s_i[mid], s_j[mid], sc, e, i, j):
-            lo = mid + 1
+def count_dominators(n, s_e, s_n, order, m):
+    """The candidates at positions ``order[:m]`` (ascending) of the merged ``S[:n]``: each
+    one adds one to the count of each pair after it that it dominates (``e <= ce``), and
+    its own count is its dominators before it (``e >= ce``: S order is the other half of
+    dominance).  The increments run first (a candidate's slot takes some too, then its
+    count overwrites them).  Candidates go four at a time where they can: one pass of
+    the columns adds four comparisons (the loops are branch-free over plain columns and
+    vectorised; at k = 1000 the stock holds ~1e4 pairs and a set brings ~67 candidates,
+    so the passes' loads and stores are what costs)."""
+    one = np.uint64(1)
+    nu = np.uint64(n)
+    y = 0
+    while y < m:
+        p0 = np.uint64(order[y])
+        c0 = s_e[p0]
+        if y + 4 <= m:
+            p1 = np.uint64(order[y + 1])
+            p2 = np.uint64(order[y + 2])
+            p3 = np.uint64(order[y + 3])
+            c1, c2, c3 = s_e[p1], s_e[p2], s_e[p3]
+            for x in range(p0 + one, p3 + one):
+                s_n[x] += s_e[x] <= c0
+            for x in range(p1 + one, p3 + one):
+                s_n[x] += s_e[x] <= c1
+            for x in range(p2 + one, p3 + one):
+                s_n[x] += s_e[x] <= c2
+            for x in range(p3 + one, nu):
+                ex = s_e[x]
+                # as integers: numpy adds two bools as a logical or (NUMBA_DISABLE_JIT)
+                s_n[x] += np.int64(ex <= c0) + np.int64(ex <= c1) + np.int64(ex <= c2) + np.int64(ex <= c3)
+            y += 4
         else:
-            hi = mid
-    return lo
+            for x in range(p0 + one, nu):
+                s_n[x] += s_e[x] <= c0
+            y += 1
+    y = 0
+    while y < m:
+        p0 = np.uint64(order[y])
+        c0 = s_e[p0]
+        if y + 4 <= m:
+            p1 = np.uint64(order[y + 1])
+            p2 = np.uint64(order[y + 2])
+            p3 = np.uint64(order[y + 3])
+            c1, c2, c3 = s_e[p1], s_e[p2], s_e[p3]
+            a0 = a1 = a2 = a3 = 0
+            for x in range(p0):
+                ex = s_e[x]
+                a0 += ex >= c0
+                a1 += ex >= c1
+                a2 += ex >= c2
+                a3 += ex >= c3
+            for x in range(p0, p1):
+                a1 += s_e[x] >= c1
+            for x in range(p0, p2):
+                a2 += s_e[x] >= c2
+            for x in range(p0, p3):
+                a3 += s_e[x] >= c3
+            s_n[p0], s_n[p1], s_n[p2], s_n[p3] = a0, a1, a2, a3
+            y += 4
+        else:
+            a0 = 0
+            for x in range(p0):
+                a0 += s_e[x] >= c0
+            s_n[p0] = a0
+            y += 1
 
 
 @njit(cache=True, inline="always")
-def cleanup(k, ns, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead):
-    """Algorithm 2 (Lemma 4): ``E[u]`` is irrelevant iff it sorts after
-    ``S[u+k-1]`` once ``E[:u]`` is clean.  Theorem 3: only pairs ending by
-    ``max_e`` can have become irrelevant, so the scan stops there.  Returns ns.
-
-    The scan starts at ``start``: the caller knows that ``E[:start]`` and
-    ``S[:start + k - 1]`` are those of a minimal stock (the candidates were
-    merged in after them), where no ``E[u]`` sorts after ``S[u+k-1]``, so the
-    scan would keep all of ``E[:start]`` (on the TWEET-like stream at |W| =
-    1e4 that skips about 52 of the 91 entries it compared).
-
-    ``rd`` reads E, ``u`` is the logical position (entries kept so far), ``px``
-    the physical position of ``S[u+k-1]``.  A deleted pair sits in S after
-    the ``S[px]`` of its time, so the deleted pairs ``px`` has not passed yet
-    all lie beyond it: they are kept in ``dead[dp:nd]`` (their positions in E)
-    in S order, and when ``px`` steps on, ``S[px]`` is deleted iff it is the
-    first of them (a pair's ``(seq_i, seq_j)`` is unique in the stock).  So no
-    pair's place in S is searched (a binary search per deleted pair, with
-    unpredictable branches, was most of the cleanup's time).  E is not moved
-    during the scan: a deleted entry is marked by ``e_i = ~seq_i`` (set
-    numbers are non-negative) and both arrays are compacted once at the end,
-    S by walking its deleted pairs in order from the first one's place."""
-    n = ns
+def update_ends(ns, e_e, dead, nd, add, na):
+    """E (the sorted end times ``e_e[:ns]``) without the ends ``dead[:nd]`` and with the
+    ends ``add[:na]`` (both sorted ascending here; ``dead`` has room for a sentinel);
+    returns the new size.  The branches are taken about once per moved end, so they
+    predict well; a branch-free step (the next position depends on the last loaded
+    value) chains each step on a load and was several times slower on long runs."""
     one = np.uint64(1)
-    nsu = np.uint64(ns)
-    rd = np.uint64(start)       # unsigned positions: no negative-index checks
-    u = start
-    px = np.uint64(start + k - 1)
-    nd = 0
-    dp = 0
-    first_rd = ns
-    while u + k - 1 < n and e_e[rd] <= max_e:
-        if s_before(s_sc[px], s_e[px], s_i[px], s_j[px], e_sc[rd], e_e[rd], e_i[rd], e_j[rd]):
-            # E[rd] sorts after S[px]: its place in S is beyond px; keep dead[dp:nd] in S order
-            y = nd
-            while y > dp:
-                d = dead[y - 1]
-                if not s_before(e_sc[rd], e_e[rd], e_i[rd], e_j[rd], e_sc[d], e_e[d], ~e_i[d], e_j[d]):
-                    break
-                dead[y] = d
-                y -= 1
-            dead[y] = np.int64(rd)
-            nd += 1
-            e_i[rd] = ~e_i[rd]
-            if first_rd == ns:
-                first_rd = np.int64(rd)
-            n -= 1
-        else:
-            u += 1
-            px += one
-            while dp < nd and px < nsu and s_j[px] == e_j[dead[dp]] and s_i[px] == ~e_i[dead[dp]]:
-                px += one
+    n = ns
+    if nd > 0:          # delete: one forward pass from the first dead end's place
+        # the sentinel is never an end: the spec validates times and w as finite
+        dead[nd] = math.inf
+        z = np.uint64(_end_rank_in(dead[0], 0, ns, e_e))
+        dp = 0
+        dv = dead[0]
+        for y in range(z, np.uint64(ns)):
+            ev = e_e[y]
+            if ev == dv:
                 dp += 1
-        rd += one
-    if nd == 0:
-        return n
-    d = dead[0]       # the first deleted pair in S order: S before it stays
-    pos = _stock_rank(s_sc, s_e, s_i, s_j, start + k, ns, e_sc[d], e_e[d], ~e_i[d], e_j[d])
-    dq = 0
-    di = ~e_i[d]        # the next deleted pair in S order, in scalars
-    dj = e_j[d]
-    z = np.uint64(pos)
-    for y in range(np.uint64(pos), np.uint64(ns)):     # unsigned: no negative-index checks
-        if s_j[y] == dj and s_i[y] == di:
-            dq += 1
-            if dq < nd:
-                d = dead[dq]
-                di = ~e_i[d]
-                dj = e_j[d]
+                dv = dead[dp]
             else:
-                di = -1                 # no pair has seq_i -1
-        else:
-            s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[y], s_e[y], s_i[y], s_j[y]
-            z += one
-    z = np.uint64(first_rd)
-    for y in range(np.uint64(first_rd), np.uint64(ns)):
-        if e_i[y] >= 0:
-            e_sc[z], e_e[z], e_i[z], e_j[z] = e_sc[y], e_e[y], e_i[y], e_j[y]
-            z += one
+                e_e[z] = ev
+                z += one
+        n = ns - nd
+    if na > 0:          # insert: merge from the back
+        xa = np.uint64(n)
+        z = np.uint64(n + na)
+        y = na - 1
+        cv = add[y]
+        while True:
+            z -= one
+            if xa > 0 and e_e[xa - one] > cv:
+                xa -= one
+                e_e[z] = e_e[xa]
+            else:
+                e_e[z] = cv
+                y -= 1
+                if y < 0:
+                    break
+                cv = add[y]
+        n += na
     return n
 
 
 @njit(cache=True)
-def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, s_n, e_e):
     """SCase-style: the k-skyband of the whole (merged) stock from scratch: a
-    pair stays iff fewer than k kept better pairs end at or after it."""
+    pair stays iff fewer than k kept better pairs end at or after it (that many
+    is its count); E is the kept pairs' end times."""
     ends = np.empty(ns, np.float64)
     nk = 0
     for x in range(ns):
@@ -327,60 +350,76 @@ def recompute_skyband(k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
             ends[v + 1:nk + 1] = ends[v:nk].copy()
             ends[v] = s_e[x]
             s_sc[nk], s_e[nk], s_i[nk], s_j[nk] = s_sc[x], s_e[x], s_i[x], s_j[x]
+            s_n[nk] = nk - v
             nk += 1
-    idx = np.argsort(-s_j[:nk], kind="mergesort")
-    idx = idx[np.argsort(-s_i[idx], kind="mergesort")]
-    idx = idx[np.argsort(s_sc[idx], kind="mergesort")]
-    idx = idx[np.argsort(s_e[idx], kind="mergesort")]
-    e_sc[:nk] = s_sc[idx]
-    e_e[:nk] = s_e[idx]
-    e_i[:nk] = s_i[idx]
-    e_j[:nk] = s_j[idx]
+    e_e[:nk] = ends[:nk]
     return nk
 
 
 @njit(cache=True, inline="always")
-def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
+def insert_candidates(seq, nc, k, ns, s_sc, s_e, s_i, s_j, s_n, e_e,
                       c_sc, c_e, c_i, c_j, order, incremental, dead):
     """Add the candidates to S and E, then restore minimality; returns ns.
 
     The paper's Algorithm 3 interleaves the merge with the relevance walk; here
-    its two ingredients run one after the other, the "insert via cleanup" the
-    paper derives it from (Section 6.3): candidates already passed the
-    relevance test against the old stock (``score > lb(e)``, Algorithm 1),
-    are merged into S and E in O(|S| + |C|), and Algorithm 2 removes what the
-    new pairs made irrelevant (including candidates beaten by candidates)."""
+    the "insert via cleanup" it is derived from (Section 6.3) runs on the
+    dominance counts: candidates already passed the relevance test against the
+    old stock (``score > lb(e)``, Algorithm 1), are merged into S in
+    O(|S| + |C|), counted (``count_dominators``: O(|S|) a candidate), and the
+    pairs whose count reached k (old pairs, or candidates beaten by candidates)
+    leave S in one compaction; E loses the old pairs' ends and gains the kept
+    candidates'.  A pair dominated by a dropped pair is dropped too (the
+    dropped pair's k dominators dominate it), so the kept pairs' counts are
+    their counts in the new stock."""
     c_i[:nc] = seq
-    order_candidates(c_sc, c_e, c_j, nc, order, False)
-    q_s = merge_in(s_sc, s_e, s_i, s_j, ns, c_sc, c_e, c_i, c_j, order, nc, False)
+    order_candidates(c_sc, c_e, c_j, nc, order)
+    merge_in(s_sc, s_e, s_i, s_j, s_n, ns, c_sc, c_e, c_i, c_j, order, nc)
+    n = ns + nc
     if not incremental:
-        return recompute_skyband(k, ns + nc, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
-    order_candidates(c_sc, c_e, c_j, nc, order, True)
-    q_e = merge_in(e_sc, e_e, e_i, e_j, ns, c_sc, c_e, c_i, c_j, order, nc, True)
-    max_e = c_e[0]
-    for x in range(1, nc):
-        max_e = max(max_e, c_e[x])
-    # E[:q_e] and S[:q_s] are the minimal stock's before the merge: the scan can skip them
-    start = min(q_e, max(0, q_s - k + 1))
-    return cleanup(k, ns + nc, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
+        return recompute_skyband(k, n, s_sc, s_e, s_i, s_j, s_n, e_e)
+    count_dominators(n, s_e, s_n, order, nc)
+    # nothing before the first candidate's place changed
+    # a kept candidate's end joins E, a dropped old pair's leaves it (branches: a drop is
+    # rare on a long stock, and a branch-free step would chain every step on a load)
+    one = np.uint64(1)
+    z = np.uint64(order[0])
+    nd = np.uint64(0)
+    na = np.uint64(0)
+    for y in range(z, np.uint64(n)):
+        if s_n[y] < k:
+            if s_i[y] == seq:
+                c_e[na] = s_e[y]
+                na += one
+            if z != y:
+                s_sc[z], s_e[z], s_i[z], s_j[z], s_n[z] = s_sc[y], s_e[y], s_i[y], s_j[y], s_n[y]
+            z += one
+        elif s_i[y] != seq:
+            dead[nd] = s_e[y]
+            nd += one
+    # back to signed counts: numba turns int64 - uint64 into a float
+    ndi, nai = np.int64(nd), np.int64(na)
+    sort_ends(dead, ndi)
+    sort_ends(c_e, nai)
+    update_ends(ns, e_e, dead, ndi, c_e, nai)
+    return np.int64(z)
 
 
 @njit(cache=True, inline="always")
-def expire_pairs(t, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j):
+def expire_pairs(t, ns, s_sc, s_e, s_i, s_j, s_n, e_e):
     """Section 6.1: the pairs ending by ``t`` are a prefix of E; they are
-    filtered out of S in one pass.  Returns ns."""
+    filtered out of S in one pass.  No kept pair's count changes: a pair's
+    dominators end no earlier than it does.  Returns ns."""
     cut = 0
     while cut < ns and not (t < e_e[cut]):
         cut += 1
     if cut == 0:
         return ns
     for x in range(cut, ns):
-        y = x - cut
-        e_sc[y], e_e[y], e_i[y], e_j[y] = e_sc[x], e_e[x], e_i[x], e_j[x]
+        e_e[x - cut] = e_e[x]
     z = 0
     for x in range(ns):
         if t < s_e[x]:
             if z != x:
-                s_sc[z], s_e[z], s_i[z], s_j[z] = s_sc[x], s_e[x], s_i[x], s_j[x]
+                s_sc[z], s_e[z], s_i[z], s_j[z], s_n[z] = s_sc[x], s_e[x], s_i[x], s_j[x], s_n[x]
             z += 1
     return ns - cut

@@ -73,9 +73,11 @@ class SwoopEngine(SimJoinEngine):
         self.lists = np.zeros((64, 4), np.int32)
         self.a_rec, self.a_e = np.empty(0, np.int32), np.empty(0, _F8)
         self.faulted = 0                         # arena entries touched (below: faulted in)
-        self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8)]
-        self.e = [a.copy() for a in self.s]
-        self.s_dead = np.zeros(64, _I8)          # cleanup scratch: the deleted pairs (positions in E)
+        # S: score, end, seq_i, seq_j, dominance count; E: the stock's end times (sorted)
+        self.s = [np.empty(64, _F8), np.empty(64, _F8), np.empty(64, _I8), np.empty(64, _I8),
+                  np.empty(64, _I8)]
+        self.e = [np.empty(64, _F8)]
+        self.s_dead = np.zeros(64, _F8)          # insert scratch: the dropped pairs' end times
         self.top_i = np.empty(self.params.k, _I8)
         self.top_j = np.empty(self.params.k, _I8)
         self.pc, self.pce, self.pclb = np.empty(64, _I8), np.empty(64, _F8), np.empty(64, _F8)
@@ -242,13 +244,17 @@ class SwoopEngine(SimJoinEngine):
 
     # -- introspection (tests, benchmarks) -----------------------------------------
     def stock(self) -> set[tuple[int, int]]:
-        """``{(seq_i, seq_j)}`` of the pairs in the stock S (must equal those in E)."""
+        """``{(seq_i, seq_j)}`` of the pairs in the stock S."""
         ns = int(self.meta[K.NS])
         return set(zip(self.s[2][:ns].tolist(), self.s[3][:ns].tolist()))
 
-    def end_index(self) -> set[tuple[int, int]]:
-        ns = int(self.meta[K.NS])
-        return set(zip(self.e[2][:ns].tolist(), self.e[3][:ns].tolist()))
+    def end_index(self) -> list[float]:
+        """The end time index E: the stock's end times, ascending (must equal S's)."""
+        return self.e[0][:int(self.meta[K.NS])].tolist()
+
+    def dominance(self) -> list[int]:
+        """Per pair of S (in S order) the number of stock pairs that dominate it."""
+        return self.s[4][:int(self.meta[K.NS])].tolist()
 
     @property
     def stats(self) -> dict:

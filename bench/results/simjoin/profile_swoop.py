@@ -44,8 +44,8 @@ from streamspec.spec.simjoin import Params
 STEP = 10_000
 PHASES = ("checks+prefetch", "expire", "tokens+room", "candidates", "append", "stock insert",
           "top-k compare/out")
-INSERT = ("  insert: order for S", "  insert: merge into S", "  insert: order for E",
-          "  insert: merge into E", "  insert: cleanup")
+INSERT = ("  insert: order for S", "  insert: merge into S", "  insert: count dominators",
+          "  insert: compact S", "  insert: update E")
 
 
 @intrinsic
@@ -63,25 +63,40 @@ def now():
 
 
 @njit(inline="always")
-def timed_insert(acc, cnt, seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j,
+def timed_insert(acc, cnt, seq, nc, k, ns, s_sc, s_e, s_i, s_j, s_n, e_e,
                  c_sc, c_e, c_i, c_j, order, dead):
     """``insert_candidates`` (incremental) with ``acc[len(PHASES) + part] += cycles``."""
     b = len(PHASES)
     c0 = cycles()
     c_i[:nc] = seq
-    SK.order_candidates(c_sc, c_e, c_j, nc, order, False)
+    SK.order_candidates(c_sc, c_e, c_j, nc, order)
     c1 = cycles()
-    q_s = SK.merge_in(s_sc, s_e, s_i, s_j, ns, c_sc, c_e, c_i, c_j, order, nc, False)
+    SK.merge_in(s_sc, s_e, s_i, s_j, s_n, ns, c_sc, c_e, c_i, c_j, order, nc)
+    n = ns + nc
     c2 = cycles()
-    SK.order_candidates(c_sc, c_e, c_j, nc, order, True)
+    SK.count_dominators(n, s_e, s_n, order, nc)
     c3 = cycles()
-    q_e = SK.merge_in(e_sc, e_e, e_i, e_j, ns, c_sc, c_e, c_i, c_j, order, nc, True)
+    one = np.uint64(1)
+    z = np.uint64(order[0])
+    nd = np.uint64(0)
+    na = np.uint64(0)
+    for y in range(z, np.uint64(n)):
+        if s_n[y] < k:
+            if s_i[y] == seq:
+                c_e[na] = s_e[y]
+                na += one
+            if z != y:
+                s_sc[z], s_e[z], s_i[z], s_j[z], s_n[z] = s_sc[y], s_e[y], s_i[y], s_j[y], s_n[y]
+            z += one
+        elif s_i[y] != seq:
+            dead[nd] = s_e[y]
+            nd += one
+    ndi, nai = np.int64(nd), np.int64(na)
     c4 = cycles()
-    max_e = c_e[0]
-    for x in range(1, nc):
-        max_e = max(max_e, c_e[x])
-    start = min(q_e, max(0, q_s - k + 1))
-    out = SK.cleanup(k, ns + nc, start, max_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, dead)
+    SK.sort_ends(dead, ndi)
+    SK.sort_ends(c_e, nai)
+    SK.update_ends(ns, e_e, dead, ndi, c_e, nai)
+    out = np.int64(z)
     c5 = cycles()
     acc[b] += c1 - c0
     acc[b + 1] += c2 - c1
@@ -97,7 +112,7 @@ def timed_insert(acc, cnt, seq, nc, k, ns, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, 
 
 @njit
 def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta, r_ts, rec, p_tok,
-              lists, a_rec, a_e, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j, s_dead, top_i, top_j,
+              lists, a_rec, a_e, s_sc, s_e, s_i, s_j, s_n, e_e, s_dead, top_i, top_j,
               pc, pce, pclb, c_sc, c_e, c_i, c_j, c_ord, keys, lens, order, thr,
               out_pos, out_ptr, out_i, out_j, out_sc, out_e,
               use_index, crop, incremental, lb_linear, shortest_first):
@@ -118,7 +133,7 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
         K._prefetch_ahead(p, op, side, tok_ptr, tok, ks, meta, rec, p_tok, lists)
         c1 = cycles()
         acc[0] += c1 - c0
-        K.expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, e_sc, e_e, e_i, e_j)
+        K.expire(t, w, ks, meta, r_ts, rec, p_tok, lists, a_rec, s_sc, s_e, s_i, s_j, s_n, e_e)
         c2 = cycles()
         acc[1] += c2 - c1
         if op[p] == 0:
@@ -164,8 +179,8 @@ def timed_ops(acc, cnt, start, op, ts, side, tok_ptr, tok, kind, k, w, two, meta
             c5 = cycles()
             acc[4] += c5 - c4
             if nc > 0:
-                meta[K.NS] = timed_insert(acc, cnt, seq, nc, k, meta[K.NS], s_sc, s_e, s_i, s_j,
-                                          e_sc, e_e, e_i, e_j, c_sc, c_e, c_i, c_j, c_ord, s_dead)
+                meta[K.NS] = timed_insert(acc, cnt, seq, nc, k, meta[K.NS], s_sc, s_e, s_i, s_j, s_n, e_e,
+                                          c_sc, c_e, c_i, c_j, c_ord, s_dead)
             meta[K.MAX_STOCK] = max(meta[K.MAX_STOCK], meta[K.NS])
             meta[K.SUM_STOCK] += meta[K.NS]
             c6 = cycles()

@@ -260,6 +260,16 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                     rec[lj, HITS] = 1
                     if v < 0:
                         v = end_rank_top(ej, ns, e_e)
+                    elif v >= 8 and e_e[v - 8] < ej:
+                        # the walk below: ~2.9 entries a first meeting on average (TWEET-like,
+                        # |W| = 1e4), of unpredictable length, so its exit branch mispredicted;
+                        # the boundary lies within the 8 entries below v: count them instead
+                        # (branch-free; E is sorted)
+                        b = v - 8
+                        c = 0
+                        for q in range(8):
+                            c += e_e[b + q] >= ej
+                        v -= c
                     else:
                         while v > 0 and e_e[v - 1] >= ej:
                             v -= 1

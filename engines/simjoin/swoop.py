@@ -12,6 +12,8 @@ recomputed from scratch per insert).
 """
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 
 from streamspec.engines.simjoin import _remap, _swoop_index_kernels as IK
@@ -212,6 +214,25 @@ class SwoopEngine(SimJoinEngine):
             state[name] = state[name][:0].copy()
         state["c"] = [a[:0].copy() for a in self.c]
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling; a state pickled before the stock kept dominance counts
+        (``s`` of four columns, ``e`` the whole pairs in end time order: a
+        ``streamspec stream`` checkpoint of an earlier release) gets them: the
+        count of each pair is the number of pairs before it in S ending no
+        earlier (expiry never changes it: expired pairs end before every pair
+        left), and E keeps the sorted end times only."""
+        if len(state.get("s", ())) == 4:
+            s_sc, s_e, s_i, s_j = state["s"]
+            ends = s_e.tolist()
+            seen: list[float] = []                  # the ends before pair x, ascending
+            counts = np.empty(len(ends), _I8)
+            for x, e in enumerate(ends):
+                counts[x] = len(seen) - bisect.bisect_left(seen, e)
+                bisect.insort(seen, e)
+            state = dict(state, s=[s_sc, s_e, s_i, s_j, counts], e=[np.sort(s_e)],
+                         s_dead=np.zeros(len(ends), _F8))
+        self.__dict__.update(state)
 
     # -- the hook ----------------------------------------------------------------
     def _apply(self, prep):

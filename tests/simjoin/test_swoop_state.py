@@ -7,6 +7,7 @@ entries, far beyond the conformance streams)."""
 import pickle
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 
@@ -85,6 +86,27 @@ def test_pickled_engine_continues_like_the_original():
     first = feed(engine, events[:411], 100)
     revived = pickle.loads(pickle.dumps(engine))
     assert first + feed(revived, events[411:], 100) == straight
+
+
+def test_a_state_pickled_with_the_four_column_stock_loads_and_continues():
+    # the stock before dominance counts: S without its count column, E holding the
+    # whole pairs in end time order (e, score, -seq_i, -seq_j), the cleanup scratch ints
+    events = long_stream(seed=6, n=800)
+    params = Params(k=4, w=10, similarity="dice")
+    straight = feed(SwoopEngine(params), events, 800)
+    engine = SwoopEngine(params)
+    first = feed(engine, events[:433], 100)
+    state = engine.__getstate__()
+    sc, e, i, j, counts = state["s"]
+    assert counts.any()                      # a stock where the counts are not all zero
+    order = np.lexsort((-j, -i, sc, e))
+    old = dict(state, s=[sc, e, i, j], e=[a[order].copy() for a in (sc, e, i, j)],
+               s_dead=np.zeros(len(sc), np.int64))
+    revived = SwoopEngine.__new__(SwoopEngine)
+    revived.__setstate__(old)
+    assert revived.dominance() == engine.dominance()
+    assert revived.end_index() == engine.end_index()
+    assert first + feed(revived, events[433:], 100) == straight
 
 
 def _tokens_as(events, kind: str) -> list:

@@ -1,7 +1,15 @@
-"""A/B: BIC's deferred build finished at the end of a call that answers no window (new)
-against waiting for build_defer edges or the slot's close (old: the new branch's _settle a
-no-op).  Table1's scaled streams through process(), the triggering call timed as
-measure._timed does, CPU clock; engines alternated round by round; answers compared."""
+"""In-process A/B of BIC variants on table1's scaled streams, through process(): the
+triggering edge alone, then the slide's rest, as measure._timed feeds them; CPU clock;
+the two engines alternated round by round; answers compared equal.
+
+  python ab_bic_s36.py VARIANT KEY EDGES ROUNDS
+
+VARIANT ``idle-settle``: a deferred build finished at the end of a call that answers no
+window (845b235, "new") against waiting for build_defer edges or the slot's close ("old":
+that branch's _settle skipped).  ``search``: the window's bounded BFBG searches at every BFBG
+size (search_shift = -1, "searched") against the shipped engine (no searches below
+SEARCH_MIN_EDGES, the union-find decides).  (Stop 36's F-connection cache was measured by
+the same loop against a patch that was not kept: bic-tries-s36.log.)"""
 import sys, os, time
 import numpy as np
 from streamspec.spec.connectivity import Params
@@ -11,16 +19,29 @@ from streamspec.bench import heap
 from streamspec.engines.connectivity.bic import BicEngine
 
 class Old(BicEngine):
+    """``idle-settle``'s old: a pending deferred build waits (the new branch's _settle skipped)."""
     _idle = True
+
     def _run(self, u, v, t, upto):
-        self._idle = False          # the new branch's settle skipped inside _run
+        self._idle = False
         try:
             return BicEngine._run(self, u, v, t, upto)
         finally:
             self._idle = True
+
     def _settle(self):
         if self._idle:
             BicEngine._settle(self)
+
+
+class Searched(BicEngine):
+    """``search``: bounded searches at every BFBG size."""
+    search_shift = -1
+
+
+VARIANTS = {"idle-settle": (("old", Old), ("new", BicEngine)),
+            "search": (("shipped", BicEngine), ("searched", Searched))}
+
 
 def timed(engine, stream, params, now=time.process_time):
     lat, rows, total = [], [], 0.0
@@ -36,7 +57,7 @@ def timed(engine, stream, params, now=time.process_time):
             rows.extend(r.answers for r in out)
     return np.asarray(lat) * 1e3, rows, total
 
-key, edges, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+variant, key, edges, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 d = table1.parameters(table1.DATASETS[key], table1.load_fit())
 scale = table1.scale_of(d, 16_000_000)
 stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"))
@@ -48,7 +69,7 @@ print(f"{key} scale {scale:.6g} window {sh['r']*table1.RATE} slide {sh['s']*tabl
 measure.warm_up("bic")
 ref = None
 for rnd in range(rounds):
-    for label, cls in (("old", Old), ("new", BicEngine)):
+    for label, cls in VARIANTS[variant]:
         eng = cls(params, hold_back=False)
         with heap.frozen():
             lat, rows, total = timed(eng, stream, params)

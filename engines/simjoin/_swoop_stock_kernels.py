@@ -35,6 +35,7 @@ from streamspec.spec._numba import njit
 
 SMALL_SORT = 32   # candidate lists up to this size are insertion-sorted (no allocation)
 
+
 @njit(cache=True, inline="always")
 def s_before(sa, ea, ia, ja, sb, eb, ib, jb):
     """Pair a precedes pair b in the stock order ``(-score, -e, seq_i, seq_j)``."""

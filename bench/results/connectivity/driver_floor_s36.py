@@ -28,7 +28,7 @@ class Null(ConnectivityEngine):
         return False
 
 
-from numba import njit
+from streamspec.spec._numba import njit
 from streamspec.spec._connectivity_kernels import feed_one
 
 @njit(cache=False)

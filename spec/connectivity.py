@@ -359,6 +359,17 @@ class ConnectivityEngine:
     on the state as it is into ``_trigger_answers``, applies nothing, changes
     nothing a later answer depends on, and returns status ``-4`` (anything
     else: no pre-warm), ``answered`` 1 when the row equals the last one.
+
+    An eager engine without the fused call may pre-warm too: with
+    ``_answers_dry = True`` it implements ``_answer_dry(lo)``, the answers of
+    window ``lo = next_window`` on the state as it is (a ``(1, Q)`` bool
+    array, or None to decline), applying nothing and changing nothing a later
+    answer depends on; the driver's ``_prewarm`` then runs the one-edge call
+    through ``process`` and ``_results`` with that row and drops it.  Such an
+    engine (or a fused one) may also set ``_warm_due = True`` in ``_run`` when
+    the call did work that evicts the caches whatever the batch's size (BIC's
+    backward build of a chunk): the driver then pre-warms after that call
+    (unless ``PREWARM`` is ``NO_PREWARM``) and clears the flag.
     """
 
     problem: ClassVar[str] = PROBLEM
@@ -375,6 +386,10 @@ class ConnectivityEngine:
     _trigger_args: tuple | None = None
     _trigger_row: tuple | None = None
     _dry = False                    # inside ``_prewarm``
+    # an engine without the fused call that answers a window dry (``_answer_dry``),
+    # and its request for a pre-warm after the call in progress (class docstring)
+    _answers_dry: ClassVar[bool] = False
+    _warm_due = False
 
     def __init__(self, params: Params, *, hold_back: bool = True):
         if not isinstance(params, Params):
@@ -591,6 +606,15 @@ class ConnectivityEngine:
             return None
         if fresh:
             ids.numbered(new[:fresh])
+        if self._dry:
+            # (``_prewarm`` of an engine with ``_answer_dry``: the batch is the last
+            # edge applied, so nothing above was fresh) window ``lo`` answered on the
+            # state as it is, through the triggering call's steps, and dropped
+            lo = self.next_window
+            answers = self._answer_dry(lo)
+            if answers is not None:
+                self._results(lo, lo + 1, answers)
+            return []
         self._seen += n
         if self.hold_back:
             return self._accept(gu, gv, gt, last_t)
@@ -607,9 +631,20 @@ class ConnectivityEngine:
         answers = self._run(gu, gv, gt, upto)
         self.next_window = upto
         done = self._results(lo, upto, answers) if upto > lo else []
-        if n >= PREWARM and self._trigger_args is not None:
+        if self._warm_due:
+            # the engine's call did chunk-scale work (class docstring): pre-warm
+            # whatever the batch's size, unless the pre-warm is off
+            del self._warm_due      # (the class default, False)
+            if PREWARM < NO_PREWARM:
+                self._prewarm(EdgeBatch(u[n - 1:], v[n - 1:], t[n - 1:]))
+        elif n >= PREWARM and (self._trigger_args is not None or self._answers_dry):
             self._prewarm(EdgeBatch(u[n - 1:], v[n - 1:], t[n - 1:]))
         return done
+
+    def _answer_dry(self, lo: int) -> np.ndarray | None:
+        """Window ``lo``'s answers on the state as it is, nothing applied (the
+        pre-warm of an engine with ``_answers_dry``; class docstring); None: declined."""
+        return None
 
     def _prewarm(self, batch: EdgeBatch) -> None:
         """After an eager batch of ``PREWARM`` edges or more, the fused one-edge
@@ -620,7 +655,9 @@ class ConnectivityEngine:
         is then in cache when a triggering edge comes next after a slide of
         inserts sent as one batch, as it is when every edge comes alone (BIC TR
         Section 7.1 times the triggering edge of an edge-at-a-time stream).  The
-        benchmarks report the triggering call with and without it (``PREWARM``)."""
+        benchmarks report the triggering call with and without it (``PREWARM``).
+        An engine without the fused call answers through ``_answer_dry`` instead,
+        after a batch of ``PREWARM`` edges or after a call that set ``_warm_due``."""
         self._dry = True
         try:
             list(self.process(batch))

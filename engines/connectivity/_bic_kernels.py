@@ -456,6 +456,21 @@ def run(st, V2, U, A, W, C, E, M, H, BH, Q, qa, qb, t, u, v, t0, g, i0, target, 
     return 0
 
 
+@njit(cache=True, _nrt=False)
+def warm(st, V2, U, E, M, H, BH, Q, qa, qb, K, m, out, pend):
+    """Answer the next window dry into the scratch row ``out[0]`` when the slot
+    its trigger closes is the current one and nothing is pending (no build, no
+    rollover): the query rows, their F- and B-roots and the BFBG edges the
+    window reads are then in cache for the triggering call.  Returns 1 if it
+    answered, else 0.  Changes no answer (finds halve paths, searches take U
+    stamps)."""
+    a = st[NW] * m
+    if st[CUR] != a + K - 1 or st[PEND] or unsettled(st):
+        return 0
+    answer_window(st, V2.reshape(V2.shape[0] * N_V), U, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend)
+    return 1
+
+
 @njit(cache=True)
 def answer_pair(st, V, U, E, M, H, BH, Q, a, b, j):
     """``Q(a, b)`` on the current state at window offset ``j`` (ad-hoc query)."""

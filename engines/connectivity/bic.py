@@ -94,6 +94,8 @@ class BicEngine(ConnectivityEngine):
     # ... and all of a window's searches at most ``E_CNT >> search_shift``
     # (-1: no bound but ``search_reads`` each; tests)
     search_shift = lay.SEARCH_SHIFT_DEFAULT
+    # window answers without applying anything (the driver's pre-warm, ``_answer_dry``)
+    _answers_dry = True
 
     def _start(self) -> None:
         w = self.windows
@@ -232,6 +234,8 @@ class BicEngine(ConnectivityEngine):
         if self.vertices is not None and self.vertices.size > self._V.shape[0]:
             self._grow_vertices(self.vertices.size)
         w = self.windows
+        st = self._st
+        built = st[lay.B_EP]
         i0 = 0
         while True:
             status = kern.run(self._st, self._V, self._U, self._A, self._W, self._C, self._E, self._M,
@@ -249,7 +253,22 @@ class BicEngine(ConnectivityEngine):
             # shorter than build_defer edges would otherwise close a slot, and build,
             # in the next window's triggering call)
             self._settle()
+        if (target < 0 and st[lay.DEFER] > 0 and not self.hold_back
+                and (st[lay.B_EP] != built or st[lay.PRE_HI] >= 0)):
+            # this call built B, or pre-reduced the last slot: chunk-scale work that
+            # evicts what the next trigger reads (its query rows, and the driver's
+            # own steps): the driver pre-warms now (``_answer_dry``), out of that
+            # trigger, as it moved the build out of it
+            self._warm_due = True
         return out
+
+    def _answer_dry(self, lo):
+        # the next window's answers on the state as it is (``kern.warm``: only
+        # when its trigger closes the current slot and nothing is pending)
+        if kern.warm(self._st, self._V, self._U, self._E, self._M, self._H, self._BH, self._Q,
+                     self._qa, self._qb, self._K, self._m, self._one_answer, self._pend):
+            return self._one_answer
+        return None
 
     def _connected(self, a, b):
         cap = self._V.shape[0]

@@ -285,6 +285,44 @@ def test_deferred_build_never_waits_for_a_trigger(build):
     assert got + engine.flush() == evaluate(edges, params)
 
 
+@pytest.mark.parametrize("build", ["deferred", "inside"])
+def test_prewarm_after_each_build(build, monkeypatch):
+    # the call that builds a chunk's B (deferred) asks the driver for a pre-warm:
+    # the next window answered dry (kern.warm, through process() and _results),
+    # once per chunk, its row dropped; the paper's placement asks for none.  The
+    # answers are the reference's with the pre-warm and without it (NO_PREWARM).
+    from streamspec.spec import connectivity as conn
+    rng = np.random.default_rng(8)
+    n, per_t, r, s = 12000, 100, 21, 3     # 7 slides a chunk, 300-edge slides
+    u = rng.integers(0, 500, n)
+    v = rng.integers(0, 500, n)
+    t = np.arange(n, dtype=np.int64) // per_t
+    params = Params(r, s, [tuple(rng.integers(0, 500, 2).tolist()) for _ in range(20)])
+    edges = list(zip(u.tolist(), v.tolist(), t.tolist()))
+    want = evaluate(edges, params)
+    cuts = np.flatnonzero(np.diff(t // s)) + 1
+    for edges_at in (conn.PREWARM, conn.NO_PREWARM):
+        engine = Registry.get("connectivity", f"bic:build={build}")(params, hold_back=False)
+        dry = []
+        answer_dry = engine._answer_dry
+        def spy(lo):
+            row = answer_dry(lo)
+            dry.append((lo, row is not None))
+            return row
+        monkeypatch.setattr(engine, "_answer_dry", spy)
+        got = []
+        with conn.prewarm_after(edges_at):
+            for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n]):
+                got += list(engine.process(EdgeBatch(u[lo:lo + 1], v[lo:lo + 1], t[lo:lo + 1])))
+                got += list(engine.process(EdgeBatch(u[lo + 1:hi], v[lo + 1:hi], t[lo + 1:hi])))
+                assert "_warm_due" not in vars(engine)      # cleared by the driver
+        assert got + engine.flush() == want
+        # chunks 0..4 are built in the rest's call of the next chunk's first slide,
+        # before window 7c + 1 (its trigger closes that slide): each answered dry
+        assert dry == ([(7 * c + 1, True) for c in range(5)]
+                       if build == "deferred" and edges_at == conn.PREWARM else [])
+
+
 def test_pickle_at_every_edge_continues_identically():
     # includes states right after a j = 0 window, with the rollover deferred
     rng = random.Random(3)

@@ -24,7 +24,12 @@ engine option (``streamspec.spec.registry``) whose other value is the paper's:
   next window's triggering call), or a slot closes (``kern.rollover``,
   ``kern.settle``): the same work, moved out of the triggering call into a
   call that answers no window.  ``inside`` builds on the next chunk's first
-  edge, in the triggering call.
+  edge, in the triggering call.  Deferred, the call that built B (or
+  pre-reduced the last slot) also asks the driver for a pre-warm
+  (``_warm_due``; ``ConnectivityEngine._prewarm``): the next window answered
+  dry through ``process`` (``_answer_dry``, ``kern.warm``), since that
+  chunk-scale work evicted what the next trigger reads (the driver's own
+  steps as much as the query rows).
 - ``prereduce`` (true by default; ``bic:prereduce=false`` is the paper's full
   reverse scan): on chunks whose slots ``0 .. K-2`` hold at least
   ``prereduce_min`` edges (``lay.PREREDUCE_MIN`` = 16384), the build's reverse

@@ -101,6 +101,10 @@ class BicEngine(ConnectivityEngine):
     search_shift = lay.SEARCH_SHIFT_DEFAULT
     # window answers without applying anything (the driver's pre-warm, ``_answer_dry``)
     _answers_dry = True
+    # ``kern.run`` copies each edge into the chunk buffer C and keeps no column:
+    # a triggering call then gets the driver's reused one-edge columns (no
+    # np.empty and slicing on the caches the slide evicted)
+    retains_columns = False
 
     def _start(self) -> None:
         w = self.windows

@@ -307,6 +307,32 @@ def stream_of(d: Dataset, scale: float, seed: int, scratch: Path, echo=print,
     return Stream(u, v, timestamps(len(u), RATE), desc)
 
 
+def point(d: Dataset, scale: float, seed: int, scratch: Path, echo=print,
+          prefix: int | None = None, edges: int | None = None, queries: int = QUERIES):
+    """The stream of one point of Figures 7/8 and its ``Params`` as ``run_dataset`` runs
+    them: the window and slide of ``shape``, ``queries`` query pairs among the 1000
+    highest-degree vertices; ``edges``: only the stream's first ``edges`` edges (the
+    queries drawn from them)."""
+    from streamspec.bench.connectivity.generators import workload
+    from streamspec.spec.connectivity import Params
+    stream = stream_of(d, scale, seed, scratch, echo, prefix)
+    if edges is not None:
+        stream = stream.prefix(min(edges, len(stream)))
+    sh = shape(d, scale)
+    return stream, Params(r=sh["r"], s=sh["s"], workload=workload(stream, queries, seed=seed, top=1000))
+
+
+def scratch_point(key: str, edges: int | None = None, max_edges: int = 16_000_000,
+                  prefix: int | None = None, queries: int = QUERIES, echo=print):
+    """``point`` of dataset ``key`` as the results scripts replay it: scaled to
+    ``max_edges`` (or, with ``prefix``, full size and its first ``prefix`` edges), the
+    fitted beta, seed 0, the default scratch directory.  Returns (stream, params, scale)."""
+    d = parameters(DATASETS[key], load_fit())
+    scale = 1.0 if prefix else scale_of(d, max_edges)
+    stream, params = point(d, scale, 0, scratch_dir(), echo, prefix, edges, queries)
+    return stream, params, scale
+
+
 # ---------------------------------------------------------------- statistics
 
 @njit(cache=True)
@@ -480,14 +506,10 @@ def cpu_mhz() -> str:
 
 def run_dataset(d: Dataset, scale: float, engines, budget: float, seed: int, scratch: Path,
                 out: Path, echo=print, windows: int = 0, prefix: int | None = None) -> list[dict]:
-    from streamspec.spec.connectivity import Params
-
     from streamspec.bench import pipeline_util
-    from streamspec.bench.connectivity.generators import workload
     from streamspec.bench.connectivity.measure import warm_up
-    stream = stream_of(d, scale, seed, scratch, echo, prefix)
+    stream, params = point(d, scale, seed, scratch, echo, prefix)
     sh = shape(d, scale)
-    params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, QUERIES, seed=seed, top=1000))
     window_edges = sh["r"] * RATE
     code = pipeline_util.commit()
     rows = []

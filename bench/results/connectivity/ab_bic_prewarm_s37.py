@@ -15,20 +15,13 @@ import numpy as np
 
 from streamspec.bench import heap
 from streamspec.bench.connectivity import measure, table1
-from streamspec.bench.connectivity.generators import workload
 from streamspec.spec import connectivity as conn
-from streamspec.spec.connectivity import Params
 
 
 def main():
     key, edges, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     reps = int(sys.argv[4]) if len(sys.argv) > 4 else 4
-    d = table1.parameters(table1.DATASETS[key], table1.load_fit())
-    scale = table1.scale_of(d, 16_000_000)
-    stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"))
-    stream = stream.prefix(min(edges, len(stream)))
-    sh = table1.shape(d, scale)
-    params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, table1.QUERIES, seed=0, top=1000))
+    stream, params, scale = table1.scratch_point(key, edges)
     K = params.r // params.s
     pieces = measure.pieces(stream, params)
     batches = [(stream.batch(lo, lo + 1), stream.batch(lo + 1, hi) if hi > lo + 1 else None)

@@ -12,9 +12,7 @@ SEARCH_MIN_EDGES, the union-find decides).  (Stop 36's F-connection cache was me
 the same loop against a patch that was not kept: bic-tries-s36.log.)"""
 import sys, os, time
 import numpy as np
-from streamspec.spec.connectivity import Params
 from streamspec.bench.connectivity import table1, measure
-from streamspec.bench.connectivity.generators import workload
 from streamspec.bench import heap
 from streamspec.engines.connectivity.bic import BicEngine
 
@@ -58,13 +56,8 @@ def timed(engine, stream, params, now=time.process_time):
     return np.asarray(lat) * 1e3, rows, total
 
 variant, key, edges, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-d = table1.parameters(table1.DATASETS[key], table1.load_fit())
-scale = table1.scale_of(d, 16_000_000)
-stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"))
-stream = stream.prefix(min(edges, len(stream)))
-sh = table1.shape(d, scale)
-params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, table1.QUERIES, seed=0, top=1000))
-print(f"{key} scale {scale:.6g} window {sh['r']*table1.RATE} slide {sh['s']*table1.RATE} edges; "
+stream, params, scale = table1.scratch_point(key, edges)
+print(f"{key} scale {scale:.6g} window {params.r*table1.RATE} slide {params.s*table1.RATE} edges; "
       f"{len(stream)} edges; load {os.getloadavg()[0]:.2f}", flush=True)
 measure.warm_up("bic")
 ref = None

@@ -3,21 +3,14 @@
 front, the driver's _evaluate called directly: the paper's in-memory replay).  CPU clock."""
 import sys, os
 import numpy as np
-from streamspec.spec.connectivity import Params
 from streamspec.bench.connectivity import table1, measure
-from streamspec.bench.connectivity.generators import workload
 
 key, edges = sys.argv[1], int(sys.argv[2])
 names = sys.argv[3].split(",")
 budget = float(sys.argv[4]) if len(sys.argv) > 4 else 20.0
-d = table1.parameters(table1.DATASETS[key], table1.load_fit())
-prefix = int(os.environ.get("PREFIX", "0")) or None
-scale = 1.0 if prefix else table1.scale_of(d, 16_000_000)
-stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"), print, prefix)
-stream = stream.prefix(min(edges, len(stream)))
-sh = table1.shape(d, scale)
-params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, int(os.environ.get("NQ", table1.QUERIES)), seed=0, top=1000))
-print(f"{key} scale {scale:.6g} window {sh['r']*table1.RATE} slide {sh['s']*table1.RATE}; "
+stream, params, scale = table1.scratch_point(key, edges, prefix=int(os.environ.get("PREFIX", "0")) or None,
+                                             queries=int(os.environ.get("NQ", table1.QUERIES)))
+print(f"{key} scale {scale:.6g} window {params.r*table1.RATE} slide {params.s*table1.RATE}; "
       f"{len(stream)} edges; load {os.getloadavg()[0]:.2f}", flush=True)
 for name in names:
     measure.warm_up(name)

@@ -9,9 +9,8 @@ streams.  CPU clock, P50/P95/P99 of the triggering call, as measure._timed times
 import sys, time, os, gc
 import numpy as np
 from pathlib import Path
-from streamspec.spec.connectivity import ConnectivityEngine, Params
+from streamspec.spec.connectivity import ConnectivityEngine
 from streamspec.bench.connectivity import table1, measure
-from streamspec.bench.connectivity.generators import workload
 from streamspec.bench import heap
 
 class Null(ConnectivityEngine):
@@ -116,13 +115,8 @@ def run(label, eng, stream, params):
 def main():
     if sys.argv[1] == "table1":
         key, edges, names = sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
-        d = table1.parameters(table1.DATASETS[key], table1.load_fit())
-        scale = table1.scale_of(d, 16_000_000)
-        stream = table1.stream_of(d, scale, 0, table1.scratch_dir("/tmp/streamspec-table1"))
-        stream = stream.prefix(min(edges, len(stream)))
-        sh = table1.shape(d, scale)
-        params = Params(r=sh["r"], s=sh["s"], workload=workload(stream, table1.QUERIES, seed=0, top=1000))
-        print(f"{key} scale {scale:.6g} window {sh['r']*table1.RATE} slide {sh['s']*table1.RATE} edges; "
+        stream, params, scale = table1.scratch_point(key, edges)
+        print(f"{key} scale {scale:.6g} window {params.r*table1.RATE} slide {params.s*table1.RATE} edges; "
               f"{len(stream)} edges fed; load {os.getloadavg()[0]:.2f}", flush=True)
         for name in names:
             run(f"{name:9s}", engine(name, params), stream, params)
@@ -138,4 +132,5 @@ def main():
         print(f"  load {os.getloadavg()[0]:.2f}", flush=True)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,6 +1,6 @@
-"""In-process A/B of swoop's engine modules (issue 27, stop 36, H1): old against new, the same data.
+"""In-process A/B of swoop's engine modules (issue 27, stop 36, H1; a side may be a directory since stop 37).
 
-    python bench/results/simjoin/ab-swoop-s36-h1.py --old REV --window 10000 --sets 100000 --rounds 3
+    python bench/results/simjoin/ab-swoop-s36-h1.py --old REV|DIR --window 10000 --sets 100000 --rounds 3
 
 Both sides are loaded from files under other module names: the old side is REV's
 ``swoop.py``, ``_swoop_kernels.py`` and ``_swoop_stock_kernels.py``, the new side the
@@ -36,6 +36,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 def source(rev, name):
     if rev == "WORK":
         with open(os.path.join(ROOT, "engines", "simjoin", f"{name}.py")) as f:
+            return f.read()
+    if os.path.isdir(rev):      # a directory: its copy of the module if it holds one, else the working tree's
+        path = os.path.join(rev, f"{name}.py")
+        if not os.path.exists(path):
+            path = os.path.join(ROOT, "engines", "simjoin", f"{name}.py")
+        with open(path) as f:
             return f.read()
     return subprocess.run(["git", "show", f"{rev}:engines/simjoin/{name}.py"], capture_output=True,
                           text=True, cwd=ROOT, check=True).stdout

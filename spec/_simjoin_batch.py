@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from streamspec.spec._numba import njit
 
-MAX_EXACT = 2 ** 53
+MAX_EXACT = 2 ** 53         # |time| above it is not exact in float64 (spec.simjoin's bound too)
 
 
 @njit(cache=True)

@@ -631,13 +631,13 @@ class ConnectivityEngine:
         answers = self._run(gu, gv, gt, upto)
         self.next_window = upto
         done = self._results(lo, upto, answers) if upto > lo else []
-        if self._warm_due:
-            # the engine's call did chunk-scale work (class docstring): pre-warm
-            # whatever the batch's size, unless the pre-warm is off
+        # a pre-warm after a batch of PREWARM edges, or after a call whose chunk-scale
+        # work the engine flagged (class docstring) whatever its size, unless it is off
+        due = self._warm_due
+        if due:
             del self._warm_due      # (the class default, False)
-            if PREWARM < NO_PREWARM:
-                self._prewarm(EdgeBatch(u[n - 1:], v[n - 1:], t[n - 1:]))
-        elif n >= PREWARM and (self._trigger_args is not None or self._answers_dry):
+        if ((due and PREWARM < NO_PREWARM)
+                or (n >= PREWARM and (self._trigger_args is not None or self._answers_dry))):
             self._prewarm(EdgeBatch(u[n - 1:], v[n - 1:], t[n - 1:]))
         return done
 

@@ -42,7 +42,7 @@ import attrs
 import numpy as np
 
 from streamspec.spec.engine import validation_units
-from streamspec.spec._simjoin_batch import plain_batch
+from streamspec.spec._simjoin_batch import MAX_EXACT, plain_batch
 from streamspec.spec._simjoin_rows import shared_rows
 from streamspec.spec._simjoin_similarity import KIND
 from streamspec.spec._simjoin_tokens import TokenNumbering
@@ -56,7 +56,6 @@ SIMILARITIES = tuple(KIND)
 JOINS = ("self", "rs")
 SIDES = {"R": 0, "S": 1}
 LATENESS = ("error", "drop")
-MAX_EXACT = 2 ** 53
 _I8 = np.dtype(np.int64)
 _I8_MIN, _I8_MAX = -2 ** 63, 2 ** 63 - 1
 _APPLY = "SimJoinEngine._apply"
@@ -465,10 +464,8 @@ class SimJoinEngine:
         self.dropped_late += n - m
         if self.token_kind is None and tok.size:
             self.token_kind = int
-        if plain:
-            tok_ptr = ptr - ptr[0]
-            tok = self.tokens.add_ints(tok)
-        elif every and ptr[-1] - ptr[0] == tok.size and bool((np.diff(ptr) >= 0).all()):
+        # (a plain batch's ptr was checked in plain_batch: no numpy call here)
+        if plain or (every and ptr[-1] - ptr[0] == tok.size and bool((np.diff(ptr) >= 0).all())):
             tok_ptr = ptr.astype(np.int64)
             if tok_ptr[0]:
                 tok_ptr -= tok_ptr[0]

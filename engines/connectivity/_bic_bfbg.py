@@ -17,7 +17,8 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines.connectivity._bic_layout import (B_EP, E_CNT, H_USED, F_PARENT, F_SIZE, HF_HEAD,
-    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, EBNEXT, F_EP, T_SMALL, ALL_ONES, ZERO, at)
+    B_STAMP, B_PARENT, B_ELABEL, B_VLABEL, EB, EF, ENEXT, EBNEXT, F_EP, J_AT, J_EP, U_STAMP, U_PARENT,
+    N_V, T_SMALL, ALL_ONES, ZERO, at)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -43,6 +44,62 @@ def b_find_at(V, b_epoch, x, j):
         if p == -1 or V[at(x, B_ELABEL)] < j:
             return x
         x = p
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def u_find(U, x, ep):
+    """Find in a union-find laid out as ``U`` or ``J`` (``_bic_layout``): a row
+    whose stamp is not ``ep`` is a fresh singleton; parent < 0: a root of size
+    -parent."""
+    if U[x, U_STAMP] != ep:
+        U[x, U_STAMP] = ep
+        U[x, U_PARENT] = -1
+        return x
+    r = x
+    while U[r, U_PARENT] >= 0:
+        r = U[r, U_PARENT]
+    while U[x, U_PARENT] >= 0 and U[x, U_PARENT] != r:   # full path compression
+        nxt = U[x, U_PARENT]
+        U[x, U_PARENT] = r
+        x = nxt
+    return r
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def u_union(U, x, y, ep):
+    """Union by size of the sets of rows ``x`` and ``y``."""
+    x = u_find(U, x, ep)
+    y = u_find(U, y, ep)
+    if x != y:
+        if U[x, U_PARENT] > U[y, U_PARENT]:
+            x, y = y, x
+        U[x, U_PARENT] += U[y, U_PARENT]
+        U[y, U_PARENT] = x
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def u_link(U, x, fy, ep):
+    """BFBG edge from B-node ``x`` to the F-root of row ``fy`` in a union-find
+    laid out as ``U``: an F-root's row holds a representative B-node (the first
+    one linked to it) and is never part of the forest, so an F-root with a
+    single edge costs one store and no find."""
+    if U[fy, U_STAMP] != ep:
+        U[fy, U_STAMP] = ep
+        U[fy, U_PARENT] = x
+        return
+    u_union(U, x, U[fy, U_PARENT], ep)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def u_move(U, fo, fn, ep):
+    """F-root row ``fo`` absorbed by row ``fn`` (``move``): their representatives join."""
+    if U[fo, U_STAMP] != ep:
+        return
+    if U[fn, U_STAMP] != ep:
+        U[fn, U_STAMP] = ep
+        U[fn, U_PARENT] = U[fo, U_PARENT]
+        return
+    u_union(U, U[fo, U_PARENT], U[fn, U_PARENT], ep)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -119,8 +176,12 @@ def index_pairs(st, V, E, H, y):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _add_bits(st, V, E, M, H, BH, x, y, a, hi):
-    """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new)."""
+def _add_bits(st, V, E, M, H, BH, J, x, y, a, hi):
+    """BFBG edge ``(x_B, y_F)`` gets the indices ``a..hi`` (created if new);
+    the kept union-find ``J`` gets the edge if it holds an index among them."""
+    jk = st[J_AT]
+    if a <= jk <= hi:
+        u_link(J, x, V.shape[0] // N_V + y, st[J_EP])
     e = _find_pair(V, E, H, x, y)
     if e < 0:
         e = st[E_CNT]
@@ -141,7 +202,7 @@ def _add_bits(st, V, E, M, H, BH, x, y, a, hi):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def register(st, V, E, M, H, BH, w, y, j):
+def register(st, V, E, M, H, BH, J, w, y, j):
     """First appearance of ``w`` in F (root ``y``) at snapshot index ``j``:
     one upward walk in B gives w's root in every ``b[k]``, ``j <= k <= L(w)``
     (TR Section 6.3, augmented UFTs; the edge-label derivation is correct with self-loops)."""
@@ -155,7 +216,7 @@ def register(st, V, E, M, H, BH, w, y, j):
         lo = 1 if par == -1 else lab + 1
         a = max(lo, j)
         if a <= hi:
-            _add_bits(st, V, E, M, H, BH, x, y, a, hi)
+            _add_bits(st, V, E, M, H, BH, J, x, y, a, hi)
         if par == -1 or lab < j:
             return
         hi = lab

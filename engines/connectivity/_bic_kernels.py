@@ -25,12 +25,12 @@ from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch
 from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move,
-    _find_pair)
+    _find_pair, u_find as _u_find, u_link, u_move)
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
     prereduce_step, link_last_slot)
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, SEARCH, SEARCH_SHIFT, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
-    CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, ENEXT, EBNEXT, U_STAMP, U_PARENT,
+    CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, ENEXT, EBNEXT, U_STAMP, U_PARENT, J_AT, J_EP, J_WANT,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE, N_V, at)
 
 
@@ -53,6 +53,7 @@ def rollover(st, V, C, H):
     st[E_CNT] = 0
     st[C_OLD] = st[COUNT]                 # >= 0: a build is pending
     st[PEND] = 0
+    st[J_AT] = -1                         # the kept union-find was the old chunk's
 
 
 @njit(cache=True, _nrt=False)
@@ -97,7 +98,8 @@ def _settle(st, V, U, A, W, C, E, M, H, BH, K):
             if U[w, U_STAMP] != ep:
                 U[w, U_STAMP] = ep
                 if j <= K - 1:
-                    register(st, V, E, M, H, BH, w, f_find(V, w), j)
+                    # (no union-find is kept while a chunk settles: J unused, U in its place)
+                    register(st, V, E, M, H, BH, U, w, f_find(V, w), j)
     st[REPLAY] = -1
     return 0
 
@@ -117,23 +119,6 @@ def _next_u_epoch(st, U):
 def unsettled(st):
     """B of the last completed chunk not built yet, or its registrations not replayed."""
     return st[C_OLD] >= 0 or st[REPLAY] >= 0
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _u_find(U, x, ep):
-    """Find in the per-window union-find (parent < 0: a root of size -parent)."""
-    if U[x, U_STAMP] != ep:
-        U[x, U_STAMP] = ep
-        U[x, U_PARENT] = -1
-        return x
-    r = x
-    while U[r, U_PARENT] >= 0:
-        r = U[r, U_PARENT]
-    while U[x, U_PARENT] >= 0 and U[x, U_PARENT] != r:   # full path compression
-        nxt = U[x, U_PARENT]
-        U[x, U_PARENT] = r
-        x = nxt
-    return r
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -208,7 +193,7 @@ def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, limit):
 
 
 @njit(cache=True, _nrt=False)
-def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
+def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     """Answers of one window, query procedure of TR Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
     and B-root early exits, then a bounded search of the BFBG per query left
@@ -257,7 +242,20 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
         pend[1, npend] = aF + vcap if aF != -1 else aB
         pend[2, npend] = bF + vcap if bF != -1 else bB
         npend += 1
+    # a union-find is worth keeping for the next window when this one needs one
+    # (``keep_window_uf``); the flag is this window's, whatever decides it below
+    st[J_WANT] = 0
     if npend == 0:
+        return
+    if st[J_AT] == j:
+        # the union-find of the BFBG at j, kept since the last call
+        # (``keep_window_uf``): two finds a query, no search, no scan
+        st[J_WANT] = 1
+        ep = st[J_EP]
+        for k in range(npend):
+            a = _bfbg_node(J, pend[1, k], vcap, ep)
+            b = _bfbg_node(J, pend[2, k], vcap, ep)
+            out[row, pend[0, k]] = a >= 0 and a == b
         return
     # A search from either node (``_search``) decides most queries reading a
     # few BFBG edges: a small component is read to its end, a path into a
@@ -296,6 +294,7 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
             left += 1
     if left == 0:
         return
+    st[J_WANT] = 1
     npend = left
     # Union-find over the B-nodes only: an F-root is represented by the first
     # B-node seen with it (rows vcap + y), so an F-root with a single valid edge
@@ -303,18 +302,7 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     ep = _next_u_epoch(st, U)
     for e in range(st[E_CNT]):
         if (M[e, word] >> bit) & ONE:
-            fy = E[e, EF] + vcap
-            if U[fy, U_STAMP] != ep:
-                U[fy, U_STAMP] = ep
-                U[fy, U_PARENT] = E[e, EB]
-                continue
-            x = _u_find(U, E[e, EB], ep)
-            y = _u_find(U, U[fy, U_PARENT], ep)
-            if x != y:                              # union by size
-                if U[x, U_PARENT] > U[y, U_PARENT]:
-                    x, y = y, x
-                U[x, U_PARENT] += U[y, U_PARENT]
-                U[y, U_PARENT] = x
+            u_link(U, E[e, EB], E[e, EF] + vcap, ep)
     for k in range(npend):
         a = _bfbg_node(U, pend[1, k], vcap, ep)
         b = _bfbg_node(U, pend[2, k], vcap, ep)
@@ -322,7 +310,39 @@ def answer_window(st, V, U, E, M, H, BH, Q, qa, qb, j, out, row, pend):
 
 
 @njit(cache=True, _nrt=False)
-def close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, pend):
+def keep_window_uf(st, V2, J, E, M, K, m):
+    """Build the union-find ``J`` of the BFBG at the next window's index ``j``
+    (TR Section 6, query processing: the union-find over the BFBG edges whose
+    index set holds ``j``) between calls, when the last window needed a
+    union-find and the next one is evaluated in the current chunk; ``run``
+    then applies every later registration (``_bic_bfbg._add_bits``) and move
+    to it, so it stays the BFBG's at ``j`` until that window's triggering call
+    reads it.  The same scan the triggering call would run, moved out of it
+    (Figure 8's P95 on streams whose window leaves queries to the union-find;
+    the throughput counts it where it lands).  Returns 1 if it built ``J``."""
+    a = st[NW] * m
+    j = a % K
+    cur = st[CUR]
+    if (st[J_WANT] == 0 or j == 0 or st[J_AT] == j or st[PEND] or unsettled(st)
+            or st[B_NV] == 0 or cur // K != (a + K - 1) // K or cur > a + K - 1):
+        return 0
+    vcap = V2.shape[0]
+    st[J_EP] += 1
+    if st[J_EP] >= 0x7FFFFFFF:            # int32 stamps: clear and restart
+        J[:, U_STAMP] = 0
+        st[J_EP] = 1
+    ep = st[J_EP]
+    word = j >> 6
+    bit = np.uint64(j & 63)
+    for e in range(st[E_CNT]):
+        if (M[e, word] >> bit) & ONE:
+            u_link(J, E[e, EB], vcap + E[e, EF], ep)
+    st[J_AT] = j
+    return 1
+
+
+@njit(cache=True, _nrt=False)
+def close_to(st, V, U, J, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, pend):
     """Close slots ``cur .. target-1``, evaluating each window whose last slot
     closes and rolling the chunk over lazily (the rollover after a ``j = 0``
     window waits for the next slot or edge, so that window stays queryable;
@@ -347,8 +367,9 @@ def close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, 
         a = cur + 1 - K
         if a >= 0 and a % m == 0:
             n = a // m
-            answer_window(st, V, U, E, M, H, BH, Q, qa, qb, a % K, out, n - nw0, pend)
+            answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, a % K, out, n - nw0, pend)
             st[NW] = n + 1
+            st[J_AT] = -1                 # read: no later window has this j in this chunk
         if (cur + 1) % K == 0:
             st[PEND] = 1
         st[CUR] = cur + 1
@@ -356,7 +377,7 @@ def close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, 
 
 
 @njit(cache=True, _nrt=False)
-def run(st, V2, U, A, W, C, E, M, H, BH, Q, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out, pend):
+def run(st, V2, U, J, A, W, C, E, M, H, BH, Q, qa, qb, t, u, v, t0, g, i0, target, K, m, nw0, out, pend):
     """Apply edges ``i0..`` (times ``t``, slot ``(t - t0) // g``; dense ids ``u``,
     ``v``) in one loop,
     closing slots and evaluating windows on the way, then close up to slot
@@ -377,7 +398,7 @@ def run(st, V2, U, A, W, C, E, M, H, BH, Q, qa, qb, t, u, v, t0, g, i0, target, 
             prefetch(V, at(V[at(u[h], F_PARENT)], 0))
             prefetch(V, at(V[at(v[h], F_PARENT)], 0))
         s = (t[i] - t0) // g
-        if st[CUR] < s and close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, s, K, m, nw0, out, pend):
+        if st[CUR] < s and close_to(st, V, U, J, A, W, C, E, M, H, BH, Q, qa, qb, s, K, m, nw0, out, pend):
             st[RESUME] = i
             return 2
         if st[PEND]:
@@ -443,21 +464,24 @@ def run(st, V2, U, A, W, C, E, M, H, BH, Q, qa, qb, t, u, v, t0, g, i0, target, 
             V[at(root, F_SIZE)] += V[at(absorbed, F_SIZE)]
         if bfbg:
             if absorbed != -1:
+                if st[J_AT] >= 0:
+                    # the kept union-find joins the two F-roots as move joins their lists
+                    u_move(J, V2.shape[0] + absorbed, V2.shape[0] + root, st[J_EP])
                 move(V, E, absorbed, root)
                 if V[at(root, F_SIZE)] > T_SMALL >= V[at(root, F_SIZE)] - V[at(absorbed, F_SIZE)]:
                     index_pairs(st, V, E, H, root)
             if new_x:
-                register(st, V, E, M, H, BH, x, root, j)
+                register(st, V, E, M, H, BH, J, x, root, j)
             if new_y:
-                register(st, V, E, M, H, BH, y, root, j)
-    if close_to(st, V, U, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, pend):
+                register(st, V, E, M, H, BH, J, y, root, j)
+    if close_to(st, V, U, J, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, out, pend):
         st[RESUME] = t.shape[0]
         return 2
     return 0
 
 
 @njit(cache=True, _nrt=False)
-def warm(st, V2, U, E, M, H, BH, Q, qa, qb, K, m, out, pend):
+def warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend):
     """Answer the next window dry into the scratch row ``out[0]`` when the slot
     its trigger closes is the current one and nothing is pending (no build, no
     rollover): the query rows, their F- and B-roots and the BFBG edges the
@@ -467,12 +491,12 @@ def warm(st, V2, U, E, M, H, BH, Q, qa, qb, K, m, out, pend):
     a = st[NW] * m
     if st[CUR] != a + K - 1 or st[PEND] or unsettled(st):
         return 0
-    answer_window(st, V2.reshape(V2.shape[0] * N_V), U, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend)
+    answer_window(st, V2.reshape(V2.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend)
     return 1
 
 
 @njit(cache=True)
-def answer_pair(st, V, U, E, M, H, BH, Q, a, b, j):
+def answer_pair(st, V, U, J, E, M, H, BH, Q, a, b, j):
     """``Q(a, b)`` on the current state at window offset ``j`` (ad-hoc query)."""
     qa = np.empty(1, dtype=np.int64)
     qb = np.empty(1, dtype=np.int64)
@@ -480,5 +504,5 @@ def answer_pair(st, V, U, E, M, H, BH, Q, a, b, j):
     qb[0] = b
     out = np.zeros((1, 1), dtype=np.bool_)
     pend = np.empty((3, 1), dtype=np.int64)
-    answer_window(st, V.reshape(V.shape[0] * N_V), U, E, M, H, BH, Q, qa, qb, j, out, 0, pend)
+    answer_window(st, V.reshape(V.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, j, out, 0, pend)
     return out[0, 0]

@@ -42,6 +42,12 @@ vertex or edge touches one cache line, which is what the random accesses cost):
   valid at ``j`` (TR Section 6 and its appendix "Query processing"): rows ``< vcap`` are B-nodes,
   row ``vcap + y`` holds F-root ``y``'s representative B-node.  ``settle``
   borrows its stamps to mark the vertices it has replayed.
+- ``J`` int32 ``(2 vcap, 2)``, laid out as ``U``: the union-find of the BFBG
+  at the next window's index ``st[J_AT]``, kept between calls
+  (``_bic_kernels.keep_window_uf``), rows as in ``U``; every registration and
+  move of the inserts that follow is applied to it (``_bic_bfbg.u_link``,
+  ``u_move``), so the window's trigger answers its open queries with two
+  finds each.
 
 Slots are time driven (``streamspec.spec.windows``): slot ``sigma = (t - t0) div g``,
 ``g = gcd(r, s)``, chunks of ``K = r/g`` slots, window ``n`` spans slots
@@ -70,7 +76,11 @@ SEARCH_SHIFT = 24  # a window's searches read at most E_CNT >> this (-1: no boun
 # unread: the build scans those edges in full (0: none)
 PRE_REST = 25
 PRE_STOP = 26      # 1: a pre-reduction that keeps most of what it reads may stop early (0: tests)
-N_ST = 27
+# the kept union-find ``J`` (``_bic_kernels.keep_window_uf``): the index j it
+# holds the BFBG at (-1: none kept), its epoch, and 1 when the last window
+# answered left queries to a union-find (so the next one is worth keeping)
+J_AT, J_EP, J_WANT = range(27, 30)
+N_ST = 30
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8

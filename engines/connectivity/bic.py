@@ -137,6 +137,7 @@ class BicEngine(ConnectivityEngine):
         self._A = np.zeros((0, lay.N_A), dtype=np.int32)
         self._W = np.zeros(0, dtype=np.int32)
         self._U = np.zeros((0, 2), dtype=np.int32)
+        self._J = np.zeros((0, 2), dtype=np.int32)
         self._C = np.zeros((3, 1024), dtype=np.int32)
         # bitsets are ceil(K/64) words per BFBG edge: start small when K is huge
         ecap = max(16, min(1024, (1 << 17) // words))
@@ -149,14 +150,19 @@ class BicEngine(ConnectivityEngine):
 
     def __setstate__(self, state: dict) -> None:
         """Unpickling; a state pickled before ``st[PRE_REST]`` and ``st[PRE_STOP]``
-        existed (25 scalars) gets them: no stopped pre-reduction pending, stops allowed."""
+        existed (25 scalars) gets them: no stopped pre-reduction pending, stops allowed;
+        one pickled before the kept union-find (27 scalars, no ``J``) gets none kept."""
         self.__dict__.update(state)
         st = state.get("_st")
         if st is not None and st.shape[0] < lay.N_ST:
             new = np.zeros(lay.N_ST, dtype=np.int64)
             new[:st.shape[0]] = st
-            new[lay.PRE_STOP] = 1 if self.prereduce_stop else 0
+            if st.shape[0] <= lay.PRE_STOP:
+                new[lay.PRE_STOP] = 1 if self.prereduce_stop else 0
+            new[lay.J_AT] = -1
             self._st = new
+        if st is not None and "_J" not in state:
+            self._J = np.zeros_like(self._U)
 
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
@@ -183,12 +189,16 @@ class BicEngine(ConnectivityEngine):
         self._BH = BH
         self._U = np.zeros((2 * cap, 2), dtype=np.int32)   # per-window scratch
         self._st[lay.U_EP] = 0
+        self._J = np.zeros((2 * cap, 2), dtype=np.int32)   # the kept union-find: rebuilt when next wanted
+        self._st[lay.J_AT] = -1
+        self._st[lay.J_EP] = 0
         # written once here, in the call that grows (a large insert call, as a rule):
         # numpy maps large zeroed arrays lazily (2 MB pages where the kernel grants
         # them), and the first write to each page, 1-1.5 ms here, would otherwise
         # land in the window queries (U) and the pre-reduction's first step (A, W)
         # of later triggering calls (FS: 20-24 faults, ~25 ms of system time in one)
         self._U.fill(0)
+        self._J.fill(0)
         A[old:] = 0
         W[old:] = 0
 
@@ -247,7 +257,7 @@ class BicEngine(ConnectivityEngine):
         built = st[lay.B_EP]
         i0 = 0
         while True:
-            status = kern.run(self._st, self._V, self._U, self._A, self._W, self._C, self._E, self._M,
+            status = kern.run(self._st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
                               self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, w.t0, w.g, i0, target,
                               self._K, self._m, nw0, out, self._pend)
             if status == 0:
@@ -262,6 +272,10 @@ class BicEngine(ConnectivityEngine):
             # shorter than build_defer edges would otherwise close a slot, and build,
             # in the next window's triggering call)
             self._settle()
+        if target < 0 and st[lay.DEFER] > 0 and st[lay.J_WANT]:
+            # the last window left queries to a union-find: build the next window's
+            # now, out of its triggering call (kept up to date by the inserts until then)
+            kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)
         if (target < 0 and st[lay.DEFER] > 0 and not self.hold_back
                 and (st[lay.B_EP] != built or st[lay.PRE_HI] >= 0)):
             # this call built B, or pre-reduced the last slot: chunk-scale work that
@@ -274,7 +288,7 @@ class BicEngine(ConnectivityEngine):
     def _answer_dry(self, lo):
         # the next window's answers on the state as it is (``kern.warm``: only
         # when its trigger closes the current slot and nothing is pending)
-        if kern.warm(self._st, self._V, self._U, self._E, self._M, self._H, self._BH, self._Q,
+        if kern.warm(self._st, self._V, self._U, self._J, self._E, self._M, self._H, self._BH, self._Q,
                      self._qa, self._qb, self._K, self._m, self._one_answer, self._pend):
             return self._one_answer
         return None
@@ -285,7 +299,7 @@ class BicEngine(ConnectivityEngine):
             return False            # never applied: absent from every window so far
         self._settle()
         j = ((self.next_window - 1) * self._m) % self._K
-        return bool(kern.answer_pair(self._st, self._V, self._U, self._E, self._M, self._H, self._BH, self._Q, a, b, j))
+        return bool(kern.answer_pair(self._st, self._V, self._U, self._J, self._E, self._M, self._H, self._BH, self._Q, a, b, j))
 
     # -- inspection (tests of the worked example, tests/connectivity/test_bic.py) -------
     def backward_buffer(self) -> dict:

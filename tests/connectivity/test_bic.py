@@ -566,3 +566,90 @@ def test_state_pickled_before_the_pre_reductions_stop_loads():
     got += engine.process(EdgeBatch(u[cut:], v[cut:], t[cut:]))
     got += engine.flush()
     assert got == expected
+
+
+# -- the kept union-find of the next window's BFBG (``kern.keep_window_uf``) -----------
+def _counting_keep(monkeypatch):
+    from streamspec.engines.connectivity import _bic_kernels as kern
+    built = []
+    keep = kern.keep_window_uf
+
+    def counted(*args):
+        r = keep(*args)
+        built.append(r)
+        return r
+    monkeypatch.setattr(kern, "keep_window_uf", counted)
+    return built
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kept_union_find_answers_as_the_reference(seed, monkeypatch):
+    # sparse random graphs over a few hundred vertices: most queries are open in
+    # both buffers and decided in the BFBG; fed as the benchmarks' driver does
+    # (each window's triggering edge alone, then the rest of its slide) with
+    # pickling and dry pre-warms between calls, so the kept union-find is built
+    # after a call, updated by the inserts that follow, pickled and read
+    from streamspec.spec import connectivity as spec_conn
+    built = _counting_keep(monkeypatch)
+    rng = np.random.default_rng(seed)
+    n, nv, per_t = 6000, 300 + 100 * seed, 6
+    u = rng.integers(0, nv, n)
+    v = np.where(rng.random(n) < 0.05, u, rng.integers(0, nv, n))
+    # gaps longer than the window (empty windows), and a few bursts at one time
+    t = np.arange(n, dtype=np.int64) // per_t + 40 * np.cumsum(rng.random(n) < 0.002)
+    t[np.minimum(np.flatnonzero(rng.random(n) < 0.002)[:, None] + np.arange(1, 31), n - 1)] = -1
+    t = np.maximum.accumulate(t)
+    edges = list(zip(u.tolist(), v.tolist(), t.tolist()))
+    params = Params(16, 2, [tuple(rng.integers(0, nv, 2).tolist()) for _ in range(40)])
+    engine = BicEngine(params, hold_back=False)
+    got = []
+    lo = 0
+    with spec_conn.prewarm_after(1):                   # a dry answer after every call
+        while lo < n:
+            hi = lo + 1 + int(rng.integers(0, per_t))
+            got += list(engine.process(EdgeBatch(u[lo:hi], v[lo:hi], t[lo:hi])))
+            if rng.random() < 0.05:
+                engine = pickle.loads(pickle.dumps(engine))
+            lo = hi
+    assert got + engine.flush() == evaluate(edges, params)
+    assert sum(built) > 100, sum(built)
+
+
+def test_kept_union_find_only_where_the_build_is_deferred(monkeypatch):
+    # the paper's placement (build=inside) answers every window in its trigger
+    built = _counting_keep(monkeypatch)
+    rng = np.random.default_rng(3)
+    n, nv = 3000, 300
+    u, v = rng.integers(0, nv, n), rng.integers(0, nv, n)
+    t = np.arange(n, dtype=np.int64) // 6
+    params = Params(16, 2, [tuple(rng.integers(0, nv, 2).tolist()) for _ in range(40)])
+    engine = Registry.get("connectivity", "bic:build=inside")(params, hold_back=False)
+    got = []
+    for lo in range(n):
+        got += list(engine.process(EdgeBatch(u[lo:lo + 1], v[lo:lo + 1], t[lo:lo + 1])))
+    assert got + engine.flush() == evaluate(list(zip(u.tolist(), v.tolist(), t.tolist())), params)
+    assert built == []
+
+
+def test_state_pickled_before_the_kept_union_find_loads():
+    # 27 scalars and no J (as pickled before it existed): resumes with none kept
+    from streamspec.engines.connectivity import _bic_layout as lay
+    rng = np.random.default_rng(8)
+    n, nv = 4000, 300
+    u, v = rng.integers(0, nv, n), rng.integers(0, nv, n)
+    t = np.arange(n, dtype=np.int64) // 6
+    params = Params(16, 2, [tuple(rng.integers(0, nv, 2).tolist()) for _ in range(40)])
+    whole = BicEngine(params, hold_back=False)
+    expected = list(whole.process(EdgeBatch(u, v, t))) + whole.flush()
+    engine = BicEngine(params, hold_back=False)
+    got = []
+    cut = 2001
+    for lo in range(cut):
+        got += list(engine.process(EdgeBatch(u[lo:lo + 1], v[lo:lo + 1], t[lo:lo + 1])))
+    assert engine._st[lay.J_AT] >= 0                   # one is kept here
+    engine._st = engine._st[:27].copy()
+    del engine._J
+    engine = pickle.loads(pickle.dumps(engine))
+    assert engine._st[lay.J_AT] == -1 and engine._J.shape == engine._U.shape
+    got += engine.process(EdgeBatch(u[cut:], v[cut:], t[cut:]))
+    assert got + engine.flush() == expected

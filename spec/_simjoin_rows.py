@@ -67,3 +67,39 @@ def shared_rows(seq_i, seq_j, score, end, ptr) -> tuple[np.ndarray, np.ndarray]:
     nu = _shared(_key(seq_i), _key(seq_j), _key(score), _key(end),
                  np.ascontiguousarray(ptr, dtype=np.int64), rep, first)
     return rep, first[:nu]
+
+
+@njit(cache=True)
+def plain_changes(pos, ptr, si, sj, sc, en, sc_bits, en_bits, n, rep, u_i, u_j, u_sc, u_e):
+    """``_check_changes`` and ``shared_rows`` of int64/float64 ``Changes`` columns in one
+    compiled pass (``sc_bits``/``en_bits``: ``sc``/``en`` viewed as int64): -1 unless
+    ``ptr`` has one more entry than ``pos`` and rises from 0 to the rows, the positions
+    increase within ``0..n-1``, the row columns have one length and no seq is negative;
+    else the number of distinct rows, ``rep`` as ``_shared``'s and row ``u`` of each
+    distinct row in ``u_i``, ``u_j``, ``u_sc``, ``u_e``.  On -1 the caller runs the
+    checks that say what is wrong."""
+    k = pos.size
+    rows = si.size
+    if ptr.size != k + 1 or sj.size != rows or sc.size != rows or en.size != rows:
+        return -1
+    for x in range(k):
+        if pos[x] < 0 or pos[x] >= n or (x > 0 and pos[x] <= pos[x - 1]):
+            return -1
+    if ptr[0] != 0 or ptr[k] != rows:
+        return -1
+    for x in range(k):
+        if ptr[x + 1] < ptr[x]:
+            return -1
+    for r in range(rows):
+        if si[r] < 0 or sj[r] < 0:
+            return -1
+    first = np.empty(rows, np.int64)
+    nu = _shared(si, sj, sc_bits, en_bits, ptr, rep, first)
+    for u in range(nu):
+        r = first[u]
+        u_i[u] = si[r]
+        u_j[u] = sj[r]
+        u_sc[u] = sc[r]
+        u_e[u] = en[r]
+    return nu
+

@@ -80,6 +80,16 @@ def _number(tok, start, out, direct, h_key, h_id, shift, used, size):
 
 
 @njit(cache=True)
+def _largest(tok):
+    """``tok.max()`` of a non-empty int64 array."""
+    hi = tok[0]
+    for n in range(1, tok.size):
+        if tok[n] > hi:
+            hi = tok[n]
+    return hi
+
+
+@njit(cache=True)
 def _rehash(h_key, h_id, direct, b_key, b_id, shift):
     """Move the hash into the fresh hash ``b_*``; entries the direct table now
     covers go there instead (each token lives in one place).  Returns #hashed."""
@@ -128,7 +138,7 @@ class TokenNumbering:
             return tok
         if self._direct.dtype == NARROW and self.size + tok.size >= WIDE_FROM:
             self._direct = self._direct.astype(np.int64)    # ids past int32: the wide table
-        hi = int(tok.max())
+        hi = _largest(tok)         # (a compiled loop: numpy's max costs more on a small batch)
         if hi >= 0:
             self._maybe_grow(hi, tok.size)
         out = np.empty(tok.size, np.int64)

@@ -43,7 +43,7 @@ import numpy as np
 
 from streamspec.spec.engine import validation_units
 from streamspec.spec._simjoin_batch import MAX_EXACT, plain_batch
-from streamspec.spec._simjoin_rows import shared_rows
+from streamspec.spec._simjoin_rows import plain_changes, shared_rows
 from streamspec.spec._simjoin_similarity import KIND
 from streamspec.spec._simjoin_tokens import TokenNumbering
 from streamspec.spec.errors import (ContractViolation, InvalidParameter, InvalidRecord,
@@ -57,6 +57,7 @@ JOINS = ("self", "rs")
 SIDES = {"R": 0, "S": 1}
 LATENESS = ("error", "drop")
 _I8 = np.dtype(np.int64)
+_F8 = np.dtype(np.float64)
 _I8_MIN, _I8_MAX = -2 ** 63, 2 ** 63 - 1
 _APPLY = "SimJoinEngine._apply"
 _ARRAY = np.ndarray
@@ -311,15 +312,39 @@ class SimJoinEngine:
         of another shape is a ``ContractViolation``."""
         ids = self.ids
         if isinstance(changes, Changes):        # in bulk: each distinct row built once
-            pos, ptr = self._check_changes(changes, len(ts))
-            if not pos:
-                return []
-            rep, first = shared_rows(changes.seq_i, changes.seq_j, changes.score, changes.end,
-                                     changes.ptr)
+            c = changes
+            # the common case (int64 and float64 columns) checked and its distinct rows found in
+            # one compiled pass (_simjoin_rows.plain_changes): a dozen numpy calls cost more than
+            # a small batch's rows; anything else, or a failed check, takes the checks below
+            nu = -1
+            if type(c.pos) is _ARRAY and type(c.ptr) is _ARRAY and type(c.seq_i) is _ARRAY \
+                    and type(c.seq_j) is _ARRAY and type(c.score) is _ARRAY and type(c.end) is _ARRAY \
+                    and c.pos.ndim == 1 and c.ptr.ndim == 1 and c.seq_i.ndim == 1 and c.seq_j.ndim == 1 \
+                    and c.score.ndim == 1 and c.end.ndim == 1 \
+                    and c.pos.dtype == _I8 and c.ptr.dtype == _I8 and c.seq_i.dtype == _I8 \
+                    and c.seq_j.dtype == _I8 and c.score.dtype == _F8 and c.end.dtype == _F8:
+                rows = len(c.seq_i)
+                rep = np.empty(rows, np.int64)
+                u_i, u_j, u_sc, u_e = (np.empty(rows, np.int64), np.empty(rows, np.int64),
+                                       np.empty(rows, np.float64), np.empty(rows, np.float64))
+                nu = plain_changes(c.pos, c.ptr, c.seq_i, c.seq_j, c.score, c.end, c.score.view(_I8),
+                                   c.end.view(_I8), len(ts), rep, u_i, u_j, u_sc, u_e)
+            if nu >= 0:
+                pos, ptr = c.pos.tolist(), c.ptr.tolist()
+                if not pos:
+                    return []
+                u_i, u_j, u_sc, u_e = u_i[:nu], u_j[:nu], u_sc[:nu], u_e[:nu]
+            else:
+                pos, ptr = self._check_changes(changes, len(ts))
+                if not pos:
+                    return []
+                rep, first = shared_rows(changes.seq_i, changes.seq_j, changes.score, changes.end,
+                                         changes.ptr)
+                u_i, u_j, u_sc, u_e = (changes.seq_i[first], changes.seq_j[first], changes.score[first],
+                                       changes.end[first])
             try:        # (every seq is some distinct row's: a seq too large fails here)
-                uniq = list(zip([ids[x] for x in changes.seq_i[first].tolist()],
-                                [ids[x] for x in changes.seq_j[first].tolist()],
-                                changes.score[first].tolist(), changes.end[first].tolist()))
+                uniq = list(zip([ids[x] for x in u_i.tolist()], [ids[x] for x in u_j.tolist()],
+                                u_sc.tolist(), u_e.tolist()))
             except IndexError:
                 top = max(int(changes.seq_i.max()), int(changes.seq_j.max()))
                 raise ContractViolation(

@@ -19,6 +19,7 @@ import numpy as np
 from streamspec.engines.simjoin import _remap, _swoop_index_kernels as IK
 from streamspec.engines.simjoin._buffers import collect, grow as _grow, grow_out
 from streamspec.engines.simjoin import _swoop_kernels as K
+from streamspec.engines.simjoin._swoop_batch import batch_shape
 from streamspec.spec.simjoin import Changes, SimJoinEngine
 
 _I8 = np.int64
@@ -114,18 +115,22 @@ class SwoopEngine(SimJoinEngine):
             self.r_ts, self.rec, self.p_tok = _relayout(m, self.r_ts, self.rec, self.p_tok, n_rec, size)
 
     def _reserve(self, prep) -> None:
-        m = self.meta
-        n_ins = int((prep.op == 0).sum())
-        longest = int(np.diff(prep.tok_ptr).max()) if len(prep.op) else 0
+        # one compiled pass (_swoop_batch.batch_shape): numpy calls cost microseconds each
+        # whatever the batch's length, and at 80% load batches are a few hundred sets
+        n_ins, longest, live, posts = batch_shape(prep.op, prep.tok_ptr, self.meta)
         # padding: a set that would straddle the token ring's end starts at 0 (once per lap)
-        self._grow_rings(n_ins, int(prep.tok.size) + 2 * longest + 1)
+        n_tok = int(prep.tok.size) + 2 * longest + 1
+        # (_grow_rings' own test, on the ints batch_shape read: grows when it would)
+        if live + n_ins > self.rec.shape[0] or posts + n_tok >= self.p_tok.size:
+            self._grow_rings(n_ins, n_tok)
         rows = self.tokens.size * (2 if self.params.join == "rs" else 1)
         if rows > self.lists.shape[0]:       # doubled; a mremap on Linux (no copy)
             self.lists = _remap.grow(self.lists, max(rows, 2 * self.lists.shape[0]), self.lists.shape[0],
                                      zero=True)
-        for name in _SCRATCH:
-            setattr(self, name, _grow(getattr(self, name), longest))
-        self.thr = _grow(self.thr, longest)
+        if longest > min(self.keys.shape[0], self.lens.shape[0], self.order.shape[0], self.thr.shape[0]):
+            for name in _SCRATCH:
+                setattr(self, name, _grow(getattr(self, name), longest))
+            self.thr = _grow(self.thr, longest)
 
     def _grow_stock(self) -> None:
         m = self.meta
@@ -157,7 +162,7 @@ class SwoopEngine(SimJoinEngine):
         moves to a fresh segment twice its size (at |W| = 1e6 the most frequent token's list
         holds ~1e6 entries) then lands on memory that is already there instead of faulting
         in tens of MB at once.  Above the top the arena is unused: the zeros change nothing."""
-        top, size = int(self.meta[K.A_TOP]), self.a_rec.size
+        top, size = self.meta.item(K.A_TOP), self.a_rec.size
         want = min(size, top + max(self.arena_slack, top // 4))
         f = max(self.faulted, top)
         if f < want:

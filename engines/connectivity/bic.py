@@ -272,10 +272,13 @@ class BicEngine(ConnectivityEngine):
             # shorter than build_defer edges would otherwise close a slot, and build,
             # in the next window's triggering call)
             self._settle()
-        if target < 0 and st[lay.DEFER] > 0 and st[lay.J_WANT]:
-            # the last window left queries to a union-find: build the next window's
-            # now, out of its triggering call (kept up to date by the inserts until then)
-            kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)
+        if (target < 0 and st[lay.DEFER] > 0 and st[lay.J_WANT]
+                and kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)):
+            # the last window left queries to a union-find: the next window's is built
+            # now, out of its triggering call, and kept up to date by the inserts until
+            # then; its trigger then reads the query rows and J's rows this evicted, and
+            # the driver's pre-warm brings them back (as after a build)
+            self._warm_due = not self.hold_back
         if (target < 0 and st[lay.DEFER] > 0 and not self.hold_back
                 and (st[lay.B_EP] != built or st[lay.PRE_HI] >= 0)):
             # this call built B, or pre-reduced the last slot: chunk-scale work that

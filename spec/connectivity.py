@@ -106,6 +106,38 @@ def _feed_entry():
     return _FEED
 
 
+# batches of at most this many edges take an eager engine's reused columns when it
+# keeps none of its hook's (``_ScratchColumns``); larger ones allocate theirs
+SCRATCH_EDGES = BATCH
+_SCRATCH_KEPT = 64          # distinct batch sizes whose views are kept; then the memo starts over
+
+
+class _ScratchColumns(dict):
+    """Batch size ``n >= 2`` -> ``(buffer, dense u, dense v, t, fresh ids)``: views of
+    one buffer (key 0) of at least ``5 n`` int64s that ``feed_int64`` fills, for the
+    batches of an eager engine that keeps none of its hook's columns
+    (``retains_columns = False``), reused from call to call: a slide's call then makes
+    no array (``np.empty`` and four slices cost a few microseconds a call on the caches
+    the engine's inserts evict).  Scratch, not state: it pickles empty (views would
+    pickle as unrelated copies)."""
+
+    def __reduce__(self):
+        return (_ScratchColumns, ())
+
+    def columns(self, n: int) -> tuple:
+        """The views for ``n`` edges (``n <= SCRATCH_EDGES``), made and remembered."""
+        buf = self.get(0)
+        if buf is None or buf.size < 5 * n:
+            self.clear()        # (views of the old buffer)
+            cap = min(SCRATCH_EDGES, max(n, 2 * buf.size // 5 if buf is not None else 0))
+            buf = self[0] = np.empty(5 * cap, dtype=np.int64)
+        elif len(self) > _SCRATCH_KEPT:
+            self.clear()
+            self[0] = buf
+        cols = self[n] = (buf, buf[:n], buf[n:2 * n], buf[2 * n:3 * n], buf[3 * n:5 * n])
+        return cols
+
+
 def _row_tuple(key: bytes, answers: np.ndarray) -> tuple:
     """The tuple of bools of the one-row bool array ``answers`` (its bytes:
     ``key``), remembered in ``_ROWS`` when short."""
@@ -380,6 +412,8 @@ class ConnectivityEngine:
     # the reused one-edge columns (u, v, t, fresh ids) when not retains_columns
     # and eager; the class default covers engines pickled before they existed
     _one_edge: tuple | None = None
+    # their reused columns of larger batches (``_ScratchColumns``), made on first use
+    _scratch: "_ScratchColumns | None" = None
     # optional fused one-edge call of eager engines (see the class docstring): the
     # compiled function, its leading arguments, the tuple of the row it last answered
     _trigger_kernel = None
@@ -591,10 +625,19 @@ class ConnectivityEngine:
         one = self._one_edge if n == 1 else None
         # (the table read directly: a method call is a frame on a cold cache)
         if one is None:
-            out = np.empty(5 * n, dtype=np.int64)
+            if self._one_edge is not None and n <= SCRATCH_EDGES:
+                # an eager engine that keeps none of its hook's columns: the views of
+                # its reused buffer for this size (_ScratchColumns)
+                scratch = self._scratch
+                if scratch is None:
+                    scratch = self._scratch = _ScratchColumns()
+                cols = scratch.get(n)
+                out, gu, gv, gt, new = scratch.columns(n) if cols is None else cols
+            else:
+                out = np.empty(5 * n, dtype=np.int64)
+                gu, gv, gt, new = out[:n], out[n:2 * n], out[2 * n:3 * n], out[3 * n:]
             status, fresh, last_t = feed[0](u, v, t, 0 if last is None else last,
                                             last is not None, ids._direct, ids.size, out)
-            gu, gv, gt, new = out[:n], out[n:2 * n], out[2 * n:3 * n], out[3 * n:]
         else:
             # a one-edge call of an engine that keeps none of its hook's
             # columns: the columns are the engine's own, reused (retains_columns)

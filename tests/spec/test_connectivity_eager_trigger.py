@@ -198,3 +198,43 @@ def test_the_suite_catches_an_engine_that_keeps_its_columns_but_says_it_does_not
     assert check(_KeepsColumns, case) is None
     problem = check(Claims, case)
     assert problem is not None and "hold_back=False" in problem.message
+
+
+def test_reused_batch_columns_grow_start_over_and_pickle_empty(monkeypatch):
+    """Batches of two edges or more of an eager engine that keeps none of its hook's
+    columns take views of one reused buffer (``_ScratchColumns``): sizes growing past
+    it, more sizes than it keeps, batches past ``SCRATCH_EDGES`` (allocated), fresh ids
+    in every batch; the answers equal the general path's, and a pickled copy starts
+    with no scratch and goes on alike."""
+    import pickle
+    from streamspec.spec import connectivity as C
+    monkeypatch.setattr(C, "SCRATCH_EDGES", 24)
+    monkeypatch.setattr(C, "_SCRATCH_KEPT", 3)
+    rng = np.random.default_rng(5)
+    edges, t = [], 0
+    for n in [2, 3, 2, 7, 5, 30, 4, 24, 9, 2]:
+        for _ in range(n):
+            edges.append((int(rng.integers(0, 40)), int(rng.integers(0, 40)), t))
+            t += int(rng.integers(0, 2))
+    params = Params(r=6, s=2, workload=[(1, 2), (3, 3), (0, 39)])
+    reused, general = _CopyingOracle(params, hold_back=False), OracleEngine(params, hold_back=False)
+    out, ref, lo = [], [], 0
+    for n in [2, 3, 2, 7, 5, 30, 4, 24, 9, 2]:
+        call = _batch(edges[lo:lo + n])
+        out += list(reused.process(call))
+        ref += list(general.process(call))
+        lo += n
+        if lo > 2:          # (the first call takes the general path: no origin yet)
+            buf = reused._scratch[0]
+            assert (buf.size >= 5 * n or n > 24) and buf.size <= 5 * 24
+            assert len(reused._scratch) <= C._SCRATCH_KEPT + 2
+            assert (n in reused._scratch) == (n <= 24)
+        if lo == 14:
+            copy, done, rest_at = pickle.loads(pickle.dumps(reused)), len(out), lo
+            assert type(copy._scratch) is C._ScratchColumns and not copy._scratch
+    assert reused.vertices.lookup(list(range(40))).tolist() == \
+        general.vertices.lookup(list(range(40))).tolist()
+    expected = evaluate(edges, params)
+    assert out + reused.flush() == ref + general.flush() == expected
+    resumed = list(copy.process(_batch(edges[rest_at:])))
+    assert resumed + copy.flush() == expected[done:]

@@ -5,7 +5,8 @@ in one process, alternated round by round (order flipped each round), same data.
 
   python ab_driver_s38_h2.py KEY EDGES ENGINES ROUNDS VARIANTS
 
-VARIANTS (comma-separated) among:
+VARIANTS (comma-separated) among (the first is the base of the ratios):
+  REV:NAME the driver methods as committed at git revision REV; new: as in the tree
   old      SCRATCH_EDGES = 0: every slide's call allocates its columns (np.empty, 4 slices)
   scratch  SCRATCH_EDGES = BATCH: an eager engine with retains_columns = False reuses them
 ENGINES among null, nullfused (driver_floor_s36.py) and registered names.
@@ -25,10 +26,41 @@ VARIANTS = {
     "old": dict(SCRATCH_EDGES=0),
     "scratch": dict(SCRATCH_EDGES=C.BATCH),
 }
+NEW = dict(C.ConnectivityEngine.__dict__)
+# "REV:NAME": ConnectivityEngine's driver methods as committed at git revision REV (the
+# module loaded under another name from `git show REV:spec/connectivity.py`), the rest
+# of the module as now
+OLD = {}
+
+
+def _methods(rev):
+    if rev not in OLD:
+        import subprocess, types
+        src = subprocess.run(["git", "show", f"{rev}:spec/connectivity.py"], capture_output=True,
+                             text=True, check=True, cwd=Path(__file__).resolve().parents[3]).stdout
+        mod = types.ModuleType(f"h2_connectivity_{rev}")
+        exec(compile(src, f"{rev}:spec/connectivity.py", "exec"), mod.__dict__)
+        for name in ("Edge", "EdgeBatch", "Params", "WindowResult", "_SET_INDEX", "_SET_START",
+                     "_SET_END", "_SET_ANSWERS", "_ROWS", "_FEED"):
+            setattr(mod, name, getattr(C, name))      # the data types and memos shared
+        OLD[rev] = mod
+    return OLD[rev]
+
+
+DRIVER = ("process", "_feed", "_feed_int64", "_feed_checked", "_results", "_accept", "_evaluate",
+          "_trigger_tuple", "_prewarm")
 
 
 def use(variant):
-    for k, v in VARIANTS[variant].items():
+    if ":" in variant:
+        rev = variant.split(":")[0]
+        old = _methods(rev).ConnectivityEngine.__dict__
+        for name in DRIVER:
+            setattr(C.ConnectivityEngine, name, old[name])
+        return
+    for name in DRIVER:
+        setattr(C.ConnectivityEngine, name, NEW[name])
+    for k, v in VARIANTS.get(variant, {}).items():
         setattr(C, k, v)
 
 

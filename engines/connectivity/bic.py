@@ -294,12 +294,15 @@ class BicEngine(ConnectivityEngine):
             # in the next window's triggering call)
             self._settle()
         if (target < 0 and st[lay.DEFER] > 0 and st[lay.J_WANT]
-                and kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)):
+                and kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)
+                and not self.hold_back and len(t) >= lay.WARM_MIN_EDGES):
             # the last window left queries to a union-find: the next window's is built
             # now, out of its triggering call, and kept up to date by the inserts until
-            # then; its trigger then reads the query rows and J's rows this evicted, and
-            # the driver's pre-warm brings them back (as after a build)
-            self._warm_due = not self.hold_back
+            # then.  After a call of lay.WARM_MIN_EDGES inserts or more, which with the
+            # build evicts the query rows and J's rows the trigger reads, the driver's
+            # pre-warm brings them back (as after a backward build); after a shorter
+            # one most are still cached and the dry answer would cost more than it saves
+            self._warm_due = True
         if (target < 0 and st[lay.DEFER] > 0 and not self.hold_back
                 and (st[lay.B_EP] != built or st[lay.PRE_HI] >= 0)):
             # this call built B, or pre-reduced the last slot: chunk-scale work that

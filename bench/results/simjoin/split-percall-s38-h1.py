@@ -1,5 +1,6 @@
 """Per-call split of swoop's process() at small vs large batches (stop 38, H1): one engine per batch size,
-the window filled in batches of 10,000, then N sets; CPU time per call of run_ops, _reserve, _prefault,
+the window filled in batches of 10,000, then N sets in chunks of the largest size, each chunk through
+every engine in turn (order alternating); CPU time per call of run_ops, _reserve, _prefault,
 _collect, _apply, _outputs and add_ints (wrappers cost ~1 us each).
 
     python bench/results/simjoin/split-percall-s38-h1.py WINDOW SETS 135,10000
@@ -35,11 +36,21 @@ for b, e in engs.items():
     wrap(e.tokens, "add_ints", "add_ints")
 gc.collect()
 print("load", os.getloadavg()[0])
-for b, e in engs.items():
-    spent.clear(); tot = 0.0; calls = 0
-    for a in range(w, w + n, b):
-        bt = window_slice(stream, a, min(a + b, w + n))
-        c = pc(); list(e.process(bt)); tot += pc() - c; calls += 1
-    print(f"batch {b}: {1e6*tot/n:.2f} us/set, {1e6*tot/calls:.0f} us/call; per call:",
-          "  ".join(f"{k} {1e6*v/calls:.1f}" for k, v in spent.items()), flush=True)
+# alternated: each chunk of CHUNK sets goes through every engine (in its batch size) before the next
+# chunk, the engines' order alternating, so load changes fall on all sizes alike
+CHUNK = max(batches)
+res = {b: [0.0, 0, {}] for b in engs}
+for q, c0 in enumerate(range(w, w + n, CHUNK)):
+    c1 = min(c0 + CHUNK, w + n)
+    for b in (batches if q % 2 == 0 else batches[::-1]):
+        e = engs[b]
+        spent.clear()
+        for a in range(c0, c1, b):
+            bt = window_slice(stream, a, min(a + b, c1))
+            c = pc(); list(e.process(bt)); res[b][0] += pc() - c; res[b][1] += 1
+        for k, v in spent.items():
+            res[b][2][k] = res[b][2].get(k, 0.0) + v
+for b, (tot, calls, parts) in res.items():
+    print(f"batch {b}: {1e6*tot/n:.2f} us/set, {1e6*tot/calls:.0f} us/call; run_ops {1e6*parts['run_ops']/n:.2f} us/set;"
+          " per call:", "  ".join(f"{k} {1e6*v/calls:.1f}" for k, v in parts.items()), flush=True)
 print("load", os.getloadavg()[0])

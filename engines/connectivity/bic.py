@@ -29,7 +29,10 @@ engine option (``streamspec.spec.registry``) whose other value is the paper's:
   (``_warm_due``; ``ConnectivityEngine._prewarm``): the next window answered
   dry through ``process`` (``_answer_dry``, ``kern.warm``), since that
   chunk-scale work evicted what the next trigger reads (the driver's own
-  steps as much as the query rows).
+  steps as much as the query rows).  Deferred also builds a window's
+  BFBG union-find before its trigger when the last window needed one (see
+  "Window queries" below); ``inside`` answers every window in its
+  triggering call, as the paper does.
 - ``prereduce`` (true by default; ``bic:prereduce=false`` is the paper's full
   reverse scan): on chunks whose slots ``0 .. K-2`` hold at least
   ``prereduce_min`` edges (``lay.PREREDUCE_MIN`` = 16384), the build's reverse
@@ -55,7 +58,14 @@ that a bounded breadth-first search from either node leaves undecided
 edge lists and the pair index; all of a window's searches at most an eighth
 of its BFBG edges; none below 32K BFBG edges, where the union-find is
 cheaper).  On the Orkut-shaped stream the searches decide nearly all open
-queries, reading tens to hundreds of edges.
+queries, reading tens to hundreds of edges.  With the build deferred, when a
+window left queries to that union-find, a call that answers no window builds
+the next window's (``kern.keep_window_uf``: the same scan, out of the
+triggering call) and the inserts until its trigger keep it up to date (each
+registration and F-root move applied to it), so that trigger answers its open
+queries with two finds each; on the scaled Friendster- and Skitter-shaped
+streams (26K- and 6K-edge windows, no searches) that scan was most of the
+triggering call.
 
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes
 it.  Both options change where work is done, never an answer: every spelling

@@ -4,6 +4,9 @@ measure._timed feeds them; CPU clock as measure's 'cpu').  The variants are swit
 in one process, alternated round by round (order flipped each round), same data.
 
   python ab_driver_s38_h2.py KEY EDGES ENGINES ROUNDS VARIANTS
+  python ab_driver_s38_h2.py blocks KEY EDGES ENGINES ENGINES_PER_NAME VARIANTS
+      (one engine, the variants' driver methods swapped every 20 slides; each block's
+      first 2 slides not counted)
 
 VARIANTS (comma-separated) among (the first is the base of the ratios):
   REV:NAME the driver methods as committed at git revision REV; new: as in the tree
@@ -41,7 +44,7 @@ def _methods(rev):
         mod = types.ModuleType(f"h2_connectivity_{rev}")
         exec(compile(src, f"{rev}:spec/connectivity.py", "exec"), mod.__dict__)
         for name in ("Edge", "EdgeBatch", "Params", "WindowResult", "_SET_INDEX", "_SET_START",
-                     "_SET_END", "_SET_ANSWERS", "_ROWS", "_FEED"):
+                     "_SET_END", "_SET_ANSWERS", "_ROWS"):
             setattr(mod, name, getattr(C, name))      # the data types and memos shared
         OLD[rev] = mod
     return OLD[rev]
@@ -82,7 +85,57 @@ def timed(eng, stream, P):
     return np.asarray(trig) * 1e3, np.asarray(rest) * 1e3, total
 
 
+def blocks(eng, stream, P, variants, block=20, skip=2):
+    """One engine; the variants' driver methods swapped every ``block`` slides (round
+    robin), the first ``skip`` slides of each block not counted (code warm-up): per
+    variant the triggering calls, the rest calls and the CPU time per edge."""
+    now = time.process_time
+    got = {v: ([], [], [0.0], [0]) for v in variants}
+    for k, (lo, hi) in enumerate(P):
+        var = variants[(k // block) % len(variants)]
+        if k % block == 0:
+            use(var)
+        a = stream.batch(lo, lo + 1)
+        b = stream.batch(lo + 1, hi) if hi > lo + 1 else None
+        s = now(); out = list(eng.process(a)); m = now()
+        if b is not None:
+            list(eng.process(b))
+        e = now()
+        if out and k % block >= skip:
+            trig, rest, total, fed = got[var]
+            trig.append((m - s) / len(out))
+            rest.append(e - m)
+            total[0] += e - s
+            fed[0] += hi - lo
+    return got
+
+
+def main_blocks(key, edges, names, rounds, variants):
+    stream, params, scale = table1.scratch_point(key, edges, echo=lambda *a, **k: None)
+    P = measure.pieces(stream, params)
+    print(f"{key} scale {scale:.6g} window {params.r*table1.RATE} slide {params.s*table1.RATE} "
+          f"edges; {len(stream)} edges fed; blocks of 20 slides alternated in one engine; "
+          f"{rounds} engines; load {os.getloadavg()[0]:.2f}", flush=True)
+    for name in names:
+        timed(D.engine(name, params), stream, P[:200])
+        for r in range(rounds):
+            order = variants if r % 2 == 0 else variants[::-1]
+            eng = D.engine(name, params)
+            with heap.frozen():
+                got = blocks(eng, stream, P, order)
+            for var in variants:
+                trig, rest, total, fed = got[var]
+                trig, rest = np.asarray(trig) * 1e3, np.asarray(rest) * 1e3
+                print(f"  engine {r} {name:9s} {var:12s} trig P50 {np.percentile(trig,50):.4f} "
+                      f"P95 {np.percentile(trig,95):.4f} rest P50 {np.percentile(rest,50):.4f} ms  "
+                      f"{fed[0]/total[0]:,.0f} e/s  load {os.getloadavg()[0]:.2f}", flush=True)
+    use("new")
+
+
 def main():
+    if sys.argv[1] == "blocks":
+        return main_blocks(sys.argv[2], int(sys.argv[3]), sys.argv[4].split(","), int(sys.argv[5]),
+                           sys.argv[6].split(","))
     key, edges, names, rounds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(","), int(sys.argv[4])
     variants = sys.argv[5].split(",")
     stream, params, scale = table1.scratch_point(key, edges, echo=lambda *a, **k: None)

@@ -314,7 +314,11 @@ def keep_window_uf(st, V2, J, E, M, K, m):
     """Build the union-find ``J`` of the BFBG at the next window's index ``j``
     (TR Section 6, query processing: the union-find over the BFBG edges whose
     index set holds ``j``) between calls, when the last window needed a
-    union-find and the next one is evaluated in the current chunk; ``run``
+    union-find, the BFBG is below ``SEARCH_MIN_EDGES`` edges (where every
+    window with an open query runs the union-find: above it the bounded
+    searches decide most windows, and on the Orkut-shaped stream building
+    ahead after each window they left open cost ~15% of the throughput for
+    no lower P95) and the next window is evaluated in the current chunk; ``run``
     then applies every later registration (``_bic_bfbg._add_bits``) and move
     to it, so it stays the BFBG's at ``j`` until that window's triggering call
     reads it.  The same scan the triggering call would run, moved out of it
@@ -324,7 +328,8 @@ def keep_window_uf(st, V2, J, E, M, K, m):
     j = a % K
     cur = st[CUR]
     if (st[J_WANT] == 0 or j == 0 or st[J_AT] == j or st[PEND] or unsettled(st)
-            or st[B_NV] == 0 or cur // K != (a + K - 1) // K or cur > a + K - 1):
+            or st[B_NV] == 0 or cur // K != (a + K - 1) // K or cur > a + K - 1
+            or st[E_CNT] >= SEARCH_MIN_EDGES):
         return 0
     vcap = V2.shape[0]
     st[J_EP] += 1

@@ -6,6 +6,7 @@ a batch takes every set arrived, at most 10,000, the clock advances by the batch
 time), their batches alternated one for one so both see the same host over time.
 
     python bench/results/simjoin/ab-latency-s37-h2.py --rev HEAD~1 --window 1000000 --sets 1000000 --rate 100000
+    (``--old-side percall``: A is swoop.py and the spec modules at --rev, stop 38's per-call A/B)
 
 Prints per side the latency summary of ``latency.summarize`` and per 100,000 sets each
 side's CPU time a set; outputs are compared at the end (the same top-k lists, by hashes of their text).  The CPU time of garbage collections
@@ -89,9 +90,20 @@ def main(argv=None) -> int:
     ap.add_argument("--window", type=int, default=1_000_000)
     ap.add_argument("--sets", type=int, default=1_000_000)
     ap.add_argument("--rate", type=float, default=100_000.0)
+    ap.add_argument("--old-side", choices=("spec", "percall"), default="spec",
+                    help="what A takes at --rev: the spec boundary (ab_spec_boundary.py, stop 37) or "
+                         "swoop.py and the spec modules (ab-percall-s38-h1.py, stop 38 H1)")
     args = ap.parse_args(argv)
-    d = tempfile.mkdtemp(prefix="ab_lat_")
-    Old = old_engine(at_rev(args.rev, "spec/simjoin.py", d), at_rev(args.rev, "spec/_simjoin_tokens.py", d))
+    if args.old_side == "percall":
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            "ab_percall_s38_h1", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ab-percall-s38-h1.py"))
+        percall = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(percall)
+        Old = percall.old_engine(args.rev)
+    else:
+        d = tempfile.mkdtemp(prefix="ab_lat_")
+        Old = old_engine(at_rev(args.rev, "spec/simjoin.py", d), at_rev(args.rev, "spec/_simjoin_tokens.py", d))
     w = args.window
     stream = GENERATORS["tweet"](w + args.sets, seed=1)
     reps = {}
@@ -102,7 +114,7 @@ def main(argv=None) -> int:
         reps[label] = Replay(e, stream, w, args.sets, args.rate)
     gc.collect()
     gc.callbacks.append(_on_gc)
-    print(f"# A = spec at {args.rev}, B = working tree; |W| = {w}, {args.sets} sets at {args.rate:.0f} sets/s; "
+    print(f"# A = {'swoop.py and spec' if args.old_side == 'percall' else 'spec'} at {args.rev}, B = working tree; |W| = {w}, {args.sets} sets at {args.rate:.0f} sets/s; "
           f"load {os.getloadavg()[0]:.2f}", flush=True)
     turn = 0
     while any(r.i < r.n for r in reps.values()):

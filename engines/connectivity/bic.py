@@ -140,6 +140,7 @@ class BicEngine(ConnectivityEngine):
         w = self.windows
         self._K = w.slots_per_window
         self._m = w.slots_per_slide
+        self._t0, self._g = int(w.t0), int(w.g)     # (``w.g`` computes a gcd: not in a trigger)
         words = (self._K + 63) // 64
         self._st = np.zeros(lay.N_ST, dtype=np.int64)
         for ep in (lay.F_EP, lay.B_EP):
@@ -193,6 +194,8 @@ class BicEngine(ConnectivityEngine):
             self._st = new
         if st is not None and "_J" not in state:
             self._J = np.zeros_like(self._U)
+        if st is not None and "_t0" not in state:
+            self._t0, self._g = int(self.windows.t0), int(self.windows.g)
 
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
@@ -282,28 +285,29 @@ class BicEngine(ConnectivityEngine):
         # no vertices yet: a watermark before the first edge of an empty workload
         if self.vertices is not None and self.vertices.size > self._V.shape[0]:
             self._grow_vertices(self.vertices.size)
-        w = self.windows
         st = self._st
-        built = st[lay.B_EP]
+        built = st[lay.B_EP] if target < 0 else 0
         i0 = 0
         run = _RUN[0] if _RUN else _run_entry()
         while True:
-            status = run(self._st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
-                         self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, w.t0, w.g, i0, target,
-                         self._K, self._m, nw0, out, self._pend)
+            status = run(st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
+                         self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, self._t0, self._g, i0,
+                         target, self._K, self._m, nw0, out, self._pend)
             if status == 0:
                 break
-            i0 = int(self._st[lay.RESUME])
+            i0 = int(st[lay.RESUME])
             self._grow(status)
-        assert upto <= nw0 or int(self._st[lay.NW]) == upto
-        if target < 0 and self._st[lay.DEFER] > 0 and (
-                self._st[lay.C_OLD] >= 0 or self._st[lay.REPLAY] >= 0):
+        if target >= 0:
+            assert st[lay.NW] == upto
+            return out
+        # a call that answers no window: work for the next trigger to find done
+        if st[lay.DEFER] > 0 and (st[lay.C_OLD] >= 0 or st[lay.REPLAY] >= 0):
             # a deferred build still pending at the end of a call that answers no
             # window: finish it here, since the next call may be a trigger (slides
             # shorter than build_defer edges would otherwise close a slot, and build,
             # in the next window's triggering call)
             self._settle()
-        if (target < 0 and st[lay.DEFER] > 0 and st[lay.J_WANT]
+        if (st[lay.DEFER] > 0 and st[lay.J_WANT]
                 and kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)
                 and not self.hold_back and len(t) >= lay.WARM_MIN_EDGES):
             # the last window left queries to a union-find: the next window's is built
@@ -313,7 +317,7 @@ class BicEngine(ConnectivityEngine):
             # pre-warm brings them back (as after a backward build); after a shorter
             # one most are still cached and the dry answer would cost more than it saves
             self._warm_due = True
-        if (target < 0 and st[lay.DEFER] > 0 and not self.hold_back
+        if (st[lay.DEFER] > 0 and not self.hold_back
                 and (st[lay.B_EP] != built or st[lay.PRE_HI] >= 0)):
             # this call built B, or pre-reduced the last slot: chunk-scale work that
             # evicts what the next trigger reads (its query rows, and the driver's

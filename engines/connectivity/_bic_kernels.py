@@ -24,6 +24,7 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch
+from streamspec.spec._connectivity_kernels import feed_one
 from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move,
     _find_pair, u_find as _u_find, u_link, u_move)
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
@@ -31,6 +32,7 @@ from streamspec.engines.connectivity._bic_build import (build_backward, prereduc
 from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP, B_EP, B_NV, E_CNT,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, SEARCH, SEARCH_SHIFT, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, ENEXT, EBNEXT, U_STAMP, U_PARENT, J_AT, J_EP, J_WANT,
+    EDGE, EDGE_STATUS, W_T0, W_G, W_K, W_M, W_END0, W_S,
     EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE, N_V, at)
 
 
@@ -498,6 +500,70 @@ def warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend):
         return 0
     answer_window(st, V2.reshape(V2.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend)
     return 1
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _same_row(out, last, update):
+    """Whether row ``out[0]`` equals ``last`` (0/1 per query, 2 before any); with
+    ``update``, ``last`` becomes the row."""
+    same = 1
+    for q in range(out.shape[1]):
+        x = 1 if out[0, q] else 0
+        if x != last[q]:
+            if update:
+                last[q] = x
+            same = 0
+    return same
+
+
+@njit(cache=True, _nrt=False)
+def trigger(st, V2, U, J, A, W, C, E, M, H, BH, Q, qa, qb, pend, out, last, win,
+            u, v, t, last_t, check_last, table, size, first_window, dry):
+    """A window's triggering call in one compiled call (``ConnectivityEngine``'s
+    fused one-edge call, as ``_msf_kernels.msf_trigger``): the driver's
+    ``feed_one`` (time check, dense ids through the direct ``table``, fresh ids
+    numbered from ``size``) into ``st[EDGE:EDGE + 5]``, then ``run`` on the edge,
+    which answers window ``first_window`` into ``out`` and applies the edge.
+
+    Returns ``(status, fresh ids, fresh id 0, fresh id 1, last time, upto,
+    answered)``: ``status`` as ``feed_one``'s, or ``-3`` (not here, nothing
+    done: not exactly one window due, no room in ``V`` for two fresh vertices,
+    a backward build or rollover pending, or an array that might have to grow);
+    ``answered`` 1 when ``out`` equals the last real row (``last``), 2 when it
+    is a new one, 3 when ``run`` stopped for an array to grow
+    (``st[EDGE_STATUS]``: the engine's ``_trigger_rest`` grows it and resumes).
+    ``dry``: the next window answered on the state as it is (``warm``), nothing
+    applied, status ``-4`` (``-3`` where ``warm`` declines)."""
+    K = win[W_K]
+    m = win[W_M]
+    if dry:
+        if warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend) == 0:
+            return -3, 0, 0, 0, last_t, first_window, 0
+        return -4, 0, 0, 0, last_t, first_window + 1, _same_row(out, last, False)
+    ti = t[0]
+    end0 = win[W_END0]
+    upto = (ti - end0) // win[W_S] + 1 if ti >= end0 else 0
+    if upto < first_window:
+        upto = first_window
+    if (upto != first_window + 1 or size + 2 > V2.shape[0] or st[PEND] or unsettled(st)
+            or st[COUNT] + 1 >= C.shape[1] or st[E_CNT] + EDGE_HEADROOM > E.shape[0]
+            or 2 * (st[H_USED] + H_HEADROOM) > H.shape[0]):
+        return -3, 0, 0, 0, last_t, upto, 0
+    gu = st[EDGE:EDGE + 1]
+    gv = st[EDGE + 1:EDGE + 2]
+    gt = st[EDGE + 2:EDGE + 3]
+    status, nf, tl = feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt,
+                              st[EDGE + 3:EDGE + 5])
+    if status != -1:
+        return status, 0, 0, 0, tl, upto, 0
+    f0 = st[EDGE + 3]
+    f1 = st[EDGE + 4]
+    done = run(st, V2, U, J, A, W, C, E, M, H, BH, Q, qa, qb, gt, gu, gv, win[W_T0], win[W_G], 0,
+               first_window * m + K, K, m, first_window, out, pend)
+    if done != 0:
+        st[EDGE_STATUS] = done
+        return status, nf, f0, f1, tl, upto, 3
+    return status, nf, f0, f1, tl, upto, 1 if _same_row(out, last, True) else 2
 
 
 @njit(cache=True)

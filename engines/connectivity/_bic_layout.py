@@ -80,7 +80,14 @@ PRE_STOP = 26      # 1: a pre-reduction that keeps most of what it reads may sto
 # holds the BFBG at (-1: none kept), its epoch, and 1 when the last window
 # answered left queries to a union-find (so the next one is worth keeping)
 J_AT, J_EP, J_WANT = range(27, 30)
-N_ST = 30
+# the fused triggering call's edge (``_bic_kernels.trigger``): dense u, dense v, time,
+# two fresh ids, and the status ``run`` stopped with (an array to grow first)
+EDGE = 30
+EDGE_STATUS = 35
+N_ST = 36
+# the fused call's window scalars (``BicEngine._win``): origin, slot length, slots a
+# chunk and a slide, the first window's end, the slide
+W_T0, W_G, W_K, W_M, W_END0, W_S = range(6)
 # V columns
 F_STAMP, F_PARENT, F_SIZE, HF_HEAD, B_STAMP, B_PARENT, B_ELABEL, B_VLABEL = range(8)
 N_V = 8

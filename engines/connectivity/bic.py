@@ -82,6 +82,7 @@ from streamspec.spec._numba import entry_point
 from streamspec.spec.connectivity import ConnectivityEngine
 
 _RUN: list = []         # kern.run's compiled entry point (``_run_entry``)
+_TRIGGER: list = []     # kern.trigger's (``_trigger_entry``)
 
 
 def _run_entry():
@@ -99,6 +100,20 @@ def _run_entry():
                                 col, col, col, i64, i64, i64, i64, i64, i64, i64,
                                 types.boolean[:, :], types.int64[:, ::1]))
     return _RUN[0]
+
+
+def _trigger_entry():
+    """``kern.trigger`` compiled for the arguments the driver passes
+    (``ConnectivityEngine._trigger_kernel``: the engine's C-contiguous arrays,
+    the batch's 1-d int64 columns, the direct table), as the compiled function itself."""
+    if not _TRIGGER:
+        from numba import types
+        i64, i32c, i64c, col = types.int64, types.int32[:, ::1], types.int64[::1], types.int64[:]
+        _TRIGGER.append(entry_point(kern.trigger, i64c, i32c, i32c, i32c, i32c, types.int32[::1], i32c,
+                                    i32c, types.uint64[:, ::1], types.int64[:, ::1], i64c, i64c, i64c, i64c,
+                                    types.int64[:, ::1], types.boolean[:, ::1], i64c, i64c,
+                                    col, col, col, i64, types.boolean, col, i64, i64, types.boolean))
+    return _TRIGGER[0]
 
 
 
@@ -163,6 +178,11 @@ class BicEngine(ConnectivityEngine):
         self._qb = np.ascontiguousarray(q[:, 1], dtype=np.int64)
         self._no_answers = np.zeros((0, self._nq), dtype=bool)
         self._one_answer = np.zeros((1, self._nq), dtype=bool)
+        # the fused triggering call (``_fuse_trigger``): its row, the last real row
+        # answered (0/1, 2 before any), the window's scalars
+        self._trigger_answers = self._one_answer
+        self._last = np.full(self._nq, 2, dtype=np.int64)
+        self._win = np.array([w.t0, w.g, self._K, self._m, w.t0 + w.r, w.s], dtype=np.int64)
         self._pend = np.empty((3, max(self._nq, 1)), dtype=np.int64)   # run's scratch
         self._V = np.zeros((0, lay.N_V), dtype=np.int32)
         self._A = np.zeros((0, lay.N_A), dtype=np.int32)
@@ -178,6 +198,7 @@ class BicEngine(ConnectivityEngine):
         self._BH = np.zeros(0, dtype=np.int64)
         self._Q = np.empty(self.search_reads + 1, dtype=np.int64)    # a query search's queue
         self._grow_vertices(self.n_vertices)
+        self._fuse_trigger()
 
     def __setstate__(self, state: dict) -> None:
         """Unpickling; a state pickled before ``st[PRE_REST]`` and ``st[PRE_STOP]``
@@ -196,6 +217,44 @@ class BicEngine(ConnectivityEngine):
             self._J = np.zeros_like(self._U)
         if st is not None and "_t0" not in state:
             self._t0, self._g = int(self.windows.t0), int(self.windows.g)
+        if st is not None and "_win" not in state:          # pickled before the fused call
+            w = self.windows
+            self._trigger_answers = self._one_answer
+            self._last = np.full(self._nq, 2, dtype=np.int64)
+            self._win = np.array([w.t0, w.g, self._K, self._m, w.t0 + w.r, w.s], dtype=np.int64)
+        if st is not None:
+            self._fuse_trigger()
+
+    def _fuse_trigger(self) -> None:
+        """Hand the driver the fused one-edge call (``ConnectivityEngine._trigger_kernel``,
+        ``kern.trigger``) and its leading arguments, for an eager engine; after every
+        growth (the arguments are the arrays themselves)."""
+        if self._one_edge is None:
+            self._trigger_args = None
+            return
+        if BicEngine._trigger_kernel is None:
+            # (static: under NUMBA_DISABLE_JIT the entry point is a plain function,
+            # which a class attribute would bind to the engine)
+            BicEngine._trigger_kernel = staticmethod(_trigger_entry())
+        self._trigger_args = (self._st, self._V, self._U, self._J, self._A, self._W, self._C, self._E,
+                              self._M, self._H, self._BH, self._Q, self._qa, self._qb, self._pend,
+                              self._one_answer, self._last, self._win)
+
+    def _trigger_rest(self, lo):
+        # kern.trigger fed the edge (st[EDGE:EDGE + 3]) and stopped for an array to
+        # grow (st[EDGE_STATUS]): grow it and resume, as _run does
+        st = self._st
+        e = st[lay.EDGE:lay.EDGE + 3].copy()
+        status = int(st[lay.EDGE_STATUS])
+        run = _RUN[0] if _RUN else _run_entry()
+        while status:
+            i0 = int(st[lay.RESUME])
+            self._grow(status)
+            status = run(st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
+                         self._H, self._BH, self._Q, self._qa, self._qb, e[2:3], e[0:1], e[1:2], self._t0,
+                         self._g, i0, lo * self._m + self._K, self._K, self._m, lo, self._one_answer,
+                         self._pend)
+        self._last[:] = self._one_answer[0]
 
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
@@ -234,6 +293,8 @@ class BicEngine(ConnectivityEngine):
         self._J.fill(0)
         A[old:] = 0
         W[old:] = 0
+        if self._trigger_args is not None:
+            self._fuse_trigger()
 
     def _grow(self, status: int) -> None:
         st = self._st
@@ -241,6 +302,7 @@ class BicEngine(ConnectivityEngine):
             C = np.zeros((3, 2 * self._C.shape[1]), dtype=np.int32)
             C[:, :self._C.shape[1]] = self._C
             self._C = C
+            self._fuse_trigger()
             return
         need = int(st[lay.E_CNT]) + lay.EDGE_HEADROOM
         if need > self._E.shape[0]:
@@ -250,6 +312,7 @@ class BicEngine(ConnectivityEngine):
             M = np.zeros((cap, self._M.shape[1]), dtype=np.uint64)
             M[:self._M.shape[0]] = self._M
             self._E, self._M = E, M
+            self._fuse_trigger()
         if 2 * (int(st[lay.H_USED]) + lay.H_HEADROOM) <= self._H.shape[0]:
             return
         cap = self._H.shape[0]
@@ -257,6 +320,7 @@ class BicEngine(ConnectivityEngine):
             cap *= 2
         self._H = np.full((cap, 2), -1, dtype=np.int64)
         st[lay.H_USED] = bfbg.rehash(self._E, st[lay.E_CNT], self._H)
+        self._fuse_trigger()
 
     def _settle(self) -> None:
         """Finish a deferred backward build (``kern.settle``) before B is read."""

@@ -288,7 +288,7 @@ def test_deferred_build_never_waits_for_a_trigger(build):
 @pytest.mark.parametrize("build", ["deferred", "inside"])
 def test_prewarm_after_each_build(build, monkeypatch):
     # the call that builds a chunk's B (deferred) asks the driver for a pre-warm:
-    # the next window answered dry (kern.warm, through process() and _results),
+    # the next window answered dry (kern.warm, in the fused call kern.trigger),
     # once per chunk, its row dropped; the paper's placement asks for none.  The
     # answers are the reference's with the pre-warm and without it (NO_PREWARM).
     from streamspec.spec import connectivity as conn
@@ -304,12 +304,16 @@ def test_prewarm_after_each_build(build, monkeypatch):
     for edges_at in (conn.PREWARM, conn.NO_PREWARM):
         engine = Registry.get("connectivity", f"bic:build={build}")(params, hold_back=False)
         dry = []
-        answer_dry = engine._answer_dry
-        def spy(lo):
-            row = answer_dry(lo)
-            dry.append((lo, row is not None))
-            return row
-        monkeypatch.setattr(engine, "_answer_dry", spy)
+        # an eager bic answers dry through its fused triggering call (kern.trigger)
+        from streamspec.engines.connectivity.bic import _trigger_entry
+        fused = _trigger_entry()
+
+        def spy(*args):
+            got = fused(*args)
+            if args[-1]:                                    # dry
+                dry.append((args[-2], got[0] == -4))
+            return got
+        monkeypatch.setattr(engine, "_trigger_kernel", spy)
         got = []
         with conn.prewarm_after(edges_at):
             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n]):
@@ -317,6 +321,7 @@ def test_prewarm_after_each_build(build, monkeypatch):
                 got += list(engine.process(EdgeBatch(u[lo + 1:hi], v[lo + 1:hi], t[lo + 1:hi])))
                 assert "_warm_due" not in vars(engine)      # cleared by the driver
         assert got + engine.flush() == want
+        assert engine._trigger_args is not None
         # chunks 0..4 are built in the rest's call of the next chunk's first slide,
         # before window 7c + 1 (its trigger closes that slide): each answered dry;
         # so is every window whose union-find was kept for it (at most one a window)

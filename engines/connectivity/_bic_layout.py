@@ -129,11 +129,13 @@ NO_PREREDUCE = 1 << 62
 SEARCH_READS = 4096
 # default st[SEARCH_SHIFT]: a window's searches read at most an eighth of its BFBG edges
 SEARCH_SHIFT_DEFAULT = 3
-# a call of at least this many inserts that ends by building the kept union-find
-# (``bic.BicEngine._run``) asks the driver for a pre-warm: on table1's scaled
-# FS (1,300-edge slides) it lowered the trigger's P95 by ~40% for a few percent
-# of throughput; on the scaled SC (300-edge slides) by ~25% for ~13%
-WARM_MIN_EDGES = 1024
+# a call of at least this many inserts that answers no window builds the next
+# window's union-find (when the last one needed one) and asks the driver for a
+# pre-warm (``bic.BicEngine._run``).  On table1's scaled FS (1,300-edge slides)
+# the two lowered the trigger's P95 ~3x for 10-18% of the throughput; on the
+# scaled SC (300-edge slides) by ~20% for ~25% of it
+# (bench/results/connectivity/bic-kept-uf-s38.log)
+KEEP_MIN_EDGES = 1024
 # last-slot edges linked in W per insert once the pre-reduction is done: one
 # for the edge itself, the rest to catch up with the edges that arrived before
 L_STEP = 4

@@ -371,15 +371,14 @@ class BicEngine(ConnectivityEngine):
             # shorter than build_defer edges would otherwise close a slot, and build,
             # in the next window's triggering call)
             self._settle()
-        if (st[lay.DEFER] > 0 and st[lay.J_WANT]
+        if (st[lay.DEFER] > 0 and st[lay.J_WANT] and len(t) >= lay.KEEP_MIN_EDGES
                 and kern.keep_window_uf(st, self._V, self._J, self._E, self._M, self._K, self._m)
-                and not self.hold_back and len(t) >= lay.WARM_MIN_EDGES):
-            # the last window left queries to a union-find: the next window's is built
-            # now, out of its triggering call, and kept up to date by the inserts until
-            # then.  After a call of lay.WARM_MIN_EDGES inserts or more, which with the
-            # build evicts the query rows and J's rows the trigger reads, the driver's
-            # pre-warm brings them back (as after a backward build); after a shorter
-            # one most are still cached and the dry answer would cost more than it saves
+                and not self.hold_back):
+            # the last window left queries to a union-find: after a call of
+            # lay.KEEP_MIN_EDGES inserts or more the next window's is built now, out of
+            # its triggering call, and kept up to date by the inserts until then; the
+            # call and the build evicted the query rows and J's rows the trigger reads,
+            # and the driver's pre-warm brings them back (as after a backward build)
             self._warm_due = True
         if (st[lay.DEFER] > 0 and not self.hold_back
                 and (st[lay.B_EP] != built or st[lay.PRE_HI] >= 0)):

@@ -599,6 +599,8 @@ def test_kept_union_find_answers_as_the_reference(seed, monkeypatch):
     # pickling and dry pre-warms between calls, so the kept union-find is built
     # after a call, updated by the inserts that follow, pickled and read
     from streamspec.spec import connectivity as spec_conn
+    from streamspec.engines.connectivity import _bic_layout as lay
+    monkeypatch.setattr(lay, "KEEP_MIN_EDGES", 1)      # kept after every call, however short
     built = _counting_keep(monkeypatch)
     rng = np.random.default_rng(seed)
     n, nv, per_t = 6000, 300 + 100 * seed, 6
@@ -626,6 +628,8 @@ def test_kept_union_find_answers_as_the_reference(seed, monkeypatch):
 
 def test_kept_union_find_only_where_the_build_is_deferred(monkeypatch):
     # the paper's placement (build=inside) answers every window in its trigger
+    from streamspec.engines.connectivity import _bic_layout as lay
+    monkeypatch.setattr(lay, "KEEP_MIN_EDGES", 1)
     built = _counting_keep(monkeypatch)
     rng = np.random.default_rng(3)
     n, nv = 3000, 300
@@ -640,9 +644,10 @@ def test_kept_union_find_only_where_the_build_is_deferred(monkeypatch):
     assert built == []
 
 
-def test_state_pickled_before_the_kept_union_find_loads():
+def test_state_pickled_before_the_kept_union_find_loads(monkeypatch):
     # 27 scalars and no J (as pickled before it existed): resumes with none kept
     from streamspec.engines.connectivity import _bic_layout as lay
+    monkeypatch.setattr(lay, "KEEP_MIN_EDGES", 1)
     rng = np.random.default_rng(8)
     n, nv = 4000, 300
     u, v = rng.integers(0, nv, n), rng.integers(0, nv, n)

@@ -70,3 +70,28 @@ def feed_one(u, v, t, last_t, check_last, table, size, gu, gv, gt, fresh):
     gv[0] = table[b]
     gt[0] = ti
     return -1, nf, ti
+
+
+# -- the fused one-edge triggering call's shared steps (``ConnectivityEngine._trigger_kernel``:
+# ``_msf_kernels.msf_trigger``, ``_bic_kernels.trigger``)
+
+@njit(cache=True, _nrt=False, inline="always")
+def windows_due(ti, end0, s, first_window):
+    """``SlidingWindows.due_before(ti)`` (the first window ending at ``end0``, one a
+    slide ``s`` after), at least ``first_window``."""
+    upto = (ti - end0) // s + 1 if ti >= end0 else 0
+    return upto if upto > first_window else first_window
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def same_row(out, last, update):
+    """Whether row ``out[0]`` equals ``last`` (0/1 per query; 2 before any row); with
+    ``update``, ``last`` becomes the row (the fused call's ``answered`` 1 or 2)."""
+    same = 1
+    for q in range(out.shape[1]):
+        x = 1 if out[0, q] else 0
+        if x != last[q]:
+            if update:
+                last[q] = x
+            same = 0
+    return same

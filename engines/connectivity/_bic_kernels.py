@@ -24,7 +24,7 @@ import numpy as np
 from streamspec.spec._numba import njit
 
 from streamspec.engines._prefetch import prefetch
-from streamspec.spec._connectivity_kernels import feed_one
+from streamspec.spec._connectivity_kernels import feed_one, same_row, windows_due
 from streamspec.engines.connectivity._bic_bfbg import (f_find, b_find_at, index_pairs, register, move,
     _find_pair, u_find as _u_find, u_link, u_move)
 from streamspec.engines.connectivity._bic_build import (build_backward, prereduce_start,
@@ -502,20 +502,6 @@ def warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend):
     return 1
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _same_row(out, last, update):
-    """Whether row ``out[0]`` equals ``last`` (0/1 per query, 2 before any); with
-    ``update``, ``last`` becomes the row."""
-    same = 1
-    for q in range(out.shape[1]):
-        x = 1 if out[0, q] else 0
-        if x != last[q]:
-            if update:
-                last[q] = x
-            same = 0
-    return same
-
-
 @njit(cache=True, _nrt=False)
 def trigger(st, V2, U, J, A, W, C, E, M, H, BH, Q, qa, qb, pend, out, last, win,
             u, v, t, last_t, check_last, table, size, first_window, dry):
@@ -539,12 +525,9 @@ def trigger(st, V2, U, J, A, W, C, E, M, H, BH, Q, qa, qb, pend, out, last, win,
     if dry:
         if warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend) == 0:
             return -3, 0, 0, 0, last_t, first_window, 0
-        return -4, 0, 0, 0, last_t, first_window + 1, _same_row(out, last, False)
+        return -4, 0, 0, 0, last_t, first_window + 1, same_row(out, last, False)
     ti = t[0]
-    end0 = win[W_END0]
-    upto = (ti - end0) // win[W_S] + 1 if ti >= end0 else 0
-    if upto < first_window:
-        upto = first_window
+    upto = windows_due(ti, win[W_END0], win[W_S], first_window)
     if (upto != first_window + 1 or size + 2 > V2.shape[0] or st[PEND] or unsettled(st)
             or st[COUNT] + 1 >= C.shape[1] or st[E_CNT] + EDGE_HEADROOM > E.shape[0]
             or 2 * (st[H_USED] + H_HEADROOM) > H.shape[0]):
@@ -563,7 +546,7 @@ def trigger(st, V2, U, J, A, W, C, E, M, H, BH, Q, qa, qb, pend, out, last, win,
     if done != 0:
         st[EDGE_STATUS] = done
         return status, nf, f0, f1, tl, upto, 3
-    return status, nf, f0, f1, tl, upto, 1 if _same_row(out, last, True) else 2
+    return status, nf, f0, f1, tl, upto, 1 if same_row(out, last, True) else 2
 
 
 @njit(cache=True)

@@ -60,7 +60,7 @@ Only ``@njit`` functions over numpy arrays and scalars live here.
 """
 from __future__ import annotations
 
-from streamspec.spec._connectivity_kernels import feed_one
+from streamspec.spec._connectivity_kernels import feed_one, same_row, windows_due
 from streamspec.spec._numba import njit
 
 from streamspec.engines.connectivity._msf_layout import (COUNT, EDGE, INF, LAST_T, MODE, N_V,
@@ -460,20 +460,6 @@ def msf_run_link_cut(V, st, LT, ET, u, v, t, Q, out, first_window, upto):
     return w
 
 
-@njit(cache=True, _nrt=False, inline="always")
-def _same_row(out, last, update):
-    """Whether row ``out[0]`` equals ``last`` (0/1 per query); with ``update``, ``last``
-    becomes the row."""
-    same = 1
-    for q in range(out.shape[1]):
-        x = 1 if out[0, q] else 0
-        if x != last[q]:
-            if update:
-                last[q] = x
-            same = 0
-    return same
-
-
 @njit(cache=True, _nrt=False)
 def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_window, dry):
     """A one-edge ``process`` call of an eager engine in one compiled call (issue 28: a
@@ -506,13 +492,10 @@ def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_w
             return -3, 0, 0, 0, last_t, first_window, 0
         none = st[EDGE:EDGE]
         msf_run(V, st, none, none, none, Q, out, first_window, first_window + 1)
-        same = _same_row(out, Q[QLAST], False)
+        same = same_row(out, Q[QLAST], False)
         return -4, 0, 0, 0, last_t, first_window + 1, same
     ti = t[0]
-    end0 = st[T0] + st[R]
-    upto = (ti - end0) // st[S] + 1 if ti >= end0 else 0
-    if upto < first_window:
-        upto = first_window
+    upto = windows_due(ti, st[T0] + st[R], st[S], first_window)
     if upto != first_window + 1 or size + 2 > V.shape[0] or st[MODE] == 1:
         return -3, 0, 0, 0, last_t, upto, 0
     gu = st[EDGE:EDGE + 1]
@@ -527,4 +510,4 @@ def msf_trigger(V, st, Q, out, u, v, t, last_t, check_last, table, size, first_w
     done = msf_run(V, st, gu, gv, gt, Q, out, first_window, upto)
     if done < 0:
         return status, nf, f0, f1, tl, upto, 3
-    return status, nf, f0, f1, tl, upto, 1 if _same_row(out, Q[QLAST], True) else 2
+    return status, nf, f0, f1, tl, upto, 1 if same_row(out, Q[QLAST], True) else 2

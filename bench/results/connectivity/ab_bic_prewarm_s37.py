@@ -17,6 +17,9 @@ from streamspec.bench import heap
 from streamspec.bench.connectivity import measure, table1
 from streamspec.spec import connectivity as conn
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from driver_floor_s36 import slide  # noqa: E402  (the timed slide, shared by the A/Bs here)
+
 
 def main():
     key, edges, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
@@ -36,14 +39,10 @@ def main():
             lat, idx, total = [], [], 0.0
             with conn.prewarm_after(conn.PREWARM if mode == "on" else conn.NO_PREWARM), heap.frozen():
                 for trig, rest in batches:
-                    s = now()
-                    out = list(engine.process(trig))
-                    m = now()
-                    if rest is not None:
-                        list(engine.process(rest))
-                    total += now() - s
+                    out, tt, tr = slide(engine, trig, rest, now)
+                    total += tt + tr
                     for r in out:
-                        lat.append((m - s) / len(out))
+                        lat.append(tt / len(out))
                         idx.append(r.index)
             lat, idx = np.array(lat) * 1e3, np.array(idx)
             p50 = [np.percentile(lat[idx % K == q], 50) for q in range(K)]

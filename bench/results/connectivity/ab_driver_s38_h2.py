@@ -72,16 +72,12 @@ def timed(eng, stream, P):
     trig, rest = [], []
     total = 0.0
     for lo, hi in P:
-        a = stream.batch(lo, lo + 1)
-        b = stream.batch(lo + 1, hi) if hi > lo + 1 else None
-        s = now(); out = list(eng.process(a)); m = now()
-        if b is not None:
-            list(eng.process(b))
-        e = now()
-        total += e - s
+        out, tt, tr = D.slide(eng, stream.batch(lo, lo + 1),
+                              stream.batch(lo + 1, hi) if hi > lo + 1 else None, now)
+        total += tt + tr
         if out:
-            trig.append((m - s) / len(out))
-            rest.append(e - m)
+            trig.append(tt / len(out))
+            rest.append(tr)
     return np.asarray(trig) * 1e3, np.asarray(rest) * 1e3, total
 
 
@@ -95,17 +91,13 @@ def blocks(eng, stream, P, variants, block=20, skip=2):
         var = variants[(k // block) % len(variants)]
         if k % block == 0:
             use(var)
-        a = stream.batch(lo, lo + 1)
-        b = stream.batch(lo + 1, hi) if hi > lo + 1 else None
-        s = now(); out = list(eng.process(a)); m = now()
-        if b is not None:
-            list(eng.process(b))
-        e = now()
+        out, tt, tr = D.slide(eng, stream.batch(lo, lo + 1),
+                              stream.batch(lo + 1, hi) if hi > lo + 1 else None, now)
         if out and k % block >= skip:
             trig, rest, total, fed = got[var]
-            trig.append((m - s) / len(out))
-            rest.append(e - m)
-            total[0] += e - s
+            trig.append(tt / len(out))
+            rest.append(tr)
+            total[0] += tt + tr
             fed[0] += hi - lo
     return got
 

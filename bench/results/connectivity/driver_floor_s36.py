@@ -63,6 +63,18 @@ class NullFused(Null):
         NullFused._trigger_kernel = staticmethod(NullFused._entry)
         self._trigger_args = (self._st, self._trigger_answers)
 
+def slide(engine, trig, rest, now=time.process_time):
+    """One slide as measure._timed feeds it: the triggering edge's batch alone (timed),
+    then the slide's rest (``None``: none).  Returns the windows answered, the
+    triggering call's time and the rest's (the results scripts' A/Bs share this)."""
+    s = now()
+    out = list(engine.process(trig))
+    m = now()
+    if rest is not None:
+        list(engine.process(rest))
+    return out, m - s, now() - m
+
+
 def timed(engine, stream, params, now=time.process_time, info=None):
     """The triggering calls' CPU time; ``info`` (a list) gets, per window, the call's
     minor page faults and voluntary / involuntary context switches (getrusage, read

@@ -31,6 +31,9 @@ from streamspec.engines.simjoin import swoop as S
 from streamspec.spec import simjoin as SJ
 from streamspec.spec.simjoin import Params
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ab_spec_boundary import filled  # noqa: E402  (an engine with its window filled)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 FILES = {"ab_old_rows": "spec/_simjoin_rows.py", "ab_old_tokens": "spec/_simjoin_tokens.py",
          "ab_old_simjoin": "spec/simjoin.py", "ab_old_batch": "engines/simjoin/_swoop_batch.py",
@@ -75,14 +78,7 @@ def main(argv=None):
     Old = old_engine(args.rev)
     w, n = args.window, args.sets
     stream = tweet_like(w + args.rounds * n + 200, seed=1)
-    engines = {}
-    for label, cls in (("A", Old), ("B", S.SwoopEngine)):
-        warm = cls(Params(k=10, w=w))            # compile and load kernels outside the clock
-        list(warm.process(window_slice(stream, 0, 200)))
-        e = cls(Params(k=10, w=w))
-        for a in range(0, w, 10_000):
-            list(e.process(window_slice(stream, a, min(a + 10_000, w))))
-        engines[label] = e
+    engines = {label: filled(cls, stream, w, 10_000) for label, cls in (("A", Old), ("B", S.SwoopEngine))}
     gc.collect()
     print(f"# |W| = {w}, k = 10, {n} sets a round in batches of {args.batch}; A = {args.rev}, "
           f"B = working tree; load {os.getloadavg()[0]:.2f}", flush=True)

@@ -83,6 +83,17 @@ def _wrap(obj, name, spent, key):
     setattr(obj, name, timed)
 
 
+def filled(cls, stream, w, step):
+    """An engine of ``cls`` (k = 10) with its window of ``w`` sets filled in batches of
+    ``step``, after a throwaway one compiled and loaded the kernels outside the clock."""
+    warm = cls(Params(k=10, w=w))
+    list(warm.process(window_slice(stream, 0, 200)))
+    e = cls(Params(k=10, w=w))
+    for a in range(0, w, step):
+        list(e.process(window_slice(stream, a, min(a + step, w))))
+    return e
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--rev", default="HEAD")
@@ -99,14 +110,7 @@ def main(argv=None):
     Old = old_engine(old_sj, old_tk)
     w, n = args.window, args.sets
     stream = tweet_like(w + args.rounds * n + 200, seed=1)
-    engines = {}
-    for label, cls in (("A", Old), ("B", S.SwoopEngine)):
-        warm = cls(Params(k=10, w=w))            # compile and load kernels outside the clock
-        list(warm.process(window_slice(stream, 0, 200)))
-        e = cls(Params(k=10, w=w))
-        for a in range(0, w, args.batch):
-            list(e.process(window_slice(stream, a, min(a + args.batch, w))))
-        engines[label] = e
+    engines = {label: filled(cls, stream, w, args.batch) for label, cls in (("A", Old), ("B", S.SwoopEngine))}
     spent = {(label, part): 0.0 for label in engines for part in PARTS}
     for label, e in engines.items():            # per-part CPU time (the wrappers cost A and B alike)
         _wrap(e.tokens, "add_ints", spent, (label, "tokens"))

@@ -33,7 +33,7 @@ from streamspec.engines.connectivity._bic_layout import (CUR, PEND, COUNT, F_EP,
     H_USED, U_EP, NW, RESUME, C_OLD, REPLAY, DEFER, SEARCH, SEARCH_SHIFT, F_STAMP, F_PARENT, F_SIZE, HF_HEAD,
     CU, CV, CP, PRE_HI, PRE_POS, PRE_STEP, EB, EF, ENEXT, EBNEXT, U_STAMP, U_PARENT, J_AT, J_EP, J_WANT,
     EDGE, EDGE_STATUS, W_T0, W_G, W_K, W_M, W_END0, W_S,
-    EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, ONE, N_V, at)
+    EDGE_HEADROOM, T_SMALL, H_HEADROOM, L_STEP, KEEP_STREAK, ONE, N_V, at)
 
 
 # edges ahead whose vertex rows are asked for (``prefetch``): the V rows
@@ -245,14 +245,17 @@ def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend):
         pend[2, npend] = bF + vcap if bF != -1 else bB
         npend += 1
     # a union-find is worth keeping for the next window when this one needs one
-    # (``keep_window_uf``); the flag is this window's, whatever decides it below
+    # (``keep_window_uf``): the count of windows in a row that did, this one's
+    # whatever decides it below
+    streak = st[J_WANT]
     st[J_WANT] = 0
     if npend == 0:
         return
     if st[J_AT] == j:
         # the union-find of the BFBG at j, kept since the last call
-        # (``keep_window_uf``): two finds a query, no search, no scan
-        st[J_WANT] = 1
+        # (``keep_window_uf``): two finds a query, no search, no scan (so the
+        # streak that had it built stands)
+        st[J_WANT] = max(streak, 1)
         ep = st[J_EP]
         for k in range(npend):
             a = _bfbg_node(J, pend[1, k], vcap, ep)
@@ -296,7 +299,7 @@ def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend):
             left += 1
     if left == 0:
         return
-    st[J_WANT] = 1
+    st[J_WANT] = min(streak + 1, KEEP_STREAK)
     npend = left
     # Union-find over the B-nodes only: an F-root is represented by the first
     # B-node seen with it (rows vcap + y), so an F-root with a single valid edge
@@ -316,11 +319,12 @@ def keep_window_uf(st, V2, J, E, M, K, m):
     """Build the union-find ``J`` of the BFBG at the next window's index ``j``
     (TR Section 6, query processing: the union-find over the BFBG edges whose
     index set holds ``j``) between calls, when the last window needed a
-    union-find, the BFBG is below ``SEARCH_MIN_EDGES`` edges (where every
-    window with an open query runs the union-find: above it the bounded
-    searches decide most windows, and on the Orkut-shaped stream building
-    ahead after each window they left open cost ~15% of the throughput for
-    no lower P95) and the next window is evaluated in the current chunk; ``run``
+    union-find (``KEEP_STREAK`` windows in a row when the BFBG holds
+    ``SEARCH_MIN_EDGES`` edges or more: above that the bounded searches run
+    first and decide most windows on most streams, and on the Orkut-shaped
+    stream building ahead after each window they left open cost ~15% of the
+    throughput for no lower P95; below it every window with an open query runs
+    the union-find) and the next window is evaluated in the current chunk; ``run``
     then applies every later registration (``_bic_bfbg._add_bits``) and move
     to it, so it stays the BFBG's at ``j`` until that window's triggering call
     reads it.  The same scan the triggering call would run, moved out of it
@@ -331,7 +335,7 @@ def keep_window_uf(st, V2, J, E, M, K, m):
     cur = st[CUR]
     if (st[J_WANT] == 0 or j == 0 or st[J_AT] == j or st[PEND] or unsettled(st)
             or st[B_NV] == 0 or cur // K != (a + K - 1) // K or cur > a + K - 1
-            or st[E_CNT] >= SEARCH_MIN_EDGES):
+            or (st[E_CNT] >= SEARCH_MIN_EDGES and st[J_WANT] < KEEP_STREAK)):
         return 0
     vcap = V2.shape[0]
     st[J_EP] += 1
@@ -498,7 +502,9 @@ def warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend):
     a = st[NW] * m
     if st[CUR] != a + K - 1 or st[PEND] or unsettled(st):
         return 0
+    streak = st[J_WANT]         # (the real answer counts, not this one)
     answer_window(st, V2.reshape(V2.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend)
+    st[J_WANT] = streak
     return 1
 
 
@@ -558,5 +564,7 @@ def answer_pair(st, V, U, J, E, M, H, BH, Q, a, b, j):
     qb[0] = b
     out = np.zeros((1, 1), dtype=np.bool_)
     pend = np.empty((3, 1), dtype=np.int64)
+    streak = st[J_WANT]         # (an ad-hoc query says nothing of the windows)
     answer_window(st, V.reshape(V.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, j, out, 0, pend)
+    st[J_WANT] = streak
     return out[0, 0]

@@ -77,8 +77,9 @@ SEARCH_SHIFT = 24  # a window's searches read at most E_CNT >> this (-1: no boun
 PRE_REST = 25
 PRE_STOP = 26      # 1: a pre-reduction that keeps most of what it reads may stop early (0: tests)
 # the kept union-find ``J`` (``_bic_kernels.keep_window_uf``): the index j it
-# holds the BFBG at (-1: none kept), its epoch, and 1 when the last window
-# answered left queries to a union-find (so the next one is worth keeping)
+# holds the BFBG at (-1: none kept), its epoch, and how many windows in a row
+# left queries to a union-find (0: the last one did not; so the next one is worth
+# keeping)
 J_AT, J_EP, J_WANT = range(27, 30)
 # the fused triggering call's edge (``_bic_kernels.trigger``): dense u, dense v, time,
 # two fresh ids, and the status ``run`` stopped with (an array to grow first)
@@ -136,6 +137,15 @@ SEARCH_SHIFT_DEFAULT = 3
 # scaled SC (300-edge slides) by ~20% for ~25% of it
 # (bench/results/connectivity/bic-kept-uf-s38.log)
 KEEP_MIN_EDGES = 1024
+# ... and, on a BFBG of ``_bic_kernels.SEARCH_MIN_EDGES`` edges or more (where
+# bounded searches run first), only once this many windows in a row left queries
+# to the union-find: on the Orkut-shaped stream 2% of the windows do, alone or
+# two in a row (building after each cost ~15% of the throughput there for no
+# lower P95); on Friendster's shape at scale 0.142 (426K-edge windows, 70K BFBG
+# edges, 94.5% of the queries false) nearly every window does, each running the
+# failed searches and then the scan in its trigger (P50 3.7 ms;
+# bench/results/connectivity/bic-kept-uf-s39.log)
+KEEP_STREAK = 3
 # last-slot edges linked in W per insert once the pre-reduction is done: one
 # for the edge itself, the rest to catch up with the edges that arrived before
 L_STEP = 4

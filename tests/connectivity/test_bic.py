@@ -626,6 +626,49 @@ def test_kept_union_find_answers_as_the_reference(seed, monkeypatch):
     assert sum(built) > 100, sum(built)
 
 
+def test_kept_union_find_on_a_large_bfbg_after_a_streak(monkeypatch):
+    # a BFBG of SEARCH_MIN_EDGES edges or more, searches too short to decide (8
+    # reads): every window leaves its queries to the union-find, so after
+    # KEEP_STREAK of them in a row it is kept; answers as with none kept, with
+    # pickling and dry pre-warms between calls (300K edges: too many for the
+    # reference, the differential check is against the engine without it)
+    from streamspec.spec import connectivity as spec_conn
+    from streamspec.engines.connectivity import _bic_kernels as kern
+    from streamspec.engines.connectivity import _bic_layout as lay
+    built = []
+    keep = kern.keep_window_uf
+
+    def counted(*args):
+        r = keep(*args)
+        built.append((r, int(args[0][lay.E_CNT]), int(args[0][lay.J_WANT])))
+        return r
+    rng = np.random.default_rng(5)
+    n, nv, per_t = 300_000, 50_000, 50
+    u, v = rng.integers(0, nv, n), rng.integers(0, nv, n)
+    t = np.arange(n, dtype=np.int64) // per_t
+    params = Params(1400, 70, [tuple(rng.integers(0, nv, 2).tolist()) for _ in range(40)])
+
+    def run(keeping):
+        monkeypatch.setattr(kern, "keep_window_uf", counted if keeping else (lambda *a: 0))
+        engine = BicEngine(params, hold_back=False)
+        engine.search_reads = 8
+        got, lo, step = [], 0, 70 * per_t
+        with spec_conn.prewarm_after(1):
+            while lo < n:
+                hi = min(n, lo + step)
+                got += list(engine.process(EdgeBatch(u[lo:lo + 1], v[lo:lo + 1], t[lo:lo + 1])))
+                got += list(engine.process(EdgeBatch(u[lo + 1:hi], v[lo + 1:hi], t[lo + 1:hi])))
+                if keeping and rng.random() < 0.1:
+                    engine = pickle.loads(pickle.dumps(engine))
+                lo = hi
+        return got + engine.flush()
+    assert run(True) == run(False)
+    large = [w for r, e, w in built if r and e >= kern.SEARCH_MIN_EDGES]
+    assert len(large) > 10 and min(large) >= lay.KEEP_STREAK, (len(large), built[:5])
+    # below the streak nothing is kept on a large BFBG
+    assert not any(r for r, e, w in built if e >= kern.SEARCH_MIN_EDGES and w < lay.KEEP_STREAK)
+
+
 def test_kept_union_find_only_where_the_build_is_deferred(monkeypatch):
     # the paper's placement (build=inside) answers every window in its trigger
     from streamspec.engines.connectivity import _bic_layout as lay

@@ -59,14 +59,17 @@ edge lists and the pair index; all of a window's searches at most an eighth
 of its BFBG edges; none below 32K BFBG edges, where the union-find is
 cheaper).  On the Orkut-shaped stream the searches decide nearly all open
 queries, reading tens to hundreds of edges.  With the build deferred, when a
-window left queries to that union-find, a call of at least
+window left queries to that union-find (on a BFBG of 32K edges or more:
+``lay.KEEP_STREAK`` = 3 windows in a row did), a call of at least
 ``lay.KEEP_MIN_EDGES`` (1024) inserts that answers no window builds the next
-window's while the BFBG is below 32K edges (``kern.keep_window_uf``: the same
-scan, out of the triggering call) and the inserts until its trigger keep it
-up to date (each registration and F-root move applied to it), so that trigger
-answers its open queries with two finds each; on the scaled Friendster-shaped
-stream (26K-edge windows, no searches) that scan was most of the triggering
-call.  A window's triggering call is one compiled call (``kern.trigger``, the
+window's (``kern.keep_window_uf``: the same scan, out of the triggering call)
+and the inserts until its trigger keep it up to date (each registration and
+F-root move applied to it), so that trigger answers its open queries with two
+finds each and runs no search.  On the Friendster-shaped stream most queries
+are false and searches rarely decide them: at 26K-edge windows (no searches)
+the scan was most of the triggering call, at 426K-edge windows the failed
+searches and then the scan (P50 3.7 ms); on the Orkut-shaped one 2% of the
+windows need the union-find, never three in a row.  A window's triggering call is one compiled call (``kern.trigger``, the
 driver's fused one-edge call) when nothing is pending and no array may grow.
 
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes

@@ -51,10 +51,12 @@ as 15-20% of the time; calls stay at 30 arguments or fewer (CPython passes
 more as one tuple, which numba cannot inline).
 
 The index's cache misses (list rows of the new and the expiring set's
-tokens, list tails in the arena, and the record rows a list scan meets,
-``AHEAD`` entries before it reaches them: at |W| = 1e6 the record ring is
-tens of MB) are requested ahead with a software prefetch
-(``streamspec.engines._prefetch``); it changes no result.
+tokens, list tails in the arena) are requested ahead with a software
+prefetch (``streamspec.engines._prefetch``); it changes no result.  The
+record rows a list scan meets are not: a prefetch of the row 12 entries on
+cost more than it saved at |W| = 1e4 and 1e6 alike (its load, test and
+shift on every entry scanned; a scan reads a list from its tail, the newest
+sets, whose rows are likely still cached).
 
 Flags select the ablations of the paper's Figure 13 and the SCase
 competitor: ``use_index`` (off: scan the whole window newest first),
@@ -87,7 +89,6 @@ SEQ_MASK = (1 << 30) - 1
 PTR, LS, MARK, HITS = range(4)
 REC_COLS = 4
 SMALL_SORT = 32
-AHEAD = 12         # list entries between a record row's prefetch and its use
 
 
 @njit(cache=True, inline="always")
@@ -210,7 +211,6 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
     scanned = 0
     n_thr = 0          # thresholds of the non-empty lists, non-decreasing (ub falls with rho)
     one = np.uint64(1)
-    ahead = np.uint64(AHEAD)
     urmask = np.uint64(rmask)
     if use_index:
         for q in range(lr):
@@ -250,8 +250,6 @@ def get_candidates(lr, kind, k, w, ks, opp, meta, r_ts, rec, p_tok, lists, a_rec
                 ej = a_e[x]
                 if ej <= th:
                     break
-                if x >= head + ahead:            # the record row a few entries on
-                    prefetch_row(rec, np.uint64(a_rec[x - ahead]) & urmask)
                 nj = a_rec[x]
                 lj = np.uint64(nj) & urmask
                 scanned += 1

@@ -274,14 +274,14 @@ class IdIndex:
     def _add_small(self, values: list) -> np.ndarray | None:
         """``add`` for a few ints in the direct table, in plain Python (a
         one-edge call would spend several numpy calls per id otherwise);
-        ``None`` when some id is outside the table (the general path then)."""
+        ``_add_small_outside`` when some id is outside the table."""
         table = self._direct
         cap = table.size
         out = []
         fresh = None
         for x in values:
             if not 0 <= x < cap:
-                return None
+                return self._add_small_outside(values)
             g = table.item(x)
             if g < 0:
                 fresh = set() if fresh is None else fresh
@@ -292,6 +292,44 @@ class IdIndex:
             table[keys] = self._number(np.asarray(keys, dtype=np.int64))
             out = [table.item(x) for x in values]
         return np.asarray(out, dtype=np.int64)
+
+    def _add_small_outside(self, values: list) -> np.ndarray | None:
+        """``add``'s general path for a few ints, some outside the direct table, with
+        the same effects (the table's growth, the numbering in increasing value, the
+        hash table's insert with room for another such call) in a handful of steps
+        instead of some forty numpy calls.  Early in a stream whose ids span a large
+        range, while the table covers only part of it, a window's triggering edge
+        often brings such an id (Friendster's shape at scale 0.142: 15% of the
+        windows, 0.34 ms in the general path's ``add``).  ``None``: not a list of
+        Python ints (the general path then)."""
+        if any(type(x) is not int for x in values):
+            return None
+        m = len(values)
+        self._run += m
+        self._grow(max(values), m, ahead=False)
+        table = self._direct
+        cap = table.size
+        outside = [x for x in values if not 0 <= x < cap]
+        known = dict.fromkeys(outside, -1)
+        if outside and len(self._sparse):
+            known.update(zip(outside, self._sparse.lookup(np.asarray(outside, np.int64)).tolist()))
+        fresh = sorted({x for x in values
+                        if (table.item(x) if 0 <= x < cap else known[x]) < 0})
+        if fresh:
+            first = self.size
+            self.numbered(np.asarray(fresh, dtype=np.int64))
+            keys, ids = [], []
+            for i, x in enumerate(fresh, first):
+                if 0 <= x < cap:
+                    table[x] = i
+                else:
+                    known[x] = i
+                    keys.append(x)
+                    ids.append(i)
+            if keys:
+                self._sparse.insert(np.asarray(keys, np.int64), np.asarray(ids, np.int64), room=m)
+        return np.asarray([table.item(x) if 0 <= x < cap else known[x] for x in values],
+                          dtype=np.int64)
 
     def direct_table(self) -> np.ndarray:
         """The int direct table (external id -> dense id or -1), for fused

@@ -102,3 +102,33 @@ def test_pickles_after_growth_and_without_the_run_counter_load_and_go_on():
     assert old.add(np.asarray(more, np.int64)).tolist() == expect
     assert index.add(np.asarray(more, np.int64)).tolist() == expect
     check(old, model)
+
+
+def _state(index: IdIndex) -> tuple:
+    # (not ``_run``: a small call with every id inside the table does not count in it,
+    # the numpy path's does; the growth it allows is compared through the table)
+    keys, ids = index._sparse.pairs()
+    order = np.argsort(keys)
+    return (index.size, index._direct.tolist(), keys[order].tolist(),
+            ids[order].tolist(), index._sparse.capacity(), list(index._external))
+
+
+def test_small_calls_with_ids_outside_the_table_as_the_general_path():
+    # the plain-Python path of a few ints some of which lie outside the direct table
+    # (_add_small_outside) leaves exactly the state the numpy path leaves: numbering,
+    # the table's growth, the hash table's ids and room
+    rng = np.random.default_rng(11)
+    small, general, model = IdIndex(int), IdIndex(int), {}
+    for k in range(300):
+        if k % 50 == 0:
+            big = rng.integers(0, 1 << 22, 2000)
+            assert small.add(big).tolist() == general.add(big).tolist() == number(model, big.tolist())
+        n = int(rng.integers(1, 5))
+        ids = rng.integers(-5, 1 << 22, n).tolist()
+        if rng.random() < 0.3:
+            ids += [ids[0], int(rng.choice(list(model)))] if model else [ids[0]]
+        got = small.add(ids).tolist()
+        assert got == general.add(np.asarray(ids, np.int64)).tolist() == number(model, ids)
+        assert _state(small) == _state(general)
+    check(small, model)
+    assert len(small._sparse) > 100

@@ -69,8 +69,9 @@ finds each and runs no search.  On the Friendster-shaped stream most queries
 are false and searches rarely decide them: at 26K-edge windows (no searches)
 the scan was most of the triggering call, at 426K-edge windows the failed
 searches and then the scan (P50 3.7 ms); on the Orkut-shaped one 2% of the
-windows need the union-find, never three in a row.  A window's triggering call is one compiled call (``kern.trigger``, the
-driver's fused one-edge call) when nothing is pending and no array may grow.
+windows need the union-find, never three in a row.  A window's triggering
+call is one compiled call (``kern.trigger``, the driver's fused one-edge
+call) when nothing is pending and no array may grow.
 
 ``bic:build=inside,prereduce=false`` is BIC as the paper's Section 5 describes
 it.  Both options change where work is done, never an answer: every spelling

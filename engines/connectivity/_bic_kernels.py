@@ -212,13 +212,16 @@ def _search(st, V, U, E, M, H, BH, Q, src, dst, vcap, word, bit, limit):
 
 
 @njit(cache=True, _nrt=False)
-def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend):
+def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend, counts):
     """Answers of one window, query procedure of TR Section 6: ``j == 0`` is
     the final forward buffer alone; otherwise ``b[j] (+) f[j-1]`` with the F-root
     and B-root early exits, then a bounded search of the BFBG per query left
     (``_search``), and one union-find over the BFBG edges whose index set
     holds ``j`` only for the queries no search decided.  Writes every answer
-    of ``out[row]`` (the engine reuses one row buffer between calls)."""
+    of ``out[row]`` (the engine reuses one row buffer between calls).
+    ``counts``: a window's real answer, which updates ``st[J_WANT]`` (the
+    windows in a row that needed the union-find); a dry (pre-warm) or ad-hoc
+    answer leaves it."""
     out[row, :] = False
     fe = st[F_EP]
     if j == 0:
@@ -265,14 +268,16 @@ def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend):
     # (``keep_window_uf``): the count of windows in a row that did, this one's
     # whatever decides it below
     streak = st[J_WANT]
-    st[J_WANT] = 0
+    if counts:
+        st[J_WANT] = 0
     if npend == 0:
         return
     if st[J_AT] == j:
         # the union-find of the BFBG at j, kept since the last call
         # (``keep_window_uf``): two finds a query, no search, no scan (so the
         # streak that had it built stands)
-        st[J_WANT] = max(streak, 1)
+        if counts:
+            st[J_WANT] = max(streak, 1)
         ep = st[J_EP]
         for k in range(npend):
             a = _bfbg_node(J, pend[1, k], vcap, ep)
@@ -316,7 +321,8 @@ def answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, j, out, row, pend):
             left += 1
     if left == 0:
         return
-    st[J_WANT] = min(streak + 1, KEEP_STREAK)
+    if counts:
+        st[J_WANT] = min(streak + 1, KEEP_STREAK)
     npend = left
     # Union-find over the B-nodes only: an F-root is represented by the first
     # B-node seen with it (rows vcap + y), so an F-root with a single valid edge
@@ -389,7 +395,7 @@ def close_to(st, V, U, J, A, W, C, E, M, H, BH, Q, qa, qb, target, K, m, nw0, ou
         a = cur + 1 - K
         if a >= 0 and a % m == 0:
             n = a // m
-            answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, a % K, out, n - nw0, pend)
+            answer_window(st, V, U, J, E, M, H, BH, Q, qa, qb, a % K, out, n - nw0, pend, True)
             st[NW] = n + 1
             st[J_AT] = -1                 # read: no later window has this j in this chunk
         if (cur + 1) % K == 0:
@@ -513,9 +519,8 @@ def warm(st, V2, U, J, E, M, H, BH, Q, qa, qb, K, m, out, pend):
     a = st[NW] * m
     if st[CUR] != a + K - 1 or st[PEND] or unsettled(st):
         return 0
-    streak = st[J_WANT]         # (the real answer counts, not this one)
-    answer_window(st, V2.reshape(V2.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend)
-    st[J_WANT] = streak
+    answer_window(st, V2.reshape(V2.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, a % K, out, 0, pend,
+                  False)
     return 1
 
 
@@ -575,7 +580,5 @@ def answer_pair(st, V, U, J, E, M, H, BH, Q, a, b, j):
     qb[0] = b
     out = np.zeros((1, 1), dtype=np.bool_)
     pend = np.empty((3, 1), dtype=np.int64)
-    streak = st[J_WANT]         # (an ad-hoc query says nothing of the windows)
-    answer_window(st, V.reshape(V.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, j, out, 0, pend)
-    st[J_WANT] = streak
+    answer_window(st, V.reshape(V.shape[0] * N_V), U, J, E, M, H, BH, Q, qa, qb, j, out, 0, pend, False)
     return out[0, 0]

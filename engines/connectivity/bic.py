@@ -91,6 +91,15 @@ _RUN: list = []         # kern.run's compiled entry point (``_run_entry``)
 _TRIGGER: list = []     # kern.trigger's (``_trigger_entry``)
 
 
+def _state_types():
+    """numba types of the engine's arrays as both compiled entry points take them
+    first (``st, V, U, J, A, W, C, E, M, H, BH, Q, qa, qb``)."""
+    from numba import types
+    i32c, i64c = types.int32[:, ::1], types.int64[::1]
+    return (i64c, i32c, i32c, i32c, i32c, types.int32[::1], i32c, i32c, types.uint64[:, ::1],
+            types.int64[:, ::1], i64c, i64c, i64c, i64c)
+
+
 def _run_entry():
     """``kern.run`` compiled for the arguments ``_run`` passes (the engine's
     C-contiguous arrays, any 1-d int64 edge columns, any bool rows), as the
@@ -100,11 +109,9 @@ def _run_entry():
     triggering call; the MSF engine's fix, ``msf._msf_entry``)."""
     if not _RUN:
         from numba import types
-        i64, i32c, i64c, col = types.int64, types.int32[:, ::1], types.int64[::1], types.int64[:]
-        _RUN.append(entry_point(kern.run, i64c, i32c, i32c, i32c, i32c, types.int32[::1], i32c, i32c,
-                                types.uint64[:, ::1], types.int64[:, ::1], i64c, i64c, i64c, i64c,
-                                col, col, col, i64, i64, i64, i64, i64, i64, i64,
-                                types.boolean[:, :], types.int64[:, ::1]))
+        i64, col = types.int64, types.int64[:]
+        _RUN.append(entry_point(kern.run, *_state_types(), col, col, col, i64, i64, i64, i64, i64, i64,
+                                i64, types.boolean[:, :], types.int64[:, ::1]))
     return _RUN[0]
 
 
@@ -114,11 +121,10 @@ def _trigger_entry():
     the batch's 1-d int64 columns, the direct table), as the compiled function itself."""
     if not _TRIGGER:
         from numba import types
-        i64, i32c, i64c, col = types.int64, types.int32[:, ::1], types.int64[::1], types.int64[:]
-        _TRIGGER.append(entry_point(kern.trigger, i64c, i32c, i32c, i32c, i32c, types.int32[::1], i32c,
-                                    i32c, types.uint64[:, ::1], types.int64[:, ::1], i64c, i64c, i64c, i64c,
-                                    types.int64[:, ::1], types.boolean[:, ::1], i64c, i64c,
-                                    col, col, col, i64, types.boolean, col, i64, i64, types.boolean))
+        i64, i64c, col = types.int64, types.int64[::1], types.int64[:]
+        _TRIGGER.append(entry_point(kern.trigger, *_state_types(), types.int64[:, ::1],
+                                    types.boolean[:, ::1], i64c, i64c, col, col, col, i64, types.boolean,
+                                    col, i64, i64, types.boolean))
     return _TRIGGER[0]
 
 
@@ -188,7 +194,7 @@ class BicEngine(ConnectivityEngine):
         # answered (0/1, 2 before any), the window's scalars
         self._trigger_answers = self._one_answer
         self._last = np.full(self._nq, 2, dtype=np.int64)
-        self._win = np.array([w.t0, w.g, self._K, self._m, w.t0 + w.r, w.s], dtype=np.int64)
+        self._win = self._window_scalars()
         self._pend = np.empty((3, max(self._nq, 1)), dtype=np.int64)   # run's scratch
         self._V = np.zeros((0, lay.N_V), dtype=np.int32)
         self._A = np.zeros((0, lay.N_A), dtype=np.int32)
@@ -224,12 +230,16 @@ class BicEngine(ConnectivityEngine):
         if st is not None and "_t0" not in state:
             self._t0, self._g = int(self.windows.t0), int(self.windows.g)
         if st is not None and "_win" not in state:          # pickled before the fused call
-            w = self.windows
             self._trigger_answers = self._one_answer
             self._last = np.full(self._nq, 2, dtype=np.int64)
-            self._win = np.array([w.t0, w.g, self._K, self._m, w.t0 + w.r, w.s], dtype=np.int64)
+            self._win = self._window_scalars()
         if st is not None:
             self._fuse_trigger()
+
+    def _window_scalars(self) -> np.ndarray:
+        """The fused call's window scalars (``lay.W_T0 .. W_S``)."""
+        w = self.windows
+        return np.array([w.t0, w.g, self._K, self._m, w.t0 + w.r, w.s], dtype=np.int64)
 
     def _fuse_trigger(self) -> None:
         """Hand the driver the fused one-edge call (``ConnectivityEngine._trigger_kernel``,
@@ -251,16 +261,21 @@ class BicEngine(ConnectivityEngine):
         # grow (st[EDGE_STATUS]): grow it and resume, as _run does
         st = self._st
         e = st[lay.EDGE:lay.EDGE + 3].copy()
-        status = int(st[lay.EDGE_STATUS])
+        self._resume(int(st[lay.EDGE_STATUS]), e[2:3], e[0:1], e[1:2], lo * self._m + self._K, lo,
+                     self._one_answer)
+        self._last[:] = self._one_answer[0]
+
+    def _resume(self, status, t, u, v, target, nw0, out) -> None:
+        """``kern.run`` stopped with ``status`` (an array to grow first): grow it and
+        resume at ``st[RESUME]``, until the call is done."""
+        st = self._st
         run = _RUN[0] if _RUN else _run_entry()
         while status:
             i0 = int(st[lay.RESUME])
             self._grow(status)
             status = run(st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
-                         self._H, self._BH, self._Q, self._qa, self._qb, e[2:3], e[0:1], e[1:2], self._t0,
-                         self._g, i0, lo * self._m + self._K, self._K, self._m, lo, self._one_answer,
-                         self._pend)
-        self._last[:] = self._one_answer[0]
+                         self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, self._t0, self._g, i0,
+                         target, self._K, self._m, nw0, out, self._pend)
 
     # -- array growth (doubling) -------------------------------------------------
     def _grow_vertices(self, n: int) -> None:
@@ -357,16 +372,12 @@ class BicEngine(ConnectivityEngine):
             self._grow_vertices(self.vertices.size)
         st = self._st
         built = st[lay.B_EP] if target < 0 else 0
-        i0 = 0
         run = _RUN[0] if _RUN else _run_entry()
-        while True:
-            status = run(st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
-                         self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, self._t0, self._g, i0,
-                         target, self._K, self._m, nw0, out, self._pend)
-            if status == 0:
-                break
-            i0 = int(st[lay.RESUME])
-            self._grow(status)
+        status = run(st, self._V, self._U, self._J, self._A, self._W, self._C, self._E, self._M,
+                     self._H, self._BH, self._Q, self._qa, self._qb, t, u, v, self._t0, self._g, 0,
+                     target, self._K, self._m, nw0, out, self._pend)
+        if status:
+            self._resume(status, t, u, v, target, nw0, out)
         if target >= 0:
             assert st[lay.NW] == upto
             return out
